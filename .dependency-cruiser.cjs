@@ -1,0 +1,71 @@
+/**
+ * Module boundaries of memwarden (docs/architecture.md, "Module boundaries").
+ * `npm run lint` fails on any violation, so the layering is checked, not hoped for.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Cycles hide the architecture; break them with a port.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'core-is-pure',
+      severity: 'error',
+      comment: 'src/core is the pure domain: it imports only itself (and node:crypto for primitives).',
+      from: { path: '^src/core/' },
+      to: { pathNot: ['^src/core/', '^node_modules/cbor2/', '^crypto$', '^node:crypto$'] },
+    },
+    {
+      name: 'cbor-only-in-codec',
+      severity: 'error',
+      comment: 'The CBOR library is imported only by the codec module.',
+      from: { pathNot: '^src/core/codec/' },
+      to: { path: '^node_modules/cbor2/' },
+    },
+    {
+      name: 'ports-are-interfaces',
+      severity: 'error',
+      comment: 'src/ports holds interfaces only; they may name core types.',
+      from: { path: '^src/ports/' },
+      to: { pathNot: ['^src/ports/', '^src/core/'] },
+    },
+    {
+      name: 'application-depends-on-core-and-ports',
+      severity: 'error',
+      from: { path: '^src/memory/' },
+      to: { pathNot: ['^src/memory/', '^src/core/', '^src/ports/'] },
+    },
+    {
+      name: 'adapters-do-not-reach-up',
+      severity: 'error',
+      comment: 'An adapter implements a port; it never imports the application or the edges.',
+      from: { path: '^src/adapters/' },
+      to: { path: ['^src/memory/', '^src/server/', '^src/cli/', '^src/integrations/'] },
+    },
+    {
+      name: 'adapters-are-independent',
+      severity: 'error',
+      comment: 'Each outside thing lives in its own adapter folder; adapters do not import each other.',
+      from: { path: '^src/adapters/([^/]+)/' },
+      to: { path: '^src/adapters/', pathNot: '^src/adapters/$1/' },
+    },
+    {
+      name: 'only-edges-wire',
+      severity: 'error',
+      comment: 'Nothing below the edges imports the CLI, server or integrations.',
+      from: { pathNot: ['^src/cli/', '^src/server/', '^src/integrations/', '^src/index\\.ts$'] },
+      to: { path: ['^src/cli/', '^src/server/', '^src/integrations/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+    exclude: { path: '\\.test\\.ts$' },
+  },
+};
