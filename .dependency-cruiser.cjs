@@ -27,6 +27,18 @@ module.exports = {
       to: { path: '^node_modules/cbor2/' },
     },
     {
+      name: 'pg-only-in-its-adapter',
+      severity: 'error',
+      from: { pathNot: '^src/adapters/pg/' },
+      to: { path: '^node_modules/(pg|pg-[a-z-]+)/' },
+    },
+    {
+      name: 'pglite-only-in-its-adapter',
+      severity: 'error',
+      from: { pathNot: '^src/adapters/pglite/' },
+      to: { path: '^node_modules/@electric-sql/' },
+    },
+    {
       name: 'ports-are-interfaces',
       severity: 'error',
       comment: 'src/ports holds interfaces only; they may name core types.',
@@ -49,9 +61,10 @@ module.exports = {
     {
       name: 'adapters-are-independent',
       severity: 'error',
-      comment: 'Each outside thing lives in its own adapter folder; adapters do not import each other.',
+      comment:
+        'Each outside thing lives in its own adapter folder; adapters do not import each other, except the shared Postgres dialect in adapters/sql.',
       from: { path: '^src/adapters/([^/]+)/' },
-      to: { path: '^src/adapters/', pathNot: '^src/adapters/$1/' },
+      to: { path: '^src/adapters/', pathNot: ['^src/adapters/$1/', '^src/adapters/sql/'] },
     },
     {
       name: 'only-edges-wire',

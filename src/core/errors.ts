@@ -33,6 +33,7 @@ export const ErrorCodes = [
   'MAC_INVALID',
   'MAC_KEY_UNKNOWN',
   'MAC_KEY_RETIRED',
+  'MAC_KEY_CONFLICT',
   // the Merkle log
   'LOG_INDEX_OUT_OF_RANGE',
   'LOG_SIZE_INVALID',

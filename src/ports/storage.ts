@@ -10,7 +10,7 @@
  *   fails with `STORAGE_CONFLICT` if the log has moved, so two writers can never fork it.
  * - Returned byte arrays are copies or immutable; callers may not mutate them.
  */
-import type { PrincipalKind } from '../core/trust.js';
+import type { PrincipalKind, SourceTier } from '../core/trust.js';
 
 /** One log leaf as stored: RFC 6962 leaf input and its hash. */
 export interface LeafRecord {
@@ -109,6 +109,13 @@ export interface RegistryStore {
 /** A stored entry: the exact signed bytes plus the authenticator tag. */
 export interface StoredEntry {
   readonly id: string;
+  /**
+   * The principal scope that owns the entry (the RLS tenant key). Denormalised from the signed
+   * record so the database can enforce isolation; the read path re-checks it against the bytes.
+   */
+  readonly owner: string;
+  /** Source tier, denormalised for the same reason (OPERATOR rows are global). */
+  readonly tier: SourceTier;
   /** Canonical CBOR of the signed record (body + signature), exactly as signed. */
   readonly bytes: Uint8Array;
   readonly leafIndex: number;
@@ -130,4 +137,13 @@ export interface StorageBackend extends LogStore, RegistryStore, EntryStore {
   /** Run `fn` so that its writes are all-or-nothing and serialised against other writers. */
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * A view of the same store whose every query runs for `principalId` (article Pattern 4):
+   * it sees only that principal's rows plus global OPERATOR rows, and may not write OPERATOR
+   * rows or rows owned by anyone else. Backends that enforce this in the database (PGlite,
+   * PostgreSQL: row-level security) implement it; the object `open` returns acts as the system
+   * scope (deployment tooling). A scoped view refuses to switch to another principal
+   * (`INPUT_INVALID`); closing a view is a no-op (the root owns the connection).
+   */
+  asPrincipal?(principalId: string): StorageBackend;
 }

@@ -1,0 +1,207 @@
+/**
+ * @module adapters/pg/backend
+ * The scale-out backend: a PostgreSQL server through `pg`, shared by several memwarden
+ * processes. It runs the shared dialect (`../sql/`): the same migrations, queries and
+ * row-level-security policies as PGlite.
+ *
+ * Isolation: the pool connects as the owner login role (which runs migrations and is granted
+ * membership in the two NOLOGIN roles). Every unit of work checks out a client, BEGINs, and
+ * does `SET LOCAL ROLE memwarden_system` (root backend) or `SET LOCAL ROLE memwarden_app` +
+ * `app.principal` (a view from {@link PgBackend.asPrincipal}) before any data query. Both are
+ * transaction-local, so a pooled connection never leaks a principal to the next checkout; and
+ * because RLS is FORCEd, even a raw query by the owner outside the wrapper sees no tenant rows.
+ *
+ * Sequencing: log appends lock the `log_head` row, so concurrent processes serialise on the
+ * database and a stale `start` fails with `STORAGE_CONFLICT` — one log, never a fork.
+ */
+import pg from 'pg';
+import { MemwardenError } from '../../core/errors.js';
+import type { StorageBackend } from '../../ports/storage.js';
+import { normaliseDbError, normalised } from '../sql/errors.js';
+import { type MigrationReport, ensureSchema, migrate } from '../sql/migrations.js';
+import {
+  type Queryable,
+  type Scope,
+  SYSTEM_SCOPE,
+  enterScope,
+  principalScope,
+} from '../sql/queryable.js';
+import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
+
+/** Options for {@link PgBackend.open}. */
+export interface PgBackendOptions {
+  /** e.g. `postgres://memwarden:memwarden@127.0.0.1:5432/memwarden_test`. */
+  readonly connectionString: string;
+  /**
+   * Schema to create (if absent) and use via `search_path` (default: the role's default, usually
+   * `public`). Tests use a fresh schema per case; roles are cluster-wide and shared.
+   */
+  readonly schema?: string;
+  /** Pool size (default 10). */
+  readonly maxConnections?: number;
+}
+
+function asQueryable(c: pg.PoolClient): Queryable {
+  return {
+    query: async (sql, params) => {
+      const r = await c.query(sql, params === undefined ? undefined : [...params]);
+      return { rows: r.rows as Record<string, unknown>[] };
+    },
+    exec: async (sql) => {
+      await c.query(sql);
+    },
+  };
+}
+
+/** Check out a client and run `fn` in BEGIN … COMMIT, rolling back on any error. */
+async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (e) {
+    throw normaliseDbError(e);
+  }
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (e) {
+    try {
+      await client.query('ROLLBACK');
+    } catch {
+      broken = true; // the connection is unusable: drop it from the pool
+    }
+    throw normaliseDbError(e);
+  } finally {
+    client.release(broken);
+  }
+}
+
+interface Shared {
+  readonly pool: pg.Pool;
+  readonly migration: MigrationReport;
+  closed: boolean;
+}
+
+/** Joins one open transaction; each write runs under a savepoint so a failed call changes nothing. */
+class PgTxView extends SqlView {
+  private savepoints = 0;
+  constructor(
+    scope: Scope,
+    private readonly q: Queryable,
+  ) {
+    super(scope);
+  }
+  protected read<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return normalised(fn(this.q));
+  }
+  // A failed statement aborts a PostgreSQL transaction; the savepoint keeps the port's
+  // "a failed call changes nothing" inside a transaction and lets the caller carry on.
+  protected async write<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const sp = `mw_sp_${this.savepoints++}`;
+    await normalised(this.q.query(`SAVEPOINT ${sp}`));
+    try {
+      const r = await fn(this.q);
+      await this.q.query(`RELEASE SAVEPOINT ${sp}`);
+      return r;
+    } catch (e) {
+      await normalised(this.q.query(`ROLLBACK TO SAVEPOINT ${sp}`));
+      throw normaliseDbError(e);
+    }
+  }
+  transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+  async close(): Promise<void> {}
+}
+
+/** The PostgreSQL StorageBackend. The object `open` returns acts in the system scope. */
+export class PgBackend extends SqlView {
+  private constructor(
+    private readonly s: Shared,
+    scope: Scope,
+  ) {
+    super(scope);
+  }
+
+  /** Connect, migrate (idempotently, safe against concurrent openers) and return the backend. */
+  static async open(opts: PgBackendOptions): Promise<PgBackend> {
+    const schema = opts.schema;
+    if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+      throw new MemwardenError('INPUT_INVALID', 'schema must be a lower-case SQL identifier');
+    }
+    const pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.maxConnections ?? 10,
+      // Extensions (pgvector's type) live in public; our tables in the chosen schema.
+      ...(schema === undefined ? {} : { options: `-c search_path=${schema},public` }),
+    });
+    // An idle client's socket error must not crash the process; the next checkout reconnects.
+    pool.on('error', () => undefined);
+    try {
+      const ownerTx = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
+        inTransaction(pool, (c) => fn(asQueryable(c)));
+      if (schema !== undefined) await ensureSchema(ownerTx, schema);
+      const migration = await migrate(ownerTx);
+      return new PgBackend({ pool, migration, closed: false }, SYSTEM_SCOPE);
+    } catch (e) {
+      await pool.end();
+      throw normaliseDbError(e);
+    }
+  }
+
+  /** Whether the pgvector `vector(384)` column is available (`entries.embedding_vec`). */
+  get hasVector(): boolean {
+    return this.s.migration.vector;
+  }
+
+  /**
+   * A view whose every query runs as `memwarden_app` with `app.principal = principalId`;
+   * row-level security confines it to that principal's rows plus global OPERATOR rows. On a
+   * view that is already scoped, only the same principal is accepted.
+   */
+  asPrincipal(principalId: string): StorageBackend {
+    checkPrincipalId(principalId);
+    if (this.scope.kind === 'principal') {
+      assertSameScope(this.scope, principalId);
+      return this;
+    }
+    return new PgBackend(this.s, principalScope(principalId));
+  }
+
+  private scoped<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    if (this.s.closed)
+      return Promise.reject(new MemwardenError('STORAGE_FAILED', 'backend is closed'));
+    return inTransaction(this.s.pool, async (c) => {
+      const q = asQueryable(c);
+      await enterScope(q, this.scope);
+      return fn(q);
+    });
+  }
+
+  protected read<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return this.scoped(fn);
+  }
+
+  protected write<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return this.scoped(fn);
+  }
+
+  /**
+   * One database transaction (READ COMMITTED; log appends serialise on the log head row lock).
+   * Nested calls on `tx` join it. Reads on the outer backend use another connection and see
+   * only committed data.
+   */
+  transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
+    return this.scoped((q) => fn(new PgTxView(this.scope, q)));
+  }
+
+  /** Close the pool (root backend only; closing a principal view is a no-op). */
+  async close(): Promise<void> {
+    if (this.scope.kind !== 'system' || this.s.closed) return;
+    this.s.closed = true;
+    await this.s.pool.end();
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * @module adapters/pglite/staged
+ * Why this exists: PGlite is one in-process Postgres session. While a SQL transaction is open
+ * on it, *every* query — including a caller's read outside the transaction — runs inside that
+ * transaction and would see its uncommitted writes (or, if queued, deadlock against it). The
+ * port requires a transaction to be invisible until it commits, so a PGlite transaction stages
+ * its writes here: reads merge committed rows (through the same-scope base view) with staged
+ * ones, and commit replays the staged writes, in call order, inside ONE SQL transaction where
+ * the database re-checks every rule (log head, unique keys, RLS). Writers are serialised by the
+ * backend's mutex, so validation here sees exactly the state commit will apply to.
+ */
+import { MemwardenError } from '../../core/errors.js';
+import type {
+  CheckpointRecord,
+  KeyRecord,
+  LeafRecord,
+  NodeRecord,
+  PrincipalRecord,
+  StorageBackend,
+  StoredEntry,
+} from '../../ports/storage.js';
+import { type KeyPatch, assertNarrowing } from '../sql/registry.js';
+
+const conflict = (what: string): MemwardenError => new MemwardenError('STORAGE_CONFLICT', what);
+
+type Op = (b: StorageBackend) => Promise<void>;
+
+function withPatch(k: KeyRecord, patch: KeyPatch | undefined): KeyRecord {
+  if (patch === undefined) return k;
+  const out: Record<string, unknown> = { ...k };
+  for (const [f, v] of Object.entries(patch)) if (v !== undefined) out[f] = v;
+  return out as unknown as KeyRecord;
+}
+
+/** A transaction's view: committed state (via `base`) plus this transaction's staged writes. */
+export class StagedView implements StorageBackend {
+  private readonly ops: Op[] = [];
+  private baseSize: number | undefined;
+  private readonly leaves: LeafRecord[] = [];
+  private readonly nodes = new Map<string, Uint8Array>();
+  private readonly checkpoints: CheckpointRecord[] = [];
+  private readonly principals: PrincipalRecord[] = [];
+  private readonly keys: KeyRecord[] = [];
+  private readonly patches = new Map<string, KeyPatch>();
+  private readonly entries: StoredEntry[] = [];
+
+  constructor(private readonly base: StorageBackend) {}
+
+  /** Replay the staged writes on `tx` (a view inside one SQL transaction). */
+  async commit(tx: StorageBackend): Promise<void> {
+    for (const op of this.ops) await op(tx);
+  }
+
+  get isEmpty(): boolean {
+    return this.ops.length === 0;
+  }
+
+  private async committedSize(): Promise<number> {
+    this.baseSize ??= await this.base.logSize();
+    return this.baseSize;
+  }
+
+  // ---- log -------------------------------------------------------------------------------
+  async logSize(): Promise<number> {
+    return (await this.committedSize()) + this.leaves.length;
+  }
+
+  async appendLeaves(
+    start: number,
+    leaves: readonly LeafRecord[],
+    nodes: readonly NodeRecord[],
+  ): Promise<void> {
+    const size = await this.logSize();
+    if (start !== size) throw conflict(`log append at ${start} but the log has ${size} leaves`);
+    leaves.forEach((l, i) => {
+      if (l.index !== start + i)
+        throw new MemwardenError('STORAGE_FAILED', 'leaf indices must be consecutive');
+    });
+    const existing = await this.getNodes(nodes);
+    nodes.forEach((n, i) => {
+      if (existing[i] !== undefined) throw conflict(`node ${n.level}:${n.index} already stored`);
+    });
+    const ls = leaves.map((l) => ({ ...l, data: l.data.slice(), hash: l.hash.slice() }));
+    const ns = nodes.map((n) => ({ ...n, hash: n.hash.slice() }));
+    this.leaves.push(...ls);
+    for (const n of ns) this.nodes.set(`${n.level}:${n.index}`, n.hash);
+    this.ops.push((b) => b.appendLeaves(start, ls, ns));
+  }
+
+  async getLeaf(index: number): Promise<LeafRecord | undefined> {
+    const c = await this.committedSize();
+    return index < c ? this.base.getLeaf(index) : this.leaves[index - c];
+  }
+
+  async getLeaves(start: number, end: number): Promise<LeafRecord[]> {
+    const c = await this.committedSize();
+    const committed = start < c ? await this.base.getLeaves(start, Math.min(end, c)) : [];
+    return [...committed, ...this.leaves.filter((l) => l.index >= start && l.index < end)];
+  }
+
+  async getNodes(
+    refs: readonly { level: number; index: number }[],
+  ): Promise<(Uint8Array | undefined)[]> {
+    const committed = await this.base.getNodes(refs);
+    return refs.map((r, i) => committed[i] ?? this.nodes.get(`${r.level}:${r.index}`));
+  }
+
+  async findLeafIndex(entryId: string): Promise<number | undefined> {
+    return (
+      (await this.base.findLeafIndex(entryId)) ??
+      this.leaves.find((l) => l.kind === 'entry' && l.entryId === entryId)?.index
+    );
+  }
+
+  async putCheckpoint(cp: CheckpointRecord): Promise<void> {
+    if ((await this.getCheckpoint(cp.size)) !== undefined)
+      throw conflict(`checkpoint for size ${cp.size} already stored`);
+    if (cp.size > (await this.logSize()))
+      throw new MemwardenError('LOG_SIZE_INVALID', 'checkpoint beyond the log');
+    const c = { ...cp, root: cp.root.slice() };
+    this.checkpoints.push(c);
+    this.ops.push((b) => b.putCheckpoint(c));
+  }
+
+  async latestCheckpoint(): Promise<CheckpointRecord | undefined> {
+    let best = await this.base.latestCheckpoint();
+    for (const c of this.checkpoints) if (best === undefined || c.size > best.size) best = c;
+    return best;
+  }
+
+  async getCheckpoint(size: number): Promise<CheckpointRecord | undefined> {
+    return (await this.base.getCheckpoint(size)) ?? this.checkpoints.find((c) => c.size === size);
+  }
+
+  // ---- registry --------------------------------------------------------------------------
+  async insertPrincipal(p: PrincipalRecord, firstKey: KeyRecord): Promise<void> {
+    if ((await this.getPrincipal(p.id)) !== undefined) throw conflict(`principal ${p.id} exists`);
+    if (firstKey.principalId !== p.id)
+      throw new MemwardenError('STORAGE_FAILED', 'first key names another principal');
+    if ((await this.getKey(firstKey.kid)) !== undefined)
+      throw conflict(`key ${firstKey.kid} exists`);
+    const pc = { ...p };
+    const kc = { ...firstKey, publicKey: firstKey.publicKey.slice() };
+    this.principals.push(pc);
+    this.keys.push(kc);
+    this.ops.push((b) => b.insertPrincipal(pc, kc));
+  }
+
+  async getPrincipal(id: string): Promise<PrincipalRecord | undefined> {
+    return (await this.base.getPrincipal(id)) ?? this.principals.find((p) => p.id === id);
+  }
+
+  async listPrincipals(): Promise<PrincipalRecord[]> {
+    return [...(await this.base.listPrincipals()), ...this.principals];
+  }
+
+  async insertKey(k: KeyRecord): Promise<void> {
+    if ((await this.getKey(k.kid)) !== undefined) throw conflict(`key ${k.kid} exists`);
+    const kc = { ...k, publicKey: k.publicKey.slice() };
+    this.keys.push(kc);
+    this.ops.push((b) => b.insertKey(kc));
+  }
+
+  async closeKey(kid: string, patch: KeyPatch): Promise<void> {
+    const current = await this.getKey(kid);
+    if (current === undefined)
+      throw new MemwardenError('STORAGE_NOT_FOUND', `key ${kid} not found`);
+    assertNarrowing(current, patch);
+    const p = { ...patch };
+    this.patches.set(kid, { ...(this.patches.get(kid) ?? {}), ...p });
+    this.ops.push((b) => b.closeKey(kid, p));
+  }
+
+  async getKey(kid: string): Promise<KeyRecord | undefined> {
+    const k = (await this.base.getKey(kid)) ?? this.keys.find((x) => x.kid === kid);
+    return k === undefined ? undefined : withPatch(k, this.patches.get(kid));
+  }
+
+  async keysOf(principalId: string): Promise<KeyRecord[]> {
+    const all = [
+      ...(await this.base.keysOf(principalId)),
+      ...this.keys.filter((k) => k.principalId === principalId),
+    ];
+    return all.map((k) => withPatch(k, this.patches.get(k.kid)));
+  }
+
+  // ---- entries ---------------------------------------------------------------------------
+  async putEntry(e: StoredEntry): Promise<void> {
+    if ((await this.getEntry(e.id)) !== undefined) throw conflict(`entry ${e.id} exists`);
+    const ec = { ...e, bytes: e.bytes.slice(), mac: e.mac.slice() };
+    this.entries.push(ec);
+    this.ops.push((b) => b.putEntry(ec));
+  }
+
+  async getEntry(id: string): Promise<StoredEntry | undefined> {
+    return (await this.base.getEntry(id)) ?? this.entries.find((e) => e.id === id);
+  }
+
+  async listEntries(opts?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]> {
+    const after = opts?.afterLeafIndex ?? -1;
+    const limit = opts?.limit ?? Number.POSITIVE_INFINITY;
+    // The first `limit` of the merge lies within the first `limit` of each side.
+    const merged = [
+      ...(await this.base.listEntries(opts)),
+      ...this.entries.filter((e) => e.leafIndex > after),
+    ];
+    return merged
+      .sort((a, b) => a.leafIndex - b.leafIndex || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(0, limit);
+  }
+
+  /** Nested: joins the enclosing transaction. */
+  async transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+
+  async close(): Promise<void> {}
+}

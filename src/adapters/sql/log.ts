@@ -1,0 +1,155 @@
+/**
+ * @module adapters/sql/log
+ * Log queries (RFC 6962 leaves, subtree nodes, checkpoints). Every function runs on a
+ * {@link Queryable} that is already inside a scoped transaction.
+ *
+ * Sequencing: `appendLeaves` locks the single `log_head` row (`SELECT … FOR UPDATE`), checks
+ * the caller's expected start against the locked size, inserts, and bumps the size, all in the
+ * caller's transaction. A concurrent appender blocks on the row lock and, once the first
+ * commits, re-reads the new size (READ COMMITTED re-evaluates the locked row) and fails with
+ * `STORAGE_CONFLICT`. So several processes sharing one server can never fork the log.
+ */
+import { MemwardenError } from '../../core/errors.js';
+import type { CheckpointRecord, LeafRecord, NodeRecord } from '../../ports/storage.js';
+import { bigIn, bigOut, bytesIn, bytesOut, numOut, strOut } from './codec.js';
+import { type Queryable, type Scope, scopeOwner } from './queryable.js';
+
+const conflict = (what: string): MemwardenError => new MemwardenError('STORAGE_CONFLICT', what);
+
+/** Number of leaves (global: the log head is not tenant data). */
+export async function logSize(q: Queryable): Promise<number> {
+  const { rows } = await q.query('SELECT size FROM log_head');
+  return rows.length === 0 ? 0 : numOut(rows[0]!.size);
+}
+
+/** Append leaves and nodes atomically at `start`, sequenced on the log head row lock. */
+export async function appendLeaves(
+  q: Queryable,
+  scope: Scope,
+  start: number,
+  leaves: readonly LeafRecord[],
+  nodes: readonly NodeRecord[],
+): Promise<void> {
+  const { rows } = await q.query('SELECT size FROM log_head FOR UPDATE');
+  if (rows.length === 0) throw new MemwardenError('STORAGE_FAILED', 'log head row is missing');
+  const size = numOut(rows[0]!.size);
+  if (start !== size) throw conflict(`log append at ${start} but the log has ${size} leaves`);
+  leaves.forEach((l, i) => {
+    if (l.index !== start + i)
+      throw new MemwardenError('STORAGE_FAILED', 'leaf indices must be consecutive');
+  });
+  // Leaf ownership follows the scope: an agent's leaves are its own (RLS WITH CHECK enforces
+  // it); leaves appended by the system scope belong to no principal.
+  const owner = scopeOwner(scope);
+  for (const l of leaves) {
+    await q.query(
+      'INSERT INTO log_leaves (idx, data, hash, entry_id, kind, owner) VALUES ($1, $2, $3, $4, $5, $6)',
+      [l.index, bytesIn(l.data), bytesIn(l.hash), l.entryId, l.kind, owner],
+    );
+  }
+  // A node that already exists is a unique violation → STORAGE_CONFLICT, aborting the append.
+  for (const n of nodes) {
+    await q.query('INSERT INTO log_nodes (level, idx, hash) VALUES ($1, $2, $3)', [
+      n.level,
+      n.index,
+      bytesIn(n.hash),
+    ]);
+  }
+  if (leaves.length > 0) await q.query('UPDATE log_head SET size = size + $1', [leaves.length]);
+}
+
+function leafOut(r: Record<string, unknown>): LeafRecord {
+  const kind = strOut(r.kind);
+  if (kind !== 'entry' && kind !== 'tombstone')
+    throw new MemwardenError('STORAGE_FAILED', 'bad leaf kind');
+  return {
+    index: numOut(r.idx),
+    data: bytesOut(r.data),
+    hash: bytesOut(r.hash),
+    entryId: strOut(r.entry_id),
+    kind,
+  };
+}
+
+const LEAF_COLS = 'idx, data, hash, entry_id, kind';
+
+export async function getLeaf(q: Queryable, index: number): Promise<LeafRecord | undefined> {
+  const { rows } = await q.query(`SELECT ${LEAF_COLS} FROM log_leaves WHERE idx = $1`, [index]);
+  return rows.length === 0 ? undefined : leafOut(rows[0]!);
+}
+
+/** Leaves in [start, end) visible in this scope, in index order. */
+export async function getLeaves(q: Queryable, start: number, end: number): Promise<LeafRecord[]> {
+  if (end <= start) return [];
+  const { rows } = await q.query(
+    `SELECT ${LEAF_COLS} FROM log_leaves WHERE idx >= $1 AND idx < $2 ORDER BY idx`,
+    [Math.max(0, start), end],
+  );
+  return rows.map(leafOut);
+}
+
+export async function getNodes(
+  q: Queryable,
+  refs: readonly { level: number; index: number }[],
+): Promise<(Uint8Array | undefined)[]> {
+  if (refs.length === 0) return [];
+  const { rows } = await q.query(
+    'SELECT n.level, n.idx, n.hash FROM log_nodes n JOIN unnest($1::int[], $2::bigint[]) AS r(level, idx) ON n.level = r.level AND n.idx = r.idx',
+    [refs.map((r) => r.level), refs.map((r) => r.index)],
+  );
+  const found = new Map<string, Uint8Array>();
+  for (const r of rows) found.set(`${numOut(r.level)}:${numOut(r.idx)}`, bytesOut(r.hash));
+  return refs.map((r) => {
+    const h = found.get(`${r.level}:${r.index}`);
+    return h === undefined ? undefined : h.slice();
+  });
+}
+
+/** The entry leaf (not a tombstone) committing `entryId`. */
+export async function findLeafIndex(q: Queryable, entryId: string): Promise<number | undefined> {
+  const { rows } = await q.query(
+    "SELECT idx FROM log_leaves WHERE entry_id = $1 AND kind = 'entry' ORDER BY idx LIMIT 1",
+    [entryId],
+  );
+  return rows.length === 0 ? undefined : numOut(rows[0]!.idx);
+}
+
+export async function putCheckpoint(q: Queryable, cp: CheckpointRecord): Promise<void> {
+  // The log never shrinks, so reading the size without a lock is safe for this bound.
+  if (cp.size > (await logSize(q)))
+    throw new MemwardenError('LOG_SIZE_INVALID', 'checkpoint beyond the log');
+  // An existing size is a unique violation → STORAGE_CONFLICT: checkpoints are never replaced.
+  await q.query('INSERT INTO checkpoints (size, root, note, created_ns) VALUES ($1, $2, $3, $4)', [
+    cp.size,
+    bytesIn(cp.root),
+    cp.note,
+    bigIn(cp.createdAtNs),
+  ]);
+}
+
+function checkpointOut(r: Record<string, unknown>): CheckpointRecord {
+  return {
+    size: numOut(r.size),
+    root: bytesOut(r.root),
+    note: strOut(r.note),
+    createdAtNs: bigOut(r.created_ns),
+  };
+}
+
+export async function latestCheckpoint(q: Queryable): Promise<CheckpointRecord | undefined> {
+  const { rows } = await q.query(
+    'SELECT size, root, note, created_ns FROM checkpoints ORDER BY size DESC LIMIT 1',
+  );
+  return rows.length === 0 ? undefined : checkpointOut(rows[0]!);
+}
+
+export async function getCheckpoint(
+  q: Queryable,
+  size: number,
+): Promise<CheckpointRecord | undefined> {
+  const { rows } = await q.query(
+    'SELECT size, root, note, created_ns FROM checkpoints WHERE size = $1',
+    [size],
+  );
+  return rows.length === 0 ? undefined : checkpointOut(rows[0]!);
+}

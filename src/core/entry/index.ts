@@ -1,0 +1,32 @@
+/**
+ * @module core/entry
+ * The signed records of memwarden: entry and tombstone (version 1), their canonical codecs,
+ * signing inputs and log leaf data, and UUIDv7 ids.
+ */
+export type { EntryBody, SignedEntry, TombstoneBody, SignedTombstone } from './types.js';
+export { ENTRY_KEYS, LIMITS, RECORD_VERSION, TOMBSTONE_KEYS } from './types.js';
+export { encodeEntryBody, encodeSignedEntry, validateEntryBody } from './entry.js';
+export { decodeSignedEntry, safeDecodeSignedEntry } from './entry-decode.js';
+export {
+  decodeSignedTombstone,
+  encodeSignedTombstone,
+  encodeTombstoneBody,
+  safeDecodeSignedTombstone,
+  validateTombstoneBody,
+} from './tombstone.js';
+export {
+  ENTRY_SIGNING_DOMAIN,
+  TOMBSTONE_SIGNING_DOMAIN,
+  entryLeafData,
+  signingInput,
+  tombstoneLeafData,
+  tombstoneSigningInput,
+} from './signing.js';
+export {
+  isUuidV7Bytes,
+  isUuidV7String,
+  parseUuid,
+  uuidToString,
+  uuidv7,
+  uuidv7Millis,
+} from './uuidv7.js';
