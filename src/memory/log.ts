@@ -115,15 +115,17 @@ export class MerkleLog {
   /**
    * Append leaves atomically: leaf hashes (RFC 6962 §2.1) and every perfect subtree they
    * complete go to the store in one `appendLeaves` call. On STORAGE_CONFLICT (another writer
-   * moved the log) the state is reloaded and the coded error rethrown.
+   * moved the log) the state is reloaded and the coded error rethrown. `via` appends through
+   * a transaction view of the same store; if that transaction later rolls back, the caller
+   * must `reload()`.
    */
-  append(leaves: readonly LogLeafInput[]): Promise<AppendResult> {
-    const run = this.queue.then(() => this.appendNow(leaves));
+  append(leaves: readonly LogLeafInput[], via?: LogStore): Promise<AppendResult> {
+    const run = this.queue.then(() => this.appendNow(leaves, via ?? this.store));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async appendNow(leaves: readonly LogLeafInput[]): Promise<AppendResult> {
+  private async appendNow(leaves: readonly LogLeafInput[], store: LogStore): Promise<AppendResult> {
     const start = this.frontier.size;
     if (leaves.length === 0) return { start, size: start, leafHashes: [] };
     const hashes = new Array<Uint8Array>(leaves.length);
@@ -145,7 +147,7 @@ export class MerkleLog {
     }
     const next = appendToFrontier(this.frontier, hashes);
     try {
-      await this.store.appendLeaves(start, records, next.completed);
+      await store.appendLeaves(start, records, next.completed);
     } catch (e) {
       if (isMemwardenError(e, 'STORAGE_CONFLICT')) await this.reload();
       throw e;

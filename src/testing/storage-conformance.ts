@@ -10,7 +10,13 @@
  */
 import assert from 'node:assert/strict';
 import { MemwardenError } from '../core/errors.js';
-import type { KeyRecord, LeafRecord, PrincipalRecord, StorageBackend, StoredEntry } from '../ports/storage.js';
+import type {
+  KeyRecord,
+  LeafRecord,
+  PrincipalRecord,
+  StorageBackend,
+  StoredEntry,
+} from '../ports/storage.js';
 
 /** Opens a fresh, empty backend; `reopen` (optional) reopens the same data after close. */
 export interface BackendFactory {
@@ -26,7 +32,13 @@ export interface ConformanceCase {
 const h = (n: number): Uint8Array => new Uint8Array(32).fill(n & 0xff);
 
 function leaf(index: number, kind: 'entry' | 'tombstone' = 'entry'): LeafRecord {
-  return { index, data: new Uint8Array([1, 2, index & 0xff]), hash: h(index), entryId: `e-${index}`, kind };
+  return {
+    index,
+    data: new Uint8Array([1, 2, index & 0xff]),
+    hash: h(index),
+    entryId: `e-${index}`,
+    kind,
+  };
 }
 
 function principal(id: string): PrincipalRecord {
@@ -38,14 +50,25 @@ function key(kid: string, principalId: string): KeyRecord {
 }
 
 function entry(id: string, leafIndex: number): StoredEntry {
-  return { id, owner: 'user:a', tier: 'USER_OBSERVED', bytes: new Uint8Array([leafIndex, 1, 2]), leafIndex, macKid: 'm1', mac: h(9) };
+  return {
+    id,
+    owner: 'user:a',
+    tier: 'USER_OBSERVED',
+    bytes: new Uint8Array([leafIndex, 1, 2]),
+    leafIndex,
+    macKid: 'm1',
+    mac: h(9),
+  };
 }
 
 async function rejectsWith(p: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(p, (e: unknown) => e instanceof MemwardenError && e.code === code);
 }
 
-async function withBackend(f: BackendFactory, fn: (b: StorageBackend) => Promise<void>): Promise<void> {
+async function withBackend(
+  f: BackendFactory,
+  fn: (b: StorageBackend) => Promise<void>,
+): Promise<void> {
   const b = await f.open();
   try {
     await fn(b);
@@ -84,7 +107,10 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
     run: (f) =>
       withBackend(f, async (b) => {
         await b.appendLeaves(0, [leaf(0), leaf(1)], [{ level: 1, index: 0, hash: h(100) }]);
-        await rejectsWith(b.appendLeaves(2, [leaf(2)], [{ level: 1, index: 0, hash: h(5) }]), 'STORAGE_CONFLICT');
+        await rejectsWith(
+          b.appendLeaves(2, [leaf(2)], [{ level: 1, index: 0, hash: h(5) }]),
+          'STORAGE_CONFLICT',
+        );
         assert.equal(await b.logSize(), 2);
         assert.equal(await b.getLeaf(2), undefined);
       }),
@@ -93,7 +119,11 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
     name: 'leaves, nodes and entry leaf indices read back exactly',
     run: (f) =>
       withBackend(f, async (b) => {
-        await b.appendLeaves(0, [leaf(0), leaf(1), leaf(2, 'tombstone')], [{ level: 1, index: 0, hash: h(50) }]);
+        await b.appendLeaves(
+          0,
+          [leaf(0), leaf(1), leaf(2, 'tombstone')],
+          [{ level: 1, index: 0, hash: h(50) }],
+        );
         const l1 = await b.getLeaf(1);
         assert.ok(l1);
         assert.deepEqual(l1.data, leaf(1).data);
@@ -103,9 +133,19 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
           (await b.getLeaves(1, 10)).map((l) => l.index),
           [1, 2],
         );
-        assert.deepEqual(await b.getNodes([{ level: 0, index: 5 }, { level: 1, index: 0 }]), [undefined, h(50)]);
+        assert.deepEqual(
+          await b.getNodes([
+            { level: 0, index: 5 },
+            { level: 1, index: 0 },
+          ]),
+          [undefined, h(50)],
+        );
         assert.equal(await b.findLeafIndex('e-1'), 1);
-        assert.equal(await b.findLeafIndex('e-2'), undefined, 'a tombstone leaf is not the entry leaf');
+        assert.equal(
+          await b.findLeafIndex('e-2'),
+          undefined,
+          'a tombstone leaf is not the entry leaf',
+        );
         assert.equal(await b.findLeafIndex('nope'), undefined);
       }),
   },
@@ -133,8 +173,14 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
         assert.equal((await b.latestCheckpoint())?.size, 3);
         assert.equal((await b.getCheckpoint(2))?.note, 'n2');
         assert.equal((await b.getCheckpoint(2))?.createdAtNs, 5n);
-        await rejectsWith(b.putCheckpoint({ size: 2, root: h(9), note: 'x', createdAtNs: 8n }), 'STORAGE_CONFLICT');
-        await rejectsWith(b.putCheckpoint({ size: 9, root: h(9), note: 'x', createdAtNs: 8n }), 'LOG_SIZE_INVALID');
+        await rejectsWith(
+          b.putCheckpoint({ size: 2, root: h(9), note: 'x', createdAtNs: 8n }),
+          'STORAGE_CONFLICT',
+        );
+        await rejectsWith(
+          b.putCheckpoint({ size: 9, root: h(9), note: 'x', createdAtNs: 8n }),
+          'LOG_SIZE_INVALID',
+        );
         assert.deepEqual((await b.getCheckpoint(2))?.root, h(2));
       }),
   },
@@ -143,10 +189,20 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
     run: (f) =>
       withBackend(f, async (b) => {
         await b.insertPrincipal(principal('user:a'), key('k1', 'user:a'));
-        await rejectsWith(b.insertPrincipal({ ...principal('user:a'), name: 'mallory' }, key('k2', 'user:a')), 'STORAGE_CONFLICT');
+        await rejectsWith(
+          b.insertPrincipal({ ...principal('user:a'), name: 'mallory' }, key('k2', 'user:a')),
+          'STORAGE_CONFLICT',
+        );
         assert.equal((await b.getPrincipal('user:a'))?.name, 'alice');
-        assert.equal(await b.getKey('k2'), undefined, 'the rejected registration left no key behind');
-        assert.deepEqual((await b.keysOf('user:a')).map((k) => k.kid), ['k1']);
+        assert.equal(
+          await b.getKey('k2'),
+          undefined,
+          'the rejected registration left no key behind',
+        );
+        assert.deepEqual(
+          (await b.keysOf('user:a')).map((k) => k.kid),
+          ['k1'],
+        );
       }),
   },
   {
@@ -179,8 +235,14 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
         await rejectsWith(b.putEntry(entry('a', 5)), 'STORAGE_CONFLICT');
         assert.deepEqual((await b.getEntry('a'))?.bytes, new Uint8Array([0, 1, 2]));
         assert.equal(await b.getEntry('zz'), undefined);
-        assert.deepEqual((await b.listEntries()).map((e) => e.id), ['a', 'b', 'c']);
-        assert.deepEqual((await b.listEntries({ afterLeafIndex: 0, limit: 1 })).map((e) => e.id), ['b']);
+        assert.deepEqual(
+          (await b.listEntries()).map((e) => e.id),
+          ['a', 'b', 'c'],
+        );
+        assert.deepEqual(
+          (await b.listEntries({ afterLeafIndex: 0, limit: 1 })).map((e) => e.id),
+          ['b'],
+        );
       }),
   },
   {
@@ -223,12 +285,18 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
           }),
         );
         const results = await Promise.allSettled(attempts);
-        const ok = results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<number>).value);
+        const ok = results
+          .filter((r) => r.status === 'fulfilled')
+          .map((r) => (r as PromiseFulfilledResult<number>).value);
         for (const r of results) {
-          if (r.status === 'rejected') assert.ok(r.reason instanceof MemwardenError && r.reason.code === 'STORAGE_CONFLICT');
+          if (r.status === 'rejected')
+            assert.ok(r.reason instanceof MemwardenError && r.reason.code === 'STORAGE_CONFLICT');
         }
         assert.equal(await b.logSize(), ok.length);
-        assert.deepEqual([...ok].sort((x, y) => x - y), ok.map((_, i) => i));
+        assert.deepEqual(
+          [...ok].sort((x, y) => x - y),
+          ok.map((_, i) => i),
+        );
       }),
   },
   {

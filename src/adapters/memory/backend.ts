@@ -39,7 +39,8 @@ class MemoryTx implements StorageBackend {
     const size = this.s.leaves.length + this.w.leaves.length;
     if (start !== size) throw conflict(`log append at ${start} but the log has ${size} leaves`);
     leaves.forEach((l, i) => {
-      if (l.index !== start + i) throw new MemwardenError('STORAGE_FAILED', 'leaf indices must be consecutive');
+      if (l.index !== start + i)
+        throw new MemwardenError('STORAGE_FAILED', 'leaf indices must be consecutive');
     });
     for (const n of nodes) {
       const key = `${n.level}:${n.index}`;
@@ -70,11 +71,14 @@ class MemoryTx implements StorageBackend {
     return out;
   }
 
-  async getNodes(refs: readonly { level: number; index: number }[]): Promise<(Uint8Array | undefined)[]> {
+  async getNodes(
+    refs: readonly { level: number; index: number }[],
+  ): Promise<(Uint8Array | undefined)[]> {
     const staged = this.w.nodeIndex.size > 0;
     return refs.map(
       (r) =>
-        this.s.getNode(r.level, r.index) ?? (staged ? this.w.nodeIndex.get(`${r.level}:${r.index}`) : undefined),
+        this.s.getNode(r.level, r.index) ??
+        (staged ? this.w.nodeIndex.get(`${r.level}:${r.index}`) : undefined),
     );
   }
 
@@ -106,7 +110,8 @@ class MemoryTx implements StorageBackend {
   // ---- registry --------------------------------------------------------------------------
   async insertPrincipal(p: PrincipalRecord, firstKey: KeyRecord): Promise<void> {
     if ((await this.getPrincipal(p.id)) !== undefined) throw conflict(`principal ${p.id} exists`);
-    if (firstKey.principalId !== p.id) throw new MemwardenError('STORAGE_FAILED', 'first key names another principal');
+    if (firstKey.principalId !== p.id)
+      throw new MemwardenError('STORAGE_FAILED', 'first key names another principal');
     await this.insertKey(firstKey);
     this.w.principals.push({ ...p });
   }
@@ -126,7 +131,8 @@ class MemoryTx implements StorageBackend {
 
   async closeKey(kid: string, patch: KeyPatch): Promise<void> {
     const current = await this.getKey(kid);
-    if (current === undefined) throw new MemwardenError('STORAGE_NOT_FOUND', `key ${kid} not found`);
+    if (current === undefined)
+      throw new MemwardenError('STORAGE_NOT_FOUND', `key ${kid} not found`);
     patchKey(current, patch); // validates: throws STORAGE_CONFLICT on a set field
     const merged = { ...(this.w.keyPatches.get(kid) ?? {}), ...stripUndefined(patch) };
     this.w.keyPatches.set(kid, merged);
@@ -154,7 +160,8 @@ class MemoryTx implements StorageBackend {
 
   // ---- entries ---------------------------------------------------------------------------
   async putEntry(e: StoredEntry): Promise<void> {
-    if (this.s.entries.has(e.id) || this.w.entryIds.has(e.id)) throw conflict(`entry ${e.id} exists`);
+    if (this.s.entries.has(e.id) || this.w.entryIds.has(e.id))
+      throw conflict(`entry ${e.id} exists`);
     this.w.entries.push({ ...e, bytes: e.bytes.slice(), mac: e.mac.slice() });
     this.w.entryIds.add(e.id);
   }
@@ -197,7 +204,8 @@ export class MemoryBackend implements StorageBackend {
   }
 
   static async open(opts: MemoryBackendOptions = {}): Promise<MemoryBackend> {
-    const journal = opts.journalPath === undefined ? undefined : await openJournal(opts.journalPath);
+    const journal =
+      opts.journalPath === undefined ? undefined : await openJournal(opts.journalPath);
     const b = new MemoryBackend(journal);
     if (journal !== undefined) for (const w of journal.replayed) applyStaged(b.s, w);
     return b;
@@ -228,21 +236,28 @@ export class MemoryBackend implements StorageBackend {
   }
 
   logSize = (): Promise<number> => this.reader.logSize();
-  appendLeaves = (start: number, leaves: readonly LeafRecord[], nodes: readonly NodeRecord[]): Promise<void> =>
-    this.write((tx) => tx.appendLeaves(start, leaves, nodes));
+  appendLeaves = (
+    start: number,
+    leaves: readonly LeafRecord[],
+    nodes: readonly NodeRecord[],
+  ): Promise<void> => this.write((tx) => tx.appendLeaves(start, leaves, nodes));
   getLeaf = (i: number): Promise<LeafRecord | undefined> => this.reader.getLeaf(i);
   getLeaves = (a: number, b: number): Promise<LeafRecord[]> => this.reader.getLeaves(a, b);
-  getNodes = (refs: readonly { level: number; index: number }[]): Promise<(Uint8Array | undefined)[]> =>
-    this.reader.getNodes(refs);
+  getNodes = (
+    refs: readonly { level: number; index: number }[],
+  ): Promise<(Uint8Array | undefined)[]> => this.reader.getNodes(refs);
   findLeafIndex = (id: string): Promise<number | undefined> => this.reader.findLeafIndex(id);
   putCheckpoint = (cp: CheckpointRecord): Promise<void> => this.write((tx) => tx.putCheckpoint(cp));
   latestCheckpoint = (): Promise<CheckpointRecord | undefined> => this.reader.latestCheckpoint();
-  getCheckpoint = (n: number): Promise<CheckpointRecord | undefined> => this.reader.getCheckpoint(n);
-  insertPrincipal = (p: PrincipalRecord, k: KeyRecord): Promise<void> => this.write((tx) => tx.insertPrincipal(p, k));
+  getCheckpoint = (n: number): Promise<CheckpointRecord | undefined> =>
+    this.reader.getCheckpoint(n);
+  insertPrincipal = (p: PrincipalRecord, k: KeyRecord): Promise<void> =>
+    this.write((tx) => tx.insertPrincipal(p, k));
   getPrincipal = (id: string): Promise<PrincipalRecord | undefined> => this.reader.getPrincipal(id);
   listPrincipals = (): Promise<PrincipalRecord[]> => this.reader.listPrincipals();
   insertKey = (k: KeyRecord): Promise<void> => this.write((tx) => tx.insertKey(k));
-  closeKey = (kid: string, patch: KeyPatch): Promise<void> => this.write((tx) => tx.closeKey(kid, patch));
+  closeKey = (kid: string, patch: KeyPatch): Promise<void> =>
+    this.write((tx) => tx.closeKey(kid, patch));
   getKey = (kid: string): Promise<KeyRecord | undefined> => this.reader.getKey(kid);
   keysOf = (id: string): Promise<KeyRecord[]> => this.reader.keysOf(id);
   putEntry = (e: StoredEntry): Promise<void> => this.write((tx) => tx.putEntry(e));
@@ -258,7 +273,13 @@ export class MemoryBackend implements StorageBackend {
 }
 
 function copyLeaf(l: LeafRecord): LeafRecord {
-  return { index: l.index, data: l.data.slice(), hash: l.hash.slice(), entryId: l.entryId, kind: l.kind };
+  return {
+    index: l.index,
+    data: l.data.slice(),
+    hash: l.hash.slice(),
+    entryId: l.entryId,
+    kind: l.kind,
+  };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -38,7 +38,8 @@ function reviver(_k: string, v: unknown): unknown {
     const o = v as Wire;
     const keys = Object.keys(o);
     if (keys.length === 1 && typeof o.$n === 'string') return BigInt(o.$n);
-    if (keys.length === 1 && typeof o.$b === 'string') return new Uint8Array(Buffer.from(o.$b, 'base64'));
+    if (keys.length === 1 && typeof o.$b === 'string')
+      return new Uint8Array(Buffer.from(o.$b, 'base64'));
   }
   return v;
 }
@@ -91,7 +92,11 @@ export async function openJournal(path: string): Promise<Journal> {
       } catch (e) {
         // Only the last line may be torn (never acknowledged); anything else is corruption.
         if (lines.slice(i + 1).some((l) => l.length > 0)) {
-          throw new MemwardenError('STORAGE_FAILED', `journal ${path} is corrupt at line ${i + 1}`, { cause: e });
+          throw new MemwardenError(
+            'STORAGE_FAILED',
+            `journal ${path} is corrupt at line ${i + 1}`,
+            { cause: e },
+          );
         }
       }
     });

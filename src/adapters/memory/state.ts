@@ -80,7 +80,8 @@ export function patchKey(k: KeyRecord, patch: KeyPatch): KeyRecord {
 export function applyStaged(s: CommittedState, w: StagedWrites): void {
   for (const l of w.leaves) {
     s.leaves.push(l);
-    if (l.kind === 'entry' && !s.leafIndexByEntry.has(l.entryId)) s.leafIndexByEntry.set(l.entryId, l.index);
+    if (l.kind === 'entry' && !s.leafIndexByEntry.has(l.entryId))
+      s.leafIndexByEntry.set(l.entryId, l.index);
   }
   for (const n of w.nodes) {
     let level = s.nodes[n.level];

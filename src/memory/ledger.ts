@@ -1,0 +1,511 @@
+/**
+ * @module memory/ledger
+ * The provenance ledger: the write path of signed entries (sign → append to the Merkle log →
+ * persist, atomically, with group commit) and their verification (decode strictly → MAC →
+ * signature under the registry → log inclusion). Everything above it — the Memory API, the
+ * service, the CLI — writes and verifies through here.
+ */
+import { keyIdFor } from '../core/crypto/ids.js';
+import { sha256 } from '../core/crypto/sha256.js';
+import { verifyEd25519 } from '../core/crypto/ed25519.js';
+import { bytesEqual, utf8 } from '../core/bytes.js';
+import {
+  type EntryBody,
+  type SignedEntry,
+  type SignedTombstone,
+  decodeSignedEntry,
+  encodeEntryBody,
+  encodeSignedEntry,
+  encodeSignedTombstone,
+  encodeTombstoneBody,
+  entryLeafData,
+  safeDecodeSignedEntry,
+  signingInput,
+  tombstoneLeafData,
+  tombstoneSigningInput,
+  uuidv7,
+} from '../core/entry/index.js';
+import { MemwardenError, type ErrorCode } from '../core/errors.js';
+import { verifyCheckpoint, verifyInclusion } from '../core/merkle/index.js';
+import { leafHash } from '../core/merkle/hash.js';
+import {
+  type PrincipalKind,
+  type SourceTier,
+  type TrustLabel,
+  baseLabel,
+  mayWriteTier,
+} from '../core/trust.js';
+import type { Clock, RandomSource } from '../ports/clock.js';
+import type { KeySource } from '../ports/keysource.js';
+import type {
+  CheckpointRecord,
+  PrincipalRecord,
+  StorageBackend,
+  StoredEntry,
+} from '../ports/storage.js';
+import { HostKeys } from './keys.js';
+import { MerkleLog } from './log.js';
+import { VerifierRegistry, rotationStatement } from './registry.js';
+
+/** What a caller supplies for a new entry; the ledger fills in id, time, nonce and key. */
+export interface EntryInput {
+  readonly writer: string;
+  readonly content: string;
+  readonly tier: SourceTier;
+  readonly kind?: string;
+  /** Principal scope; defaults to the writer. */
+  readonly ns?: string;
+  /** Lineage label; defaults to the tier's base label (the lineage layer computes it). */
+  readonly label?: TrustLabel;
+  readonly parents?: readonly string[];
+  readonly weights?: readonly number[];
+  /** SHA-256 of the original data blob; defaults to SHA-256(content). */
+  readonly src?: Uint8Array;
+  /** SHA-256 of the write-time context; defaults to SHA-256 of the empty context. */
+  readonly ctx?: Uint8Array;
+  readonly uri?: string;
+  readonly exp?: bigint;
+  readonly rev?: string;
+  readonly sup?: string;
+}
+
+/** A committed entry: the record, its exact bytes and where it sits in the log. */
+export interface Receipt {
+  readonly entry: SignedEntry;
+  readonly bytes: Uint8Array;
+  readonly leafIndex: number;
+}
+
+/** The outcome of verifying a stored entry. A value: verification failures are findings. */
+export type Verification =
+  | { ok: true; entry: SignedEntry; leafIndex: number; checkpointSize: number | undefined }
+  | {
+      ok: false;
+      code: ErrorCode;
+      id: string;
+      stage: 'load' | 'decode' | 'mac' | 'signature' | 'inclusion';
+    };
+
+export interface LedgerOptions {
+  readonly storage: StorageBackend;
+  readonly keys: KeySource;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  /** Log identity in checkpoints (C2SP origin line). */
+  readonly origin?: string;
+}
+
+interface Pending {
+  readonly stored: Omit<StoredEntry, 'leafIndex'>;
+  readonly leafData: Uint8Array;
+  readonly kind: 'entry' | 'tombstone';
+  readonly resolve: (leafIndex: number) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+const EMPTY_CTX = sha256(new Uint8Array(0));
+
+export class Ledger {
+  private pending: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
+  private readonly verified = new Map<string, Uint8Array>();
+
+  private constructor(
+    readonly storage: StorageBackend,
+    readonly log: MerkleLog,
+    readonly registry: VerifierRegistry,
+    readonly keys: HostKeys,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+  ) {}
+
+  static async open(opts: LedgerOptions): Promise<Ledger> {
+    const { clock, random } = opts;
+    const log = await MerkleLog.open(opts.storage, {
+      clock,
+      ...(opts.origin === undefined ? {} : { origin: opts.origin }),
+    });
+    const registry = new VerifierRegistry(opts.storage, clock);
+    const keys = await HostKeys.open(opts.keys, random);
+    return new Ledger(opts.storage, log, registry, keys, clock, random);
+  }
+
+  // ---- principals --------------------------------------------------------------------------
+
+  /** Register a principal whose key the host holds (generated here, stored in the KeySource). */
+  async registerPrincipal(
+    kind: PrincipalKind,
+    name: string,
+  ): Promise<PrincipalRecord & { kid: string }> {
+    const { publicKey, kid } = await this.keys.createSigningKey(keyIdFor);
+    const p = await this.registry.register(kind, name, publicKey);
+    return { ...p, kid };
+  }
+
+  /** Rotate a host-held principal key: the current key signs its successor (ADR 0004). */
+  async rotatePrincipalKey(principalId: string): Promise<string> {
+    const current = await this.currentKid(principalId);
+    const signer = await this.keys.signer(current);
+    if (signer === undefined)
+      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold this key');
+    const { publicKey, kid } = await this.keys.createSigningKey(keyIdFor);
+    const atNs = this.clock.nowNs();
+    const signature = signer.sign(rotationStatement(principalId, kid, atNs));
+    // Check, insert the successor and close the old key in one transaction.
+    await this.storage.transaction(async (tx) =>
+      new VerifierRegistry(tx, this.clock).rotate(principalId, publicKey, { atNs, signature }),
+    );
+    return kid;
+  }
+
+  /** Revoke a key; nothing appended from now on verifies under it, whatever its timestamp. */
+  async revokeKey(kid: string, reason: string): Promise<void> {
+    await this.drain();
+    await this.registry.revoke(kid, reason, { atNs: this.clock.nowNs(), logSize: this.log.size });
+  }
+
+  /** The newest open key of a principal. */
+  async currentKid(principalId: string): Promise<string> {
+    const keys = await this.storage.keysOf(principalId);
+    const open = keys.filter((k) => k.validUntilNs === undefined && k.revokedAtNs === undefined);
+    open.sort((a, b) => (a.validFromNs < b.validFromNs ? 1 : -1));
+    const k = open[0];
+    if (k === undefined) {
+      const p = await this.storage.getPrincipal(principalId);
+      throw new MemwardenError(
+        p === undefined ? 'PRINCIPAL_UNKNOWN' : 'KEY_REVOKED',
+        'no usable key',
+        {
+          details: { principalId },
+        },
+      );
+    }
+    return k.kid;
+  }
+
+  // ---- write path --------------------------------------------------------------------------
+
+  /** Sign and commit one entry. Resolves after the entry is durable in the log and the store. */
+  async write(input: EntryInput): Promise<Receipt> {
+    const principal = await this.storage.getPrincipal(input.writer);
+    if (principal === undefined)
+      throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', {
+        details: { writer: input.writer },
+      });
+    if (!mayWriteTier(principal.kind, input.tier)) {
+      throw new MemwardenError(
+        'ENTRY_INVALID',
+        `a ${principal.kind} principal may not write tier ${input.tier}`,
+      );
+    }
+    const kid = await this.currentKid(principal.id);
+    const signer = await this.keys.signer(kid);
+    if (signer === undefined)
+      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
+    const body = this.buildBody(input, kid);
+    const bodyBytes = encodeEntryBody(body); // validates every field (coded errors)
+    const entry: SignedEntry = { ...body, sig: signer.sign(signingInput(bodyBytes)) };
+    const bytes = encodeSignedEntry(entry);
+    const leafIndex = await this.commit(
+      entry.id,
+      body.ns,
+      body.tier,
+      bytes,
+      entryLeafData(entry),
+      'entry',
+    );
+    return { entry, bytes, leafIndex };
+  }
+
+  /**
+   * Commit an entry signed elsewhere (the writer holds its own key). Decoded strictly and
+   * verified against the registry before anything is written.
+   */
+  async submit(bytes: Uint8Array): Promise<Receipt> {
+    const entry = decodeSignedEntry(bytes);
+    const principal = await this.storage.getPrincipal(entry.writer);
+    if (principal === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer');
+    if (!mayWriteTier(principal.kind, entry.tier))
+      throw new MemwardenError('ENTRY_INVALID', 'tier above the writer kind');
+    const v = await this.registry.verifyFor(
+      entry.writer,
+      entry.kid,
+      entry.ts,
+      signingInput(encodeEntryBody(entry)),
+      entry.sig,
+      {
+        leafIndex: this.log.size,
+      },
+    );
+    if (!v.ok) throw new MemwardenError(v.code, 'entry signature does not verify');
+    const canonical = encodeSignedEntry(entry);
+    const leafIndex = await this.commit(
+      entry.id,
+      entry.ns,
+      entry.tier,
+      canonical,
+      entryLeafData(entry),
+      'entry',
+    );
+    return { entry, bytes: canonical, leafIndex };
+  }
+
+  /** Delete by appending a signed tombstone (MemLineage §3.4); the original leaf stays provable. */
+  async tombstone(
+    target: string,
+    reason: string,
+    by: string,
+  ): Promise<{ tombstone: SignedTombstone; leafIndex: number }> {
+    const stored = await this.storage.getEntry(target);
+    if (stored === undefined)
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry', { details: { target } });
+    const kid = await this.currentKid(by);
+    const signer = await this.keys.signer(kid);
+    if (signer === undefined)
+      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the deleting key');
+    const [ms, rand, nonce] = this.fresh();
+    const body = {
+      t: 'tombstone',
+      v: 1,
+      id: uuidv7(ms, rand),
+      target,
+      reason,
+      writer: by,
+      kid,
+      ts: this.clock.nowNs(),
+      nonce,
+    } as const;
+    const tombstone: SignedTombstone = {
+      ...body,
+      sig: signer.sign(tombstoneSigningInput(encodeTombstoneBody(body))),
+    };
+    const bytes = encodeSignedTombstone(tombstone);
+    const leafIndex = await this.commit(
+      tombstone.id,
+      stored.owner,
+      stored.tier,
+      bytes,
+      tombstoneLeafData(tombstone),
+      'tombstone',
+    );
+    return { tombstone, leafIndex };
+  }
+
+  private buildBody(input: EntryInput, kid: string): EntryBody {
+    const [ms, rand, nonce] = this.fresh();
+    const content = input.content;
+    return {
+      t: 'entry',
+      v: 1,
+      id: uuidv7(ms, rand),
+      ns: input.ns ?? input.writer,
+      writer: input.writer,
+      kid,
+      kind: input.kind ?? 'note',
+      content,
+      tier: input.tier,
+      label: input.label ?? baseLabel(input.tier),
+      src: input.src ?? sha256(utf8.encode(content)),
+      ctx: input.ctx ?? EMPTY_CTX,
+      parents: input.parents ?? [],
+      weights: input.weights ?? [],
+      ts: this.clock.nowNs(),
+      nonce,
+      ...(input.uri === undefined ? {} : { uri: input.uri }),
+      ...(input.exp === undefined ? {} : { exp: input.exp }),
+      ...(input.rev === undefined ? {} : { rev: input.rev }),
+      ...(input.sup === undefined ? {} : { sup: input.sup }),
+    };
+  }
+
+  private fresh(): [bigint, Uint8Array, Uint8Array] {
+    const r = this.random.randomBytes(26);
+    return [this.clock.nowNs() / 1_000_000n, r.subarray(0, 10), r.slice(10, 26)];
+  }
+
+  /**
+   * Group commit: records queue while a transaction is in flight and the next transaction
+   * takes them all. A write resolves only after its transaction committed (no acknowledged
+   * write is ever lost); a failed transaction rejects every write in it and changes nothing.
+   */
+  private commit(
+    id: string,
+    owner: string,
+    tier: SourceTier,
+    bytes: Uint8Array,
+    leafData: Uint8Array,
+    kind: 'entry' | 'tombstone',
+  ): Promise<number> {
+    const { kid: macKid, tag: mac } = this.keys.macs.tag(bytes);
+    return new Promise<number>((resolve, reject) => {
+      this.pending.push({
+        stored: { id, owner, tier, bytes, macKid, mac },
+        leafData,
+        kind,
+        resolve,
+        reject,
+      });
+      if (this.flushing === undefined) this.flushing = this.flushLoop();
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      try {
+        const start = await this.storage.transaction(async (tx) => {
+          const r = await this.log.append(
+            batch.map((p) => ({ data: p.leafData, entryId: p.stored.id, kind: p.kind })),
+            tx,
+          );
+          for (let i = 0; i < batch.length; i++) {
+            await tx.putEntry({ ...(batch[i] as Pending).stored, leafIndex: r.start + i });
+          }
+          return r.start;
+        });
+        batch.forEach((p, i) => p.resolve(start + i));
+      } catch (e) {
+        await this.log.reload().catch(() => undefined);
+        for (const p of batch) p.reject(e);
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** Wait until every queued write has committed or failed. */
+  async drain(): Promise<void> {
+    while (this.flushing !== undefined) await this.flushing;
+  }
+
+  // ---- checkpoints and proofs ---------------------------------------------------------------
+
+  /** Sign (or return the existing) checkpoint of the current log size. */
+  async checkpoint(): Promise<CheckpointRecord> {
+    await this.drain();
+    const s = this.keys.logSigner;
+    return this.log.checkpoint({
+      keyName: this.log.origin,
+      publicKey: s.publicKey.raw,
+      sign: (m) => s.sign(m),
+    });
+  }
+
+  /** The checkpoint verifier key (`<name>+<hash>+<key>`, C2SP signed-note vkey). */
+  get checkpointPublicKey(): Uint8Array {
+    return this.keys.logSigner.publicKey.raw;
+  }
+
+  /** Check a checkpoint note was signed by this log's key. */
+  verifyCheckpointNote(note: string): boolean {
+    try {
+      verifyCheckpoint(
+        note,
+        this.log.origin,
+        this.checkpointPublicKey,
+        (m, sig) => verifyEd25519(this.checkpointPublicKey, m, sig),
+        this.log.origin,
+      );
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Inclusion proof of an entry against the latest checkpoint covering it (made if needed). */
+  async proveEntry(id: string): Promise<{
+    leafIndex: number;
+    treeSize: number;
+    leafHash: Uint8Array;
+    hashes: Uint8Array[];
+    checkpoint: CheckpointRecord;
+  }> {
+    const stored = await this.storage.getEntry(id);
+    if (stored === undefined)
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry', { details: { id } });
+    let cp = await this.storage.latestCheckpoint();
+    if (cp === undefined || cp.size <= stored.leafIndex) cp = await this.checkpoint();
+    const leaf = await this.storage.getLeaf(stored.leafIndex);
+    if (leaf === undefined)
+      throw new MemwardenError('LOG_CORRUPT', 'entry leaf missing', { details: { id } });
+    const hashes = await this.log.inclusionProof(stored.leafIndex, cp.size);
+    return {
+      leafIndex: stored.leafIndex,
+      treeSize: cp.size,
+      leafHash: leaf.hash,
+      hashes,
+      checkpoint: cp,
+    };
+  }
+
+  // ---- verification ---------------------------------------------------------------------------
+
+  /**
+   * Verify a stored entry end to end (MemLineage §3.6 steps 1–2): strict decode, MAC, the
+   * writer's signature under a key valid at its time and log position, and inclusion of its
+   * leaf in the latest checkpoint. An entry already verified in this process with the same
+   * MAC skips the signature and proof (the MAC binds the bytes under the host's secret).
+   */
+  async verifyEntry(id: string): Promise<Verification> {
+    const stored = await this.storage.getEntry(id);
+    if (stored === undefined) return { ok: false, code: 'STORAGE_NOT_FOUND', id, stage: 'load' };
+    return this.verifyStored(stored);
+  }
+
+  async verifyStored(stored: StoredEntry): Promise<Verification> {
+    const id = stored.id;
+    const mac = this.keys.macs.check(stored.macKid, stored.bytes, stored.mac);
+    if (!mac.ok) return { ok: false, code: mac.code, id, stage: 'mac' };
+    const cached = this.verified.get(id);
+    const decoded = safeDecodeSignedEntry(stored.bytes);
+    if (!decoded.ok) return { ok: false, code: decoded.error.code, id, stage: 'decode' };
+    const entry = decoded.value;
+    if (entry.id !== id || entry.ns !== stored.owner || entry.tier !== stored.tier) {
+      return { ok: false, code: 'ENTRY_INVALID', id, stage: 'decode' };
+    }
+    if (cached !== undefined && bytesEqual(cached, stored.mac)) {
+      return { ok: true, entry, leafIndex: stored.leafIndex, checkpointSize: undefined };
+    }
+    const sig = await this.registry.verifyFor(
+      entry.writer,
+      entry.kid,
+      entry.ts,
+      signingInput(encodeEntryBody(entry)),
+      entry.sig,
+      {
+        leafIndex: stored.leafIndex,
+      },
+    );
+    if (!sig.ok) return { ok: false, code: sig.code, id, stage: 'signature' };
+    const inc = await this.checkInclusion(entry, stored.leafIndex);
+    if (inc !== true) return { ok: false, code: inc, id, stage: 'inclusion' };
+    this.verified.set(id, stored.mac);
+    const cp = await this.storage.latestCheckpoint();
+    return { ok: true, entry, leafIndex: stored.leafIndex, checkpointSize: cp?.size };
+  }
+
+  /** The leaf commits this entry and is included under the latest root (checkpoint or current). */
+  private async checkInclusion(entry: SignedEntry, leafIndex: number): Promise<true | ErrorCode> {
+    const leaf = await this.storage.getLeaf(leafIndex);
+    if (leaf === undefined) return 'LOG_INDEX_OUT_OF_RANGE';
+    const expected = entryLeafData(entry);
+    if (!bytesEqual(leaf.data, expected) || !bytesEqual(leaf.hash, leafHash(expected)))
+      return 'LOG_PROOF_INVALID';
+    const cp = await this.storage.latestCheckpoint();
+    const size = cp !== undefined && cp.size > leafIndex ? cp.size : this.log.size;
+    const root = cp !== undefined && cp.size === size ? cp.root : await this.log.root(size);
+    const proof = await this.log.inclusionProof(leafIndex, size);
+    return verifyInclusion(leafIndex, size, leaf.hash, proof, root) ? true : 'LOG_ROOT_MISMATCH';
+  }
+
+  /** Decode an entry's bytes without verifying (for display). */
+  static decode(bytes: Uint8Array): SignedEntry {
+    return decodeSignedEntry(bytes);
+  }
+
+  async close(): Promise<void> {
+    await this.drain();
+    await this.storage.close();
+  }
+}
