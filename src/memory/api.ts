@@ -1,0 +1,147 @@
+/**
+ * @module memory/api
+ * The Memory API contract (Mem0-shaped): what the library's `Memory` class implements and
+ * what the HTTP service, the MCP server and the framework adapters call. Plain JSON-able
+ * values at this boundary: bytes as base64, nanosecond times as decimal strings.
+ */
+import type { Authority, SourceTier, TrustLabel } from '../core/trust.js';
+
+/** One memory as callers see it (the verified view of a signed entry). */
+export interface MemoryRecord {
+  readonly id: string;
+  readonly content: string;
+  readonly kind: string;
+  readonly tier: SourceTier;
+  readonly label: TrustLabel;
+  readonly authority: Authority;
+  /** Principal scope (the RLS tenant). */
+  readonly ns: string;
+  readonly writer: string;
+  readonly kid: string;
+  readonly source?: string;
+  readonly parents: readonly string[];
+  readonly weights: readonly number[];
+  /** ISO-8601 and exact nanoseconds. */
+  readonly createdAt: string;
+  readonly createdAtNs: string;
+  readonly expiresAt?: string;
+  readonly supersedes?: string;
+  readonly reviewedBy?: string;
+  /** Position of the entry's leaf in the log. */
+  readonly leafIndex: number;
+  /** Base64 of the exact leaf input (id ‖ signature): anyone can recompute the leaf hash. */
+  readonly leafData: string;
+  /** Base64 of the canonical signed CBOR record. */
+  readonly bytes: string;
+}
+
+export interface AddOptions {
+  /** The authenticated principal writing (and owning) the memory. */
+  readonly principal: string;
+  /** Source tier; the channel decides it. Default USER_OBSERVED. */
+  readonly tier?: SourceTier;
+  /** Source URI (e.g. `chat:session-1:turn-4`, `https://…`). */
+  readonly source?: string;
+  readonly kind?: string;
+  readonly parents?: readonly string[];
+  readonly weights?: readonly number[];
+  /** Override the tier's default TTL, in milliseconds (null: never expires). */
+  readonly ttlMs?: number | null;
+  /** A precomputed embedding (384-d for the default model); computed if absent. */
+  readonly embedding?: Float32Array;
+}
+
+/** Result of an add: committed, or held for review (never silently dropped). */
+export type AddResult =
+  | { readonly status: 'stored'; readonly memory: MemoryRecord }
+  | { readonly status: 'pending_review'; readonly reviewId: string; readonly reasons: readonly string[] };
+
+export interface SearchOptions {
+  readonly principal: string;
+  /** Research mode admits EXTERNAL_* tiers, marked untrusted (article Pattern 2). */
+  readonly mode?: 'normal' | 'research';
+  /** Restrict further to these tiers. */
+  readonly allowTiers?: readonly SourceTier[];
+  readonly limit?: number;
+  /** Minimum score in [0, 1]. */
+  readonly threshold?: number;
+  readonly filters?: { readonly kind?: string; readonly source?: string };
+  /** 'vector' (default), 'lexical' or 'hybrid'. */
+  readonly ranking?: 'vector' | 'lexical' | 'hybrid';
+}
+
+export interface SearchHit {
+  readonly memory: MemoryRecord;
+  readonly score: number;
+  readonly untrusted: boolean;
+}
+
+export interface SearchResult {
+  readonly results: readonly SearchHit[];
+  /** The hits rendered as sentinel-delimited segments for a prompt (MemLineage §3.6). */
+  readonly context: string;
+  /** Candidates dropped by verification, with the reason code. */
+  readonly dropped: readonly { readonly id: string; readonly code: string }[];
+}
+
+export interface HistoryEvent {
+  readonly action: 'add' | 'update' | 'delete';
+  readonly id: string;
+  readonly actor: string;
+  readonly at: string;
+  readonly reason?: string;
+  readonly memory?: MemoryRecord;
+}
+
+export interface InclusionProofView {
+  readonly leafIndex: number;
+  readonly treeSize: number;
+  readonly leafHash: string;
+  readonly hashes: readonly string[];
+  readonly checkpoint: CheckpointView;
+}
+
+export interface ConsistencyProofView {
+  readonly from: number;
+  readonly to: number;
+  readonly hashes: readonly string[];
+  readonly checkpoint: CheckpointView;
+}
+
+export interface CheckpointView {
+  readonly origin: string;
+  readonly size: number;
+  readonly root: string;
+  readonly note: string;
+}
+
+export interface ReviewItem {
+  readonly id: string;
+  readonly principal: string;
+  readonly content: string;
+  readonly tier: SourceTier;
+  readonly reasons: readonly string[];
+  readonly status: 'pending' | 'approved' | 'rejected';
+  readonly createdAt: string;
+  readonly decidedBy?: string;
+  readonly memoryId?: string;
+}
+
+/** The Memory API. Every call is scoped to a principal; nothing crosses principals. */
+export interface MemoryApi {
+  add(content: string, opts: AddOptions): Promise<AddResult>;
+  search(query: string, opts: SearchOptions): Promise<SearchResult>;
+  get(id: string, opts: { principal: string }): Promise<MemoryRecord | undefined>;
+  getAll(opts: { principal: string; limit?: number; offset?: number }): Promise<MemoryRecord[]>;
+  update(id: string, content: string, opts: { principal: string; reason?: string }): Promise<MemoryRecord>;
+  delete(id: string, opts: { principal: string; reason: string }): Promise<void>;
+  deleteAll(opts: { principal: string; reason?: string }): Promise<number>;
+  history(id: string, opts: { principal: string }): Promise<HistoryEvent[]>;
+  purge(opts: { principal: string; source?: string; contentHash?: string }): Promise<number>;
+  proof(id: string, opts: { principal: string }): Promise<InclusionProofView>;
+  checkpoint(): Promise<CheckpointView>;
+  consistency(from: number, to: number): Promise<ConsistencyProofView>;
+  listReviews(opts: { principal: string; status?: ReviewItem['status'] }): Promise<ReviewItem[]>;
+  decideReview(id: string, decision: 'approve' | 'reject', opts: { reviewer: string; reason?: string }): Promise<ReviewItem>;
+  close(): Promise<void>;
+}
