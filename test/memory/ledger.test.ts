@@ -172,7 +172,7 @@ describe('Ledger verification catches tampering at rest', () => {
   it('altered content bytes fail the MAC', async () => {
     const { result } = await tampered((e) => {
       const bytes = e.bytes.slice();
-      bytes[bytes.length - 70] ^= 1;
+      bytes[bytes.length - 70] = (bytes[bytes.length - 70] ?? 0) ^ 1;
       return { ...e, bytes };
     });
     expect(result).toMatchObject({ ok: false, stage: 'mac', code: 'MAC_INVALID' });
