@@ -7,7 +7,7 @@
  */
 import { keyIdFor } from '../core/crypto/ids.js';
 import { sha256 } from '../core/crypto/sha256.js';
-import { verifyEd25519 } from '../core/crypto/ed25519.js';
+import { type Ed25519Signer, verifyEd25519 } from '../core/crypto/ed25519.js';
 import { bytesEqual, utf8 } from '../core/bytes.js';
 import {
   type EntryBody,
@@ -17,6 +17,7 @@ import {
   encodeEntryBody,
   encodeSignedEntry,
   encodeSignedTombstone,
+  signEntry,
   encodeTombstoneBody,
   entryLeafData,
   safeDecodeSignedEntry,
@@ -104,10 +105,14 @@ interface Pending {
 }
 
 const EMPTY_CTX = sha256(new Uint8Array(0));
+/** How long a resolved writer key is reused (1 s). */
+const WRITER_CACHE_NS = 1_000_000_000n;
 
 export class Ledger {
   private pending: Pending[] = [];
   private flushing: Promise<void> | undefined;
+  /** Resolved writers (kind, current key, signer), see `resolveWriter`. */
+  private readonly writers = new Map<string, { kind: PrincipalKind; kid: string; signer: Ed25519Signer; at: bigint }>();
   /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
   private readonly verified = new Map<string, Uint8Array>();
 
@@ -156,6 +161,7 @@ export class Ledger {
     await this.storage.transaction(async (tx) =>
       new VerifierRegistry(tx, this.clock).rotate(principalId, publicKey, { atNs, signature }),
     );
+    this.writers.delete(principalId);
     return kid;
   }
 
@@ -163,6 +169,7 @@ export class Ledger {
   async revokeKey(kid: string, reason: string): Promise<void> {
     await this.drain();
     await this.registry.revoke(kid, reason, { atNs: this.clock.nowNs(), logSize: this.log.size });
+    this.writers.clear();
   }
 
   /** The newest open key of a principal. */
@@ -188,34 +195,35 @@ export class Ledger {
 
   /** Sign and commit one entry. Resolves after the entry is durable in the log and the store. */
   async write(input: EntryInput): Promise<Receipt> {
-    const principal = await this.storage.getPrincipal(input.writer);
-    if (principal === undefined)
-      throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', {
-        details: { writer: input.writer },
-      });
-    if (!mayWriteTier(principal.kind, input.tier)) {
-      throw new MemwardenError(
-        'ENTRY_INVALID',
-        `a ${principal.kind} principal may not write tier ${input.tier}`,
-      );
+    const w = await this.resolveWriter(input.writer);
+    if (!mayWriteTier(w.kind, input.tier)) {
+      throw new MemwardenError('ENTRY_INVALID', `a ${w.kind} principal may not write tier ${input.tier}`);
+    }
+    // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
+    const { entry, bytes } = signEntry(this.buildBody(input, w.kid), (b) => w.signer.sign(signingInput(b)));
+    const leafIndex = await this.commit(entry.id, entry.ns, entry.tier, bytes, entryLeafData(entry), 'entry');
+    return { entry, bytes, leafIndex };
+  }
+
+  /**
+   * The writer's kind, current key and signer. Cached for {@link WRITER_CACHE_NS}: a rotation
+   * or revocation made through this ledger clears it at once; one made by another process is
+   * seen within that window (and readers re-verify key validity against the log regardless).
+   */
+  private async resolveWriter(writer: string): Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer }> {
+    const now = this.clock.nowNs();
+    const hit = this.writers.get(writer);
+    if (hit !== undefined && now - hit.at < WRITER_CACHE_NS) return hit;
+    const principal = await this.storage.getPrincipal(writer);
+    if (principal === undefined) {
+      throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
     }
     const kid = await this.currentKid(principal.id);
     const signer = await this.keys.signer(kid);
-    if (signer === undefined)
-      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
-    const body = this.buildBody(input, kid);
-    const bodyBytes = encodeEntryBody(body); // validates every field (coded errors)
-    const entry: SignedEntry = { ...body, sig: signer.sign(signingInput(bodyBytes)) };
-    const bytes = encodeSignedEntry(entry);
-    const leafIndex = await this.commit(
-      entry.id,
-      body.ns,
-      body.tier,
-      bytes,
-      entryLeafData(entry),
-      'entry',
-    );
-    return { entry, bytes, leafIndex };
+    if (signer === undefined) throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
+    const resolved = { kind: principal.kind, kid, signer, at: now };
+    this.writers.set(writer, resolved);
+    return resolved;
   }
 
   /**

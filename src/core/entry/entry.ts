@@ -250,3 +250,24 @@ export function encodeSignedEntry(entry: SignedEntry): Uint8Array {
   const p = prepare(entry, true);
   return write(p, p.sig);
 }
+
+/** The result of {@link signEntry}: the record, the signed body bytes and the record bytes. */
+export interface SignedEncoding {
+  readonly entry: SignedEntry;
+  readonly bodyBytes: Uint8Array;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * Validate once, encode the body, sign it through `sign` (which receives the body bytes and
+ * returns a 64-byte signature), and encode the signed record — the write path's single pass.
+ */
+export function signEntry(body: EntryBody, sign: (bodyBytes: Uint8Array) => Uint8Array): SignedEncoding {
+  const p = prepare(body, false);
+  const bodyBytes = write(p, undefined);
+  const sig = sign(bodyBytes);
+  if (!(sig instanceof Uint8Array) || sig.length !== 64) {
+    throw codecFail('CODEC_INVALID_VALUE', 'signature must be 64 bytes');
+  }
+  return { entry: { ...p.body, sig }, bodyBytes, bytes: write(p, sig) };
+}

@@ -5,7 +5,13 @@
  */
 export type { EntryBody, SignedEntry, TombstoneBody, SignedTombstone } from './types.js';
 export { ENTRY_KEYS, LIMITS, RECORD_VERSION, TOMBSTONE_KEYS } from './types.js';
-export { encodeEntryBody, encodeSignedEntry, validateEntryBody } from './entry.js';
+export {
+  type SignedEncoding,
+  encodeEntryBody,
+  encodeSignedEntry,
+  signEntry,
+  validateEntryBody,
+} from './entry.js';
 export { decodeSignedEntry, safeDecodeSignedEntry } from './entry-decode.js';
 export {
   decodeSignedTombstone,

@@ -1,0 +1,226 @@
+#!/usr/bin/env node
+/**
+ * @module cli/main
+ * `memwarden` — the command line. Every command takes `--data DIR` (default `.memwarden`).
+ * Errors print `error CODE: message` on stderr and exit 2 (1 for a failed verification).
+ */
+import { Command, Option } from 'commander';
+import { toBase64 } from '../core/bytes.js';
+import { MemwardenError, isMemwardenError } from '../core/errors.js';
+import { formatVerifierKey } from '../core/merkle/index.js';
+import { PrincipalKinds, SourceTiers, type PrincipalKind, type SourceTier } from '../core/trust.js';
+import type { Ledger } from '../memory/ledger.js';
+import { defaultDataDir, openLedger } from './context.js';
+import { entryJson, printJson } from './format.js';
+
+const program = new Command();
+program
+  .name('memwarden')
+  .description('A defended long-term memory layer for LLM agents: signed entries in an RFC 6962 log.')
+  .version('0.1.0');
+
+const dataOption = (): Option => new Option('--data <dir>', 'data folder').default(defaultDataDir());
+
+/** Open the ledger, run `fn`, always close. */
+async function withLedger<T>(dataDir: string, fn: (l: Ledger) => Promise<T>): Promise<T> {
+  const ledger = await openLedger(dataDir);
+  try {
+    return await fn(ledger);
+  } finally {
+    await ledger.close();
+  }
+}
+
+function parseTier(t: string): SourceTier {
+  if (!(SourceTiers as readonly string[]).includes(t)) {
+    throw new MemwardenError('INPUT_INVALID', `tier must be one of ${SourceTiers.join(', ')}`);
+  }
+  return t as SourceTier;
+}
+
+program
+  .command('init')
+  .description('create the data folder, its key file and an empty log')
+  .addOption(dataOption())
+  .action(async (o: { data: string }) => {
+    await withLedger(o.data, async (l) => {
+      printJson({ data: o.data, logSize: l.log.size, checkpointKey: formatVerifierKey(l.log.origin, l.checkpointPublicKey) });
+    });
+  });
+
+const principals = program.command('principals').description('register, list and rotate principals');
+principals
+  .command('add <name>')
+  .description('register a principal whose Ed25519 key the host holds')
+  .addOption(new Option('--kind <kind>', 'principal kind').choices([...PrincipalKinds]).default('user'))
+  .addOption(dataOption())
+  .option('--json', 'print JSON (default)')
+  .action(async (name: string, o: { kind: PrincipalKind; data: string }) => {
+    await withLedger(o.data, async (l) => {
+      const p = await l.registerPrincipal(o.kind, name);
+      printJson({ id: p.id, kind: p.kind, name: p.name, kid: p.kid });
+    });
+  });
+principals
+  .command('list')
+  .addOption(dataOption())
+  .action(async (o: { data: string }) => {
+    await withLedger(o.data, async (l) => {
+      const ps = await l.storage.listPrincipals();
+      const out = [];
+      for (const p of ps) {
+        const keys = await l.storage.keysOf(p.id);
+        out.push({
+          id: p.id,
+          kind: p.kind,
+          name: p.name,
+          keys: keys.map((k) => ({
+            kid: k.kid,
+            validFromNs: k.validFromNs,
+            ...(k.validUntilNs === undefined ? {} : { validUntilNs: k.validUntilNs }),
+            ...(k.revokedAtNs === undefined ? {} : { revokedAtNs: k.revokedAtNs, reason: k.revocationReason }),
+          })),
+        });
+      }
+      printJson(out);
+    });
+  });
+principals
+  .command('rotate <id>')
+  .description('rotate a principal key: the current key signs its successor')
+  .addOption(dataOption())
+  .action(async (id: string, o: { data: string }) => {
+    await withLedger(o.data, async (l) => printJson({ id, kid: await l.rotatePrincipalKey(id) }));
+  });
+
+program
+  .command('revoke <kid>')
+  .description('revoke a key: nothing appended after now verifies under it')
+  .requiredOption('--reason <text>', 'why')
+  .addOption(dataOption())
+  .action(async (kid: string, o: { reason: string; data: string }) => {
+    await withLedger(o.data, async (l) => {
+      await l.revokeKey(kid, o.reason);
+      printJson({ kid, revoked: true, atLogSize: l.log.size });
+    });
+  });
+
+program
+  .command('write <content>')
+  .description('sign an entry as a principal, append it to the log and store it')
+  .requiredOption('--as <principal>', 'writer principal id')
+  .addOption(new Option('--tier <tier>', 'source tier').choices([...SourceTiers]).default('USER_OBSERVED'))
+  .option('--kind <kind>', 'entry kind', 'note')
+  .option('--source <uri>', 'source URI')
+  .option('--parent <id...>', 'parent entry ids (weight 1 each)')
+  .addOption(dataOption())
+  .action(async (content: string, o: { as: string; tier: string; kind: string; source?: string; parent?: string[]; data: string }) => {
+    await withLedger(o.data, async (l) => {
+      const r = await l.write({
+        writer: o.as,
+        content,
+        tier: parseTier(o.tier),
+        kind: o.kind,
+        ...(o.source === undefined ? {} : { uri: o.source }),
+        ...(o.parent === undefined ? {} : { parents: o.parent, weights: o.parent.map(() => 1) }),
+      });
+      printJson(entryJson(r.entry, r.leafIndex));
+    });
+  });
+
+program
+  .command('verify <id>')
+  .description('verify an entry: strict decode, MAC, signature and log inclusion (exit 1 if it fails)')
+  .addOption(dataOption())
+  .action(async (id: string, o: { data: string }) => {
+    await withLedger(o.data, async (l) => {
+      const v = await l.verifyEntry(id);
+      if (v.ok) printJson({ ok: true, ...entryJson(v.entry, v.leafIndex) });
+      else {
+        printJson(v);
+        process.exitCode = 1;
+      }
+    });
+  });
+
+program
+  .command('delete <id>')
+  .description('append a signed tombstone for an entry (its leaf stays provable)')
+  .requiredOption('--as <principal>', 'deleting principal id')
+  .requiredOption('--reason <text>', 'why')
+  .addOption(dataOption())
+  .action(async (id: string, o: { as: string; reason: string; data: string }) => {
+    await withLedger(o.data, async (l) => {
+      const t = await l.tombstone(id, o.reason, o.as);
+      printJson({ tombstone: t.tombstone.id, target: id, leafIndex: t.leafIndex });
+    });
+  });
+
+program
+  .command('checkpoint')
+  .description('sign a checkpoint of the current log (C2SP tlog-checkpoint signed note)')
+  .addOption(dataOption())
+  .option('--json', 'print { origin, size, root, note } instead of the note')
+  .action(async (o: { data: string; json?: boolean }) => {
+    await withLedger(o.data, async (l) => {
+      const cp = await l.checkpoint();
+      if (o.json === true) printJson({ origin: l.log.origin, size: cp.size, root: toBase64(cp.root), note: cp.note });
+      else process.stdout.write(cp.note);
+    });
+  });
+
+program
+  .command('prove <id>')
+  .description('inclusion proof of an entry against the latest checkpoint')
+  .addOption(dataOption())
+  .action(async (id: string, o: { data: string }) => {
+    await withLedger(o.data, async (l) => {
+      const p = await l.proveEntry(id);
+      printJson({
+        leafIndex: p.leafIndex,
+        treeSize: p.treeSize,
+        leafHash: toBase64(p.leafHash),
+        hashes: p.hashes.map(toBase64),
+        checkpoint: { origin: l.log.origin, size: p.checkpoint.size, root: toBase64(p.checkpoint.root), note: p.checkpoint.note },
+      });
+    });
+  });
+
+program
+  .command('vkey')
+  .description("print the log's checkpoint verifier key (signed-note vkey)")
+  .addOption(dataOption())
+  .action(async (o: { data: string }) => {
+    await withLedger(o.data, async (l) => {
+      process.stdout.write(formatVerifierKey(l.log.origin, l.checkpointPublicKey) + '\n');
+    });
+  });
+
+program
+  .command('audit')
+  .description('recompute the whole log and re-verify every entry (exit 1 on any failure)')
+  .addOption(dataOption())
+  .action(async (o: { data: string }) => {
+    await withLedger(o.data, async (l) => {
+      const report = await l.log.audit();
+      const failures: { id: string; code: string }[] = [];
+      let checked = 0;
+      for (const e of await l.storage.listEntries()) {
+        if ((await l.storage.getLeaf(e.leafIndex))?.kind === 'tombstone') continue;
+        const v = await l.verifyStored(e);
+        checked++;
+        if (!v.ok) failures.push({ id: e.id, code: v.code });
+      }
+      printJson({ ok: failures.length === 0, logSize: report.size, leavesChecked: report.leavesChecked, entriesChecked: checked, failures });
+      if (failures.length > 0) process.exitCode = 1;
+    });
+  });
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+  if (isMemwardenError(e)) {
+    process.stderr.write(`error ${e.code}: ${e.message}\n`);
+  } else {
+    process.stderr.write(`error INTERNAL: ${e instanceof Error ? e.message : String(e)}\n`);
+  }
+  process.exitCode = 2;
+});
