@@ -5,7 +5,13 @@
 import { hash, sign as nodeSign, generateKeyPairSync, verify as nodeVerify } from 'node:crypto';
 import { MemoryBackend } from '../dist/adapters/memory/index.js';
 import { systemClock, systemRandom } from '../dist/adapters/system/index.js';
-import { decodeSignedEntry, encodeSignedEntry, entryLeafData, signEntry, signingInput } from '../dist/core/entry/index.js';
+import {
+  decodeSignedEntry,
+  encodeSignedEntry,
+  entryLeafData,
+  signEntry,
+  signingInput,
+} from '../dist/core/entry/index.js';
 import { signerFromSeed, generateKeyPair } from '../dist/core/crypto/ed25519.js';
 import { leafHash } from '../dist/core/merkle/hash.js';
 import { verifyInclusion } from '../dist/core/merkle/index.js';
@@ -50,14 +56,26 @@ export async function run({ log }) {
   const coreLog = await MerkleLog.open(await MemoryBackend.open());
   const signer = signerFromSeed(generateKeyPair().seed);
   const seedEntry = await (async () => {
-    const l0 = await Ledger.open({ storage: await MemoryBackend.open(), keys: new MemoryKeySource(), clock: systemClock, random: systemRandom });
+    const l0 = await Ledger.open({
+      storage: await MemoryBackend.open(),
+      keys: new MemoryKeySource(),
+      clock: systemClock,
+      random: systemRandom,
+    });
     const a0 = await l0.registerPrincipal('user', 'bench');
     const p0 = [];
-    for (let i = 0; i < 2; i++) p0.push((await l0.write({ writer: a0.id, content: 'seed', tier: 'USER_OBSERVED' })).entry.id);
+    for (let i = 0; i < 2; i++)
+      p0.push((await l0.write({ writer: a0.id, content: 'seed', tier: 'USER_OBSERVED' })).entry.id);
     const r = await l0.write({
       writer: a0.id,
-      content: 'The user prefers dark mode in every editor and asked to be reminded about the Friday standup at 9am. '.repeat(3),
-      tier: 'USER_OBSERVED', kind: 'fact', parents: p0, weights: [1, 0.5],
+      content:
+        'The user prefers dark mode in every editor and asked to be reminded about the Friday standup at 9am. '.repeat(
+          3,
+        ),
+      tier: 'USER_OBSERVED',
+      kind: 'fact',
+      parents: p0,
+      weights: [1, 0.5],
     });
     await l0.close();
     return r.entry;
@@ -65,7 +83,9 @@ export async function run({ log }) {
   const { sig: _sig, ...coreBody } = seedEntry;
   const coreWriteUs = await measureAsyncUs(
     async (i) => {
-      const { entry } = signEntry({ ...coreBody, ts: coreBody.ts + BigInt(i) }, (b) => signer.sign(signingInput(b)));
+      const { entry } = signEntry({ ...coreBody, ts: coreBody.ts + BigInt(i) }, (b) =>
+        signer.sign(signingInput(b)),
+      );
       await coreLog.append([{ data: entryLeafData(entry), entryId: entry.id, kind: 'entry' }]);
     },
     { perBatch: 200, batches: 15, warmup: 0 },
@@ -74,32 +94,67 @@ export async function run({ log }) {
   });
 
   log('full write path (Ledger.write: encode, sign, MAC, log append, store — in memory)');
-  const ledger = await Ledger.open({ storage: await MemoryBackend.open(), keys: new MemoryKeySource(), clock: systemClock, random: systemRandom });
+  const ledger = await Ledger.open({
+    storage: await MemoryBackend.open(),
+    keys: new MemoryKeySource(),
+    clock: systemClock,
+    random: systemRandom,
+  });
   const alice = await ledger.registerPrincipal('user', 'alice');
-  const content = 'The user prefers dark mode in every editor and asked to be reminded about the Friday standup at 9am. '.repeat(3);
+  const content =
+    'The user prefers dark mode in every editor and asked to be reminded about the Friday standup at 9am. '.repeat(
+      3,
+    );
   const parents = [];
-  for (let i = 0; i < 2; i++) parents.push((await ledger.write({ writer: alice.id, content: 'seed', tier: 'USER_OBSERVED' })).entry.id);
+  for (let i = 0; i < 2; i++)
+    parents.push(
+      (await ledger.write({ writer: alice.id, content: 'seed', tier: 'USER_OBSERVED' })).entry.id,
+    );
   const writeUs = await measureAsyncUs(
-    () => ledger.write({ writer: alice.id, content, tier: 'USER_OBSERVED', kind: 'fact', parents, weights: [1, 0.5] }),
+    () =>
+      ledger.write({
+        writer: alice.id,
+        content,
+        tier: 'USER_OBSERVED',
+        kind: 'fact',
+        parents,
+        weights: [1, 0.5],
+      }),
     { perBatch: 200, batches: 15 },
   );
-  const sample = await ledger.write({ writer: alice.id, content, tier: 'USER_OBSERVED', kind: 'fact', parents, weights: [1, 0.5] });
+  const sample = await ledger.write({
+    writer: alice.id,
+    content,
+    tier: 'USER_OBSERVED',
+    kind: 'fact',
+    parents,
+    weights: [1, 0.5],
+  });
 
   log('codec (encode + strict decode of a typical entry)');
-  const codecUs = measureUs(() => decodeSignedEntry(encodeSignedEntry(sample.entry)), { perBatch: 500 });
+  const codecUs = measureUs(() => decodeSignedEntry(encodeSignedEntry(sample.entry)), {
+    perBatch: 500,
+  });
 
   log('re-verification of an already verified entry');
   await ledger.verifyEntry(sample.entry.id);
-  const reverifyUs = await measureAsyncUs(() => ledger.verifyEntry(sample.entry.id), { perBatch: 200, batches: 15 });
+  const reverifyUs = await measureAsyncUs(() => ledger.verifyEntry(sample.entry.id), {
+    perBatch: 200,
+    batches: 15,
+  });
 
   log('proofs at 10^3 leaves');
   const small = await buildLog(1_000, log);
-  const proveSmallUs = await measureAsyncUs((i) => small.inclusionProof(i % 1000), { perBatch: 500 });
+  const proveSmallUs = await measureAsyncUs((i) => small.inclusionProof(i % 1000), {
+    perBatch: 500,
+  });
 
   log('proofs at 10^6 leaves');
   const big = await buildLog(1_000_000, log);
   const n = big.size;
-  const proveBigUs = await measureAsyncUs((i) => big.inclusionProof((i * 7919) % n), { perBatch: 500 });
+  const proveBigUs = await measureAsyncUs((i) => big.inclusionProof((i * 7919) % n), {
+    perBatch: 500,
+  });
   const root = await big.root();
   const idx = 123_457;
   const proof = await big.inclusionProof(idx);
@@ -107,7 +162,9 @@ export async function run({ log }) {
   new DataView(data.buffer).setUint32(0, idx);
   const lh = leafHash(data).slice();
   if (!verifyInclusion(idx, n, lh, proof, root)) throw new Error('bench proof did not verify');
-  const verifyProofUs = measureUs(() => verifyInclusion(idx, n, lh, proof, root), { perBatch: 500 });
+  const verifyProofUs = measureUs(() => verifyInclusion(idx, n, lh, proof, root), {
+    perBatch: 500,
+  });
 
   log('primitives again (the denominators bracket the run)');
   const p1 = measurePrimitives();
@@ -141,8 +198,18 @@ export async function run({ log }) {
   const targets = [
     { name: 'write_over_sign', value: ratios.write_over_sign, op: '<=', limit: 1.5 },
     { name: 'prove_1e6_over_sha256', value: ratios.prove_1e6_over_sha256, op: '<=', limit: 40 },
-    { name: 'prove_1e6_over_prove_1e3', value: ratios.prove_1e6_over_prove_1e3, op: '<=', limit: 3 },
-    { name: 'verify_proof_1e6_over_sha256', value: ratios.verify_proof_1e6_over_sha256, op: '<=', limit: round(log2n + 2) },
+    {
+      name: 'prove_1e6_over_prove_1e3',
+      value: ratios.prove_1e6_over_prove_1e3,
+      op: '<=',
+      limit: 3,
+    },
+    {
+      name: 'verify_proof_1e6_over_sha256',
+      value: ratios.verify_proof_1e6_over_sha256,
+      op: '<=',
+      limit: round(log2n + 2),
+    },
     { name: 'codec_over_sign', value: ratios.codec_over_sign, op: '<=', limit: 0.5 },
   ].map((t) => ({ ...t, ok: t.value <= t.limit }));
   await ledger.close();

@@ -56,6 +56,7 @@ if (values.json) {
   for (const [kind, k, v] of rows) console.log(`${kind.padEnd(7)} ${k.padEnd(w)}  ${v}`);
   if (targets.length > 0) {
     console.log('\ntargets');
-    for (const t of targets) console.log(`  ${t.ok ? 'PASS' : 'MISS'}  ${t.name}: ${t.value} ${t.op} ${t.limit}`);
+    for (const t of targets)
+      console.log(`  ${t.ok ? 'PASS' : 'MISS'}  ${t.name}: ${t.value} ${t.op} ${t.limit}`);
   }
 }

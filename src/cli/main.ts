@@ -16,10 +16,13 @@ import { entryJson, printJson } from './format.js';
 const program = new Command();
 program
   .name('memwarden')
-  .description('A defended long-term memory layer for LLM agents: signed entries in an RFC 6962 log.')
+  .description(
+    'A defended long-term memory layer for LLM agents: signed entries in an RFC 6962 log.',
+  )
   .version('0.1.0');
 
-const dataOption = (): Option => new Option('--data <dir>', 'data folder').default(defaultDataDir());
+const dataOption = (): Option =>
+  new Option('--data <dir>', 'data folder').default(defaultDataDir());
 
 /** Open the ledger, run `fn`, always close. */
 async function withLedger<T>(dataDir: string, fn: (l: Ledger) => Promise<T>): Promise<T> {
@@ -44,15 +47,23 @@ program
   .addOption(dataOption())
   .action(async (o: { data: string }) => {
     await withLedger(o.data, async (l) => {
-      printJson({ data: o.data, logSize: l.log.size, checkpointKey: formatVerifierKey(l.log.origin, l.checkpointPublicKey) });
+      printJson({
+        data: o.data,
+        logSize: l.log.size,
+        checkpointKey: formatVerifierKey(l.log.origin, l.checkpointPublicKey),
+      });
     });
   });
 
-const principals = program.command('principals').description('register, list and rotate principals');
+const principals = program
+  .command('principals')
+  .description('register, list and rotate principals');
 principals
   .command('add <name>')
   .description('register a principal whose Ed25519 key the host holds')
-  .addOption(new Option('--kind <kind>', 'principal kind').choices([...PrincipalKinds]).default('user'))
+  .addOption(
+    new Option('--kind <kind>', 'principal kind').choices([...PrincipalKinds]).default('user'),
+  )
   .addOption(dataOption())
   .option('--json', 'print JSON (default)')
   .action(async (name: string, o: { kind: PrincipalKind; data: string }) => {
@@ -78,7 +89,9 @@ principals
             kid: k.kid,
             validFromNs: k.validFromNs,
             ...(k.validUntilNs === undefined ? {} : { validUntilNs: k.validUntilNs }),
-            ...(k.revokedAtNs === undefined ? {} : { revokedAtNs: k.revokedAtNs, reason: k.revocationReason }),
+            ...(k.revokedAtNs === undefined
+              ? {}
+              : { revokedAtNs: k.revokedAtNs, reason: k.revocationReason }),
           })),
         });
       }
@@ -109,28 +122,44 @@ program
   .command('write <content>')
   .description('sign an entry as a principal, append it to the log and store it')
   .requiredOption('--as <principal>', 'writer principal id')
-  .addOption(new Option('--tier <tier>', 'source tier').choices([...SourceTiers]).default('USER_OBSERVED'))
+  .addOption(
+    new Option('--tier <tier>', 'source tier').choices([...SourceTiers]).default('USER_OBSERVED'),
+  )
   .option('--kind <kind>', 'entry kind', 'note')
   .option('--source <uri>', 'source URI')
   .option('--parent <id...>', 'parent entry ids (weight 1 each)')
   .addOption(dataOption())
-  .action(async (content: string, o: { as: string; tier: string; kind: string; source?: string; parent?: string[]; data: string }) => {
-    await withLedger(o.data, async (l) => {
-      const r = await l.write({
-        writer: o.as,
-        content,
-        tier: parseTier(o.tier),
-        kind: o.kind,
-        ...(o.source === undefined ? {} : { uri: o.source }),
-        ...(o.parent === undefined ? {} : { parents: o.parent, weights: o.parent.map(() => 1) }),
+  .action(
+    async (
+      content: string,
+      o: {
+        as: string;
+        tier: string;
+        kind: string;
+        source?: string;
+        parent?: string[];
+        data: string;
+      },
+    ) => {
+      await withLedger(o.data, async (l) => {
+        const r = await l.write({
+          writer: o.as,
+          content,
+          tier: parseTier(o.tier),
+          kind: o.kind,
+          ...(o.source === undefined ? {} : { uri: o.source }),
+          ...(o.parent === undefined ? {} : { parents: o.parent, weights: o.parent.map(() => 1) }),
+        });
+        printJson(entryJson(r.entry, r.leafIndex));
       });
-      printJson(entryJson(r.entry, r.leafIndex));
-    });
-  });
+    },
+  );
 
 program
   .command('verify <id>')
-  .description('verify an entry: strict decode, MAC, signature and log inclusion (exit 1 if it fails)')
+  .description(
+    'verify an entry: strict decode, MAC, signature and log inclusion (exit 1 if it fails)',
+  )
   .addOption(dataOption())
   .action(async (id: string, o: { data: string }) => {
     await withLedger(o.data, async (l) => {
@@ -164,7 +193,8 @@ program
   .action(async (o: { data: string; json?: boolean }) => {
     await withLedger(o.data, async (l) => {
       const cp = await l.checkpoint();
-      if (o.json === true) printJson({ origin: l.log.origin, size: cp.size, root: toBase64(cp.root), note: cp.note });
+      if (o.json === true)
+        printJson({ origin: l.log.origin, size: cp.size, root: toBase64(cp.root), note: cp.note });
       else process.stdout.write(cp.note);
     });
   });
@@ -181,7 +211,12 @@ program
         treeSize: p.treeSize,
         leafHash: toBase64(p.leafHash),
         hashes: p.hashes.map(toBase64),
-        checkpoint: { origin: l.log.origin, size: p.checkpoint.size, root: toBase64(p.checkpoint.root), note: p.checkpoint.note },
+        checkpoint: {
+          origin: l.log.origin,
+          size: p.checkpoint.size,
+          root: toBase64(p.checkpoint.root),
+          note: p.checkpoint.note,
+        },
       });
     });
   });
@@ -211,7 +246,13 @@ program
         checked++;
         if (!v.ok) failures.push({ id: e.id, code: v.code });
       }
-      printJson({ ok: failures.length === 0, logSize: report.size, leavesChecked: report.leavesChecked, entriesChecked: checked, failures });
+      printJson({
+        ok: failures.length === 0,
+        logSize: report.size,
+        leavesChecked: report.leavesChecked,
+        entriesChecked: checked,
+        failures,
+      });
       if (failures.length > 0) process.exitCode = 1;
     });
   });

@@ -118,7 +118,11 @@ export function joinLabel(a: TrustLabel, b: TrustLabel): TrustLabel {
  * Effective authority of a verified entry: weakest of its tier and its (propagated) label.
  * Pass `verified: false` for an entry whose signature, tag or inclusion did not verify: ⊥.
  */
-export function effectiveAuthority(tier: SourceTier, label: TrustLabel, verified = true): Authority {
+export function effectiveAuthority(
+  tier: SourceTier,
+  label: TrustLabel,
+  verified = true,
+): Authority {
   if (!verified) return 'BOTTOM';
   return meetAuthority(tierAuthority(tier), labelAuthority(label));
 }

@@ -54,7 +54,11 @@ export interface AddOptions {
 /** Result of an add: committed, or held for review (never silently dropped). */
 export type AddResult =
   | { readonly status: 'stored'; readonly memory: MemoryRecord }
-  | { readonly status: 'pending_review'; readonly reviewId: string; readonly reasons: readonly string[] };
+  | {
+      readonly status: 'pending_review';
+      readonly reviewId: string;
+      readonly reasons: readonly string[];
+    };
 
 export interface SearchOptions {
   readonly principal: string;
@@ -133,7 +137,11 @@ export interface MemoryApi {
   search(query: string, opts: SearchOptions): Promise<SearchResult>;
   get(id: string, opts: { principal: string }): Promise<MemoryRecord | undefined>;
   getAll(opts: { principal: string; limit?: number; offset?: number }): Promise<MemoryRecord[]>;
-  update(id: string, content: string, opts: { principal: string; reason?: string }): Promise<MemoryRecord>;
+  update(
+    id: string,
+    content: string,
+    opts: { principal: string; reason?: string },
+  ): Promise<MemoryRecord>;
   delete(id: string, opts: { principal: string; reason: string }): Promise<void>;
   deleteAll(opts: { principal: string; reason?: string }): Promise<number>;
   history(id: string, opts: { principal: string }): Promise<HistoryEvent[]>;
@@ -142,6 +150,10 @@ export interface MemoryApi {
   checkpoint(): Promise<CheckpointView>;
   consistency(from: number, to: number): Promise<ConsistencyProofView>;
   listReviews(opts: { principal: string; status?: ReviewItem['status'] }): Promise<ReviewItem[]>;
-  decideReview(id: string, decision: 'approve' | 'reject', opts: { reviewer: string; reason?: string }): Promise<ReviewItem>;
+  decideReview(
+    id: string,
+    decision: 'approve' | 'reject',
+    opts: { reviewer: string; reason?: string },
+  ): Promise<ReviewItem>;
   close(): Promise<void>;
 }

@@ -112,7 +112,10 @@ export class Ledger {
   private pending: Pending[] = [];
   private flushing: Promise<void> | undefined;
   /** Resolved writers (kind, current key, signer), see `resolveWriter`. */
-  private readonly writers = new Map<string, { kind: PrincipalKind; kid: string; signer: Ed25519Signer; at: bigint }>();
+  private readonly writers = new Map<
+    string,
+    { kind: PrincipalKind; kid: string; signer: Ed25519Signer; at: bigint }
+  >();
   /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
   private readonly verified = new Map<string, Uint8Array>();
 
@@ -197,11 +200,23 @@ export class Ledger {
   async write(input: EntryInput): Promise<Receipt> {
     const w = await this.resolveWriter(input.writer);
     if (!mayWriteTier(w.kind, input.tier)) {
-      throw new MemwardenError('ENTRY_INVALID', `a ${w.kind} principal may not write tier ${input.tier}`);
+      throw new MemwardenError(
+        'ENTRY_INVALID',
+        `a ${w.kind} principal may not write tier ${input.tier}`,
+      );
     }
     // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
-    const { entry, bytes } = signEntry(this.buildBody(input, w.kid), (b) => w.signer.sign(signingInput(b)));
-    const leafIndex = await this.commit(entry.id, entry.ns, entry.tier, bytes, entryLeafData(entry), 'entry');
+    const { entry, bytes } = signEntry(this.buildBody(input, w.kid), (b) =>
+      w.signer.sign(signingInput(b)),
+    );
+    const leafIndex = await this.commit(
+      entry.id,
+      entry.ns,
+      entry.tier,
+      bytes,
+      entryLeafData(entry),
+      'entry',
+    );
     return { entry, bytes, leafIndex };
   }
 
@@ -210,7 +225,9 @@ export class Ledger {
    * or revocation made through this ledger clears it at once; one made by another process is
    * seen within that window (and readers re-verify key validity against the log regardless).
    */
-  private async resolveWriter(writer: string): Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer }> {
+  private async resolveWriter(
+    writer: string,
+  ): Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer }> {
     const now = this.clock.nowNs();
     const hit = this.writers.get(writer);
     if (hit !== undefined && now - hit.at < WRITER_CACHE_NS) return hit;
@@ -220,7 +237,8 @@ export class Ledger {
     }
     const kid = await this.currentKid(principal.id);
     const signer = await this.keys.signer(kid);
-    if (signer === undefined) throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
+    if (signer === undefined)
+      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
     const resolved = { kind: principal.kind, kid, signer, at: now };
     this.writers.set(writer, resolved);
     return resolved;

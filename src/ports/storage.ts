@@ -1,7 +1,7 @@
 /**
  * @module ports/storage
- * The storage port. Every backend (in-memory here; PGlite and PostgreSQL later) implements
- * it, and one conformance suite (`src/testing/storage-conformance.ts`) runs against each.
+ * The storage port. Every backend (in-memory, PGlite, PostgreSQL) implements it, and one
+ * conformance suite (`src/testing/storage-conformance.ts`) runs against each.
  *
  * Rules every implementation keeps:
  * - Writes are atomic per call; a failed call changes nothing.
@@ -9,6 +9,10 @@
  * - Log appends are sequenced: `appendLeaves` names the index it expects to start at and
  *   fails with `STORAGE_CONFLICT` if the log has moved, so two writers can never fork it.
  * - Returned byte arrays are copies or immutable; callers may not mutate them.
+ * - Scope (article Pattern 4): a principal view (`asPrincipal`) sees its own rows plus global
+ *   OPERATOR rows, writes only its own non-OPERATOR rows, and a scope with no principal sees
+ *   nothing. PostgreSQL backends enforce this with row-level security, the in-memory backend in
+ *   code with the same semantics; the conformance suite checks both.
  */
 import type { PrincipalKind, SourceTier } from '../core/trust.js';
 
@@ -48,7 +52,11 @@ export interface LogStore {
    * complete, in one atomic step. Fails with `STORAGE_CONFLICT` unless `start` equals the
    * current size.
    */
-  appendLeaves(start: number, leaves: readonly LeafRecord[], nodes: readonly NodeRecord[]): Promise<void>;
+  appendLeaves(
+    start: number,
+    leaves: readonly LeafRecord[],
+    nodes: readonly NodeRecord[],
+  ): Promise<void>;
   getLeaf(index: number): Promise<LeafRecord | undefined>;
   /** Leaves in [start, end). */
   getLeaves(start: number, end: number): Promise<LeafRecord[]>;
@@ -100,13 +108,32 @@ export interface RegistryStore {
    */
   closeKey(
     kid: string,
-    patch: { validUntilNs?: bigint; revokedAtNs?: bigint; revokedAtLogSize?: number; revocationReason?: string },
+    patch: {
+      validUntilNs?: bigint;
+      revokedAtNs?: bigint;
+      revokedAtLogSize?: number;
+      revocationReason?: string;
+    },
   ): Promise<void>;
   getKey(kid: string): Promise<KeyRecord | undefined>;
   keysOf(principalId: string): Promise<KeyRecord[]>;
 }
 
-/** A stored entry: the exact signed bytes plus the authenticator tag. */
+/** The dimension of stored embeddings (the default local model, DESIGN.md). */
+export const EMBEDDING_DIMENSIONS = 384;
+
+/**
+ * A stored entry: the exact signed bytes plus the authenticator tag, and query-only metadata.
+ *
+ * Everything except `bytes`, `macKid`, `mac` and `leafIndex` is *denormalised*: copied out of the
+ * signed record (or computed from it) so the database can filter, rank and isolate. The signed
+ * bytes stay the source of truth — the read path re-checks every denormalised field it relies
+ * on against them, so a row whose columns were edited in place is caught, not trusted.
+ *
+ * The metadata fields are optional so writers of the previous stage keep compiling; an entry
+ * written without them is invisible to `searchEntries` ranking (no content, no embedding) but
+ * is still listed, fetched and verified.
+ */
 export interface StoredEntry {
   readonly id: string;
   /**
@@ -122,18 +149,226 @@ export interface StoredEntry {
   /** HMAC key id and tag over `bytes` (SMSR component 1). */
   readonly macKid: string;
   readonly mac: Uint8Array;
+  /** The writing principal (may differ from `owner`, e.g. a tool writing into a user scope). */
+  readonly writer?: string;
+  /** Record kind (`fact`, `preference`, …), for `kinds` filters. */
+  readonly kind?: string;
+  readonly createdAtNs?: bigint;
+  /** Absent: never expires. An entry with `expiresAtNs <= now` is never returned by search. */
+  readonly expiresAtNs?: bigint;
+  /** Plaintext copy of the content, for lexical search only. */
+  readonly content?: string;
+  /** Source URI (`chat:s1:turn-4`, `https://…`), for filters and purge by source. */
+  readonly uri?: string;
+  /** Lower-case hex SHA-256 of the source blob, for purge by content hash (failure-mode table). */
+  readonly srcHash?: string;
+  /** {@link EMBEDDING_DIMENSIONS}-d embedding; finite values only. */
+  readonly embedding?: Float32Array;
+  /** Mutable state: set by {@link EntryStateStore.markDeleted} (a signed tombstone exists). */
+  readonly deleted?: boolean;
+  /** Mutable state, set once: the id of the newer version that supersedes this one. */
+  readonly supersededBy?: string;
 }
 
 export interface EntryStore {
-  /** `STORAGE_CONFLICT` if the id exists. */
+  /** `STORAGE_CONFLICT` if the id exists. State fields (`deleted`, `supersededBy`) are ignored: a new entry is live. */
   putEntry(e: StoredEntry): Promise<void>;
   getEntry(id: string): Promise<StoredEntry | undefined>;
   /** Entries in log order, for audit and listing. */
   listEntries(opts?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]>;
 }
 
-/** The whole storage port of this stage. */
-export interface StorageBackend extends LogStore, RegistryStore, EntryStore {
+/** What {@link EntryStateStore.searchEntries} looks for. */
+export interface SearchQuery {
+  /** Rank by cosine similarity to this {@link EMBEDDING_DIMENSIONS}-d vector. */
+  readonly embedding?: Float32Array;
+  /** Rank by lexical match of these words (any of them). */
+  readonly text?: string;
+  readonly tiers?: readonly SourceTier[];
+  readonly kinds?: readonly string[];
+  /** Exact source URI. */
+  readonly uri?: string;
+  /** "Now" for expiry: rows with `expiresAtNs <= nowNs` are excluded. */
+  readonly nowNs: bigint;
+  /** 1 … 1000. */
+  readonly limit: number;
+}
+
+/**
+ * One search hit. With only `embedding`, hits are the `limit` nearest rows by cosine similarity
+ * (`vectorScore` ∈ [-1, 1], best first). With only `text`, the `limit` best lexical matches
+ * (`lexicalScore` ∈ (0, 1), best first; rows matching no query word are not returned). With
+ * both, the union of the two top-`limit` lists (≤ 2·limit hits), each hit carrying both scores
+ * where defined (a lexical score of 0 = no word matched), ordered by vector score; the caller
+ * fuses them. Lexical scales are backend-specific (PostgreSQL full text vs the in-memory
+ * term-overlap score); compare them only within one result list.
+ */
+export interface SearchHit {
+  readonly entry: StoredEntry;
+  readonly vectorScore?: number;
+  readonly lexicalScore?: number;
+}
+
+/** Live-entry count of one tier, for the `memory_entries_current{trust}` gauge. */
+export interface TierCount {
+  readonly tier: SourceTier;
+  readonly count: number;
+}
+
+/**
+ * Entry state and retrieval (the Memory API's read path). Every method honours the scope of the
+ * view it is called on: a principal view sees its own rows plus global OPERATOR rows and may
+ * change only its own non-OPERATOR rows. A row the scope cannot see is `STORAGE_NOT_FOUND`
+ * (existence is not leaked); a visible row the scope may not change (OPERATOR memory from an
+ * agent scope) is `STORAGE_FAILED` with `details.reason = 'denied'`.
+ */
+export interface EntryStateStore {
+  /** Mark an entry deleted (after its signed tombstone). Idempotent. */
+  markDeleted(id: string): Promise<void>;
+  /** Record the superseding version. Set once: a second call is `STORAGE_CONFLICT`. */
+  markSuperseded(id: string, byId: string): Promise<void>;
+  /**
+   * Move the expiry forward to `newExpiresAtNs` (renew-on-use, review: article failure-mode
+   * table). It never moves back and a never-expiring entry stays so. Returns the expiry now in
+   * force (undefined: never expires).
+   */
+  extendExpiry(id: string, newExpiresAtNs: bigint): Promise<bigint | undefined>;
+  /** Live (not deleted, not superseded, unexpired) entries ranked by similarity. */
+  searchEntries(q: SearchQuery): Promise<SearchHit[]>;
+  /**
+   * Entries visible in this scope, in log order, for `getAll`. Deleted and superseded entries are
+   * left out unless asked for; expired ones are left out when `nowNs` is given; `owner` narrows
+   * to one owner (e.g. a principal's own rows without the global OPERATOR ones).
+   */
+  listEntriesFor(opts: {
+    limit: number;
+    offset?: number;
+    includeDeleted?: boolean;
+    includeSuperseded?: boolean;
+    nowNs?: bigint;
+    owner?: string;
+  }): Promise<StoredEntry[]>;
+  /**
+   * Entries with this source URI and/or source hash (both given: both must match), in log order,
+   * deleted ones left out unless asked for — the purge path. Neither given is `INPUT_INVALID`.
+   */
+  findEntriesBy(opts: {
+    uri?: string;
+    srcHash?: string;
+    includeDeleted?: boolean;
+  }): Promise<StoredEntry[]>;
+  /** Live entries per tier (tiers with none are omitted); expired ones left out when `nowNs` is given. */
+  countEntries(opts?: { nowNs?: bigint }): Promise<TierCount[]>;
+}
+
+/** Per-principal, per-tier, per-day write quotas (article Pattern 5). */
+export interface QuotaStore {
+  /**
+   * Count one write against `(principal, tier, dayKey)` if fewer than `limit` were counted:
+   * `{ ok: true, used }` with the new count, else `{ ok: false, used }` and nothing changes.
+   * Atomic under concurrency: of N concurrent calls at most `limit` succeed. A principal view
+   * may consume only its own quota.
+   */
+  consumeQuota(
+    principal: string,
+    tier: SourceTier,
+    dayKey: string,
+    limit: number,
+  ): Promise<{ ok: boolean; used: number }>;
+  /** The current count (0 when never consumed). */
+  quotaUsed(principal: string, tier: SourceTier, dayKey: string): Promise<number>;
+}
+
+/** A write held for human review (write-path filter verdict "review"). */
+export interface ReviewRecord {
+  readonly id: string;
+  /** The principal whose write is held (the row owner). */
+  readonly principal: string;
+  readonly tier: SourceTier;
+  readonly content: string;
+  readonly reasons: readonly string[];
+  /** Opaque to storage: the serialised add request, replayed on approval. */
+  readonly payload: Uint8Array;
+  readonly createdAtNs: bigint;
+  readonly status: 'pending' | 'approved' | 'rejected';
+  readonly decidedBy?: string;
+  readonly decidedAtNs?: bigint;
+  /** The memory written on approval. */
+  readonly memoryId?: string;
+}
+
+export interface ReviewDecision {
+  readonly status: 'approved' | 'rejected';
+  readonly decidedBy: string;
+  readonly decidedAtNs: bigint;
+  readonly memoryId?: string;
+}
+
+/**
+ * The review queue. A principal view enqueues and reads its own items; deciding is for the
+ * system scope (an operator), `STORAGE_FAILED`/denied from a principal view.
+ */
+export interface ReviewStore {
+  /** `STORAGE_CONFLICT` if the id exists. The item starts `pending`. */
+  enqueueReview(
+    r: Omit<ReviewRecord, 'status' | 'decidedBy' | 'decidedAtNs' | 'memoryId'>,
+  ): Promise<void>;
+  /** Oldest first. */
+  listReviews(opts?: { status?: ReviewRecord['status']; limit?: number }): Promise<ReviewRecord[]>;
+  getReview(id: string): Promise<ReviewRecord | undefined>;
+  /** pending → approved | rejected, once: a decided item is `STORAGE_CONFLICT`; unknown is `STORAGE_NOT_FOUND`. */
+  decideReview(id: string, d: ReviewDecision): Promise<ReviewRecord>;
+}
+
+/** A JSON value (what audit details may hold). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [k: string]: JsonValue };
+
+export interface AuditEvent {
+  /** Unique (`STORAGE_CONFLICT` on reuse). */
+  readonly id: string;
+  readonly atNs: bigint;
+  readonly actor: string;
+  /** e.g. `entry.dropped`, `review.approved`, `purge`. */
+  readonly action: string;
+  /** What the event is about (an entry id, a review id). */
+  readonly subject?: string;
+  readonly details: { readonly [k: string]: JsonValue };
+}
+
+/**
+ * Audit events. Append-only; a principal view's events are owned by it and it reads only those,
+ * the system scope reads all.
+ */
+export interface AuditStore {
+  appendAudit(e: AuditEvent): Promise<void>;
+  /** Oldest first, strictly after `afterNs`, optionally about one `subject`. */
+  listAudit(opts: { limit: number; afterNs?: bigint; subject?: string }): Promise<AuditEvent[]>;
+}
+
+/**
+ * Bearer API keys of the service. System scope only (a principal view is `STORAGE_FAILED`/denied):
+ * the lookup happens before any principal is known.
+ */
+export interface ApiKeyStore {
+  /** `keyHash` = SHA-256 of the secret (32 bytes); the secret itself is never stored. `STORAGE_CONFLICT` if present. */
+  putApiKey(k: { principalId: string; keyHash: Uint8Array; createdAtNs: bigint }): Promise<void>;
+  /** The principal of an unrevoked key, else undefined. Exact-match lookup of a hash, so no timing oracle on the secret. */
+  findApiKey(keyHash: Uint8Array): Promise<string | undefined>;
+  /** Revoke (idempotent); `STORAGE_NOT_FOUND` for an unknown key. */
+  revokeApiKey(keyHash: Uint8Array): Promise<void>;
+}
+
+/** The whole storage port. */
+export interface StorageBackend
+  extends
+    LogStore,
+    RegistryStore,
+    EntryStore,
+    EntryStateStore,
+    QuotaStore,
+    ReviewStore,
+    AuditStore,
+    ApiKeyStore {
   /** Run `fn` so that its writes are all-or-nothing and serialised against other writers. */
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -147,3 +382,10 @@ export interface StorageBackend extends LogStore, RegistryStore, EntryStore {
    */
   asPrincipal?(principalId: string): StorageBackend;
 }
+
+/**
+ * What `open` returns for every backend (in-memory, PGlite, PostgreSQL): the system scope, able
+ * to hand out principal views. (`asPrincipal` is optional on {@link StorageBackend} only because
+ * a transaction view need not offer it.)
+ */
+export type RootStorage = StorageBackend & { asPrincipal(principalId: string): StorageBackend };

@@ -262,7 +262,10 @@ export interface SignedEncoding {
  * Validate once, encode the body, sign it through `sign` (which receives the body bytes and
  * returns a 64-byte signature), and encode the signed record — the write path's single pass.
  */
-export function signEntry(body: EntryBody, sign: (bodyBytes: Uint8Array) => Uint8Array): SignedEncoding {
+export function signEntry(
+  body: EntryBody,
+  sign: (bodyBytes: Uint8Array) => Uint8Array,
+): SignedEncoding {
   const p = prepare(body, false);
   const bodyBytes = write(p, undefined);
   const sig = sign(bodyBytes);

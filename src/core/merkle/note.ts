@@ -78,10 +78,14 @@ export function parseVerifierKey(vkey: string): {
   keyId: Uint8Array;
   publicKey: Uint8Array;
 } {
-  const parts = vkey.split('+');
   const bad = (): MemwardenError => new MemwardenError('KEY_INVALID', 'malformed verifier key');
-  if (parts.length !== 3) throw bad();
-  const [keyName, idHex, keyB64] = parts as [string, string, string];
+  // name+hash+key: the key is base64 and may itself contain '+', so split on the first two.
+  const a = vkey.indexOf('+');
+  const b = a < 0 ? -1 : vkey.indexOf('+', a + 1);
+  if (a <= 0 || b < 0) throw bad();
+  const keyName = vkey.slice(0, a);
+  const idHex = vkey.slice(a + 1, b);
+  const keyB64 = vkey.slice(b + 1);
   if (!/^[0-9a-f]{8}$/.test(idHex)) throw bad();
   let raw: Uint8Array;
   try {

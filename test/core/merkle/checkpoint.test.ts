@@ -203,3 +203,19 @@ describe('tlog checkpoint', () => {
     );
   });
 });
+
+describe('verifier keys whose base64 contains "+"', () => {
+  it('round-trips through formatVerifierKey / parseVerifierKey', async () => {
+    const { formatVerifierKey: fmt, parseVerifierKey: parse } =
+      await import('../../../src/core/merkle/index.js');
+    let found = 0;
+    for (let i = 0; i < 200 && found < 5; i++) {
+      const pk = new Uint8Array(32).map((_, j) => (i * 31 + j * 7) & 0xff);
+      const vkey = fmt('example.com/log', pk);
+      if (!vkey.split('+')[2]?.length || vkey.split('+').length <= 3) continue;
+      found++;
+      expect(parse(vkey).publicKey).toEqual(pk);
+    }
+    expect(found).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * @module memwarden
+ * The public API. Explicit named exports only; the surface is pinned by test/api-surface.test.ts.
+ */
+export {
+  ErrorCodes,
+  MemwardenError,
+  isMemwardenError,
+  type ErrorCode,
+  type SafeResult,
+} from './core/errors.js';
+export {
+  AuthorityLevels,
+  PrincipalKinds,
+  SourceTiers,
+  TrustLabels,
+  baseLabel,
+  effectiveAuthority,
+  mayWriteTier,
+  type Authority,
+  type PrincipalKind,
+  type SourceTier,
+  type TrustLabel,
+} from './core/trust.js';
+export {
+  decodeSignedEntry,
+  decodeSignedTombstone,
+  encodeEntryBody,
+  encodeSignedEntry,
+  entryLeafData,
+  safeDecodeSignedEntry,
+  signingInput,
+  tombstoneLeafData,
+  type EntryBody,
+  type SignedEntry,
+  type SignedTombstone,
+  type TombstoneBody,
+} from './core/entry/index.js';
+export {
+  emptyRoot,
+  leafHash,
+  nodeHash,
+  parseCheckpoint,
+  verifyCheckpoint,
+  verifyConsistency,
+  verifyInclusion,
+  formatVerifierKey,
+  type Checkpoint,
+} from './core/merkle/index.js';
+export { verifyEd25519 } from './core/crypto/ed25519.js';
+export {
+  Ledger,
+  type EntryInput,
+  type LedgerOptions,
+  type Receipt,
+  type Verification,
+} from './memory/ledger.js';
+export type {
+  AddOptions,
+  AddResult,
+  MemoryApi,
+  MemoryRecord,
+  SearchHit,
+  SearchOptions,
+  SearchResult,
+} from './memory/api.js';
+export type { Clock, RandomSource } from './ports/clock.js';
+export type { KeySource } from './ports/keysource.js';
+export type { StorageBackend, StoredEntry } from './ports/storage.js';

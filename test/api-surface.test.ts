@@ -1,0 +1,55 @@
+/**
+ * Pins the public surface: adding or removing an export is a deliberate, reviewed change.
+ * Runs against the built package (`npm test` builds first) through its own exports map.
+ */
+import { describe, expect, it } from 'vitest';
+
+describe('public API surface', () => {
+  it('the root entry point exports exactly these names', async () => {
+    const mod = await import('memwarden');
+    expect(Object.keys(mod).sort()).toMatchInlineSnapshot(`
+      [
+        "AuthorityLevels",
+        "ErrorCodes",
+        "Ledger",
+        "MemwardenError",
+        "PrincipalKinds",
+        "SourceTiers",
+        "TrustLabels",
+        "baseLabel",
+        "decodeSignedEntry",
+        "decodeSignedTombstone",
+        "effectiveAuthority",
+        "emptyRoot",
+        "encodeEntryBody",
+        "encodeSignedEntry",
+        "entryLeafData",
+        "formatVerifierKey",
+        "isMemwardenError",
+        "leafHash",
+        "mayWriteTier",
+        "nodeHash",
+        "parseCheckpoint",
+        "safeDecodeSignedEntry",
+        "signingInput",
+        "tombstoneLeafData",
+        "verifyCheckpoint",
+        "verifyConsistency",
+        "verifyEd25519",
+        "verifyInclusion",
+      ]
+    `);
+  });
+
+  it('each subpath exports exactly these names', async () => {
+    expect(Object.keys(await import('memwarden/storage/memory')).sort()).toEqual(['MemoryBackend']);
+    expect(Object.keys(await import('memwarden/storage/pglite')).sort()).toEqual(['PgliteBackend']);
+    expect(Object.keys(await import('memwarden/storage/pg')).sort()).toEqual(['PgBackend']);
+    expect(Object.keys(await import('memwarden/testing')).sort()).toEqual([
+      'ManualClock',
+      'MemoryKeySource',
+      'SeededRandom',
+      'storageConformanceCases',
+    ]);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * The CLI through the built binary (CONVENTIONS: "the CLI via the built binary").
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fromBase64 } from '../../src/core/bytes.js';
+import { verifyEd25519 } from '../../src/core/crypto/ed25519.js';
+import {
+  parseCheckpoint,
+  parseVerifierKey,
+  verifyCheckpoint,
+  verifyInclusion,
+} from '../../src/core/merkle/index.js';
+
+const BIN = resolve('dist/cli/main.js');
+const dir = mkdtempSync(join(tmpdir(), 'mw-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(...args: string[]): { code: number; out: string; err: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args, '--data', join(dir, 'data')], {
+    encoding: 'utf8',
+  });
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+const json = (r: { out: string }): Record<string, unknown> =>
+  JSON.parse(r.out) as Record<string, unknown>;
+
+describe('memwarden CLI', () => {
+  let alice = '';
+  let entry = '';
+
+  it('registers a principal and writes a signed entry', () => {
+    expect(cli('init').code).toBe(0);
+    const p = cli('principals', 'add', 'alice', '--kind', 'user');
+    expect(p.code).toBe(0);
+    alice = json(p).id as string;
+    expect(alice).toMatch(/^user:[0-9a-f]{32}$/);
+    const w = cli(
+      'write',
+      'prefers dark mode',
+      '--as',
+      alice,
+      '--tier',
+      'USER_VERIFIED',
+      '--kind',
+      'fact',
+    );
+    expect(w.code).toBe(0);
+    entry = json(w).id as string;
+    expect(json(w).leafIndex).toBe(0);
+  });
+
+  it('verifies the entry and proves it against a signed checkpoint', () => {
+    const v = cli('verify', entry);
+    expect(v.code).toBe(0);
+    expect(json(v).ok).toBe(true);
+    const note = cli('checkpoint').out;
+    const vkey = cli('vkey').out.trim();
+    const { keyName, publicKey } = parseVerifierKey(vkey);
+    expect(() =>
+      verifyCheckpoint(note, keyName, publicKey, (m, s) => verifyEd25519(publicKey, m, s)),
+    ).not.toThrow();
+    const proof = json(cli('prove', entry));
+    const cp = parseCheckpoint(note.split('\n\n')[0] + '\n');
+    const hashes = (proof.hashes as string[]).map(fromBase64);
+    expect(
+      verifyInclusion(
+        proof.leafIndex as number,
+        proof.treeSize as number,
+        fromBase64(proof.leafHash as string),
+        hashes,
+        cp.root,
+      ),
+    ).toBe(true);
+  });
+
+  it('refuses bad input with a coded error and writes nothing', () => {
+    const r = cli('write', 'x', '--as', alice, '--tier', 'OPERATOR');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^error ENTRY_INVALID:/);
+    const u = cli('write', 'x', '--as', 'user:' + '0'.repeat(32));
+    expect(u.err).toMatch(/^error PRINCIPAL_UNKNOWN:/);
+    expect(json(cli('audit')).logSize).toBe(1);
+  });
+
+  it('detects an entry altered at rest (verify and audit exit 1)', () => {
+    const journal = join(dir, 'data', 'journal.jsonl');
+    const text = readFileSync(journal, 'utf8');
+    // Flip the stored content inside the signed bytes of the entry.
+    const lines = text.split('\n').map((line) => {
+      if (!line.includes('"entries":[{')) return line;
+      const o = JSON.parse(line) as { entries: { bytes: { $b: string } }[] };
+      const b = Buffer.from(o.entries[0]!.bytes.$b, 'base64');
+      const at = b.indexOf(Buffer.from('dark'));
+      b.write('DARK', at);
+      o.entries[0]!.bytes.$b = b.toString('base64');
+      return JSON.stringify(o);
+    });
+    writeFileSync(journal, lines.join('\n'));
+    const v = cli('verify', entry);
+    expect(v.code).toBe(1);
+    expect(json(v).ok).toBe(false);
+    const a = cli('audit');
+    expect(a.code).toBe(1);
+    expect((json(a).failures as unknown[]).length).toBe(1);
+  });
+});
