@@ -80,7 +80,8 @@ export async function run({ log }) {
     await l0.close();
     return r.entry;
   })();
-  const { sig: _sig, ...coreBody } = seedEntry;
+  const coreBody = { ...seedEntry };
+  delete coreBody.sig;
   const coreWriteUs = await measureAsyncUs(
     async (i) => {
       const { entry } = signEntry({ ...coreBody, ts: coreBody.ts + BigInt(i) }, (b) =>
