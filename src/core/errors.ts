@@ -46,8 +46,25 @@ export const ErrorCodes = [
   'STORAGE_CONFLICT',
   'STORAGE_NOT_FOUND',
   'STORAGE_FAILED',
+  'STORAGE_DENIED',
+  // quotas, review, authentication at the edges
+  'QUOTA_EXCEEDED',
+  'REVIEW_NOT_PENDING',
+  'AUTH_REQUIRED',
+  'AUTH_FORBIDDEN',
+  // lineage and the sensitive-action gate
+  'LINEAGE_CYCLE',
+  'LINEAGE_INVALID',
+  'POLICY_INVALID',
+  'POLICY_DENIED',
+  // models: LLM providers and embedders
+  'LLM_TRANSPORT',
+  'LLM_MALFORMED',
+  'LLM_UNAVAILABLE',
+  'EMBEDDING_FAILED',
   // generic input validation at the edges
   'INPUT_INVALID',
+  'INPUT_TOO_LARGE',
 ] as const;
 
 export type ErrorCode = (typeof ErrorCodes)[number];
