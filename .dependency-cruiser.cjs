@@ -17,7 +17,7 @@ module.exports = {
       severity: 'error',
       comment: 'src/core is the pure domain: it imports only itself (and node:crypto for primitives).',
       from: { path: '^src/core/' },
-      to: { pathNot: ['^src/core/', '^node_modules/cbor2/', '^crypto$', '^node:crypto$'] },
+      to: { pathNot: ['^src/core/', '^node_modules/cbor2/', '^node_modules/ajv/', '^crypto$', '^node:crypto$'] },
     },
     {
       name: 'cbor-only-in-codec',
@@ -37,6 +37,31 @@ module.exports = {
       severity: 'error',
       from: { pathNot: '^src/adapters/pglite/' },
       to: { path: '^node_modules/@electric-sql/' },
+    },
+    {
+      name: 'ai-sdk-only-in-llm-adapter-and-integration',
+      severity: 'error',
+      comment: 'The Vercel AI SDK (ai, @ai-sdk/*): only in the LLM adapter and the AI SDK integration.',
+      from: { pathNot: ['^src/adapters/llm/', '^src/integrations/ai-sdk/'] },
+      to: { path: '^node_modules/(ai|@ai-sdk/[^/]+)/' },
+    },
+    {
+      name: 'hono-only-in-server',
+      severity: 'error',
+      from: { pathNot: '^src/server/' },
+      to: { path: '^node_modules/(hono|@hono/)' },
+    },
+    {
+      name: 'prom-client-only-in-metrics',
+      severity: 'error',
+      from: { pathNot: '^src/server/metrics\\.ts$' },
+      to: { path: '^node_modules/prom-client/' },
+    },
+    {
+      name: 'embedding-model-only-in-its-adapter',
+      severity: 'error',
+      from: { pathNot: '^src/adapters/embeddings/' },
+      to: { path: '^node_modules/@lat\\.md/' },
     },
     {
       name: 'ports-are-interfaces',

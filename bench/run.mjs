@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 
 const GROUPS = {
   core: () => import('./core.mjs'),
+  gate: () => import('./gate.mjs'),
 };
 
 const { values } = parseArgs({

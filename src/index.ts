@@ -56,6 +56,11 @@ export {
   type Verification,
 } from './memory/ledger.js';
 export type {
+  CheckpointView,
+  ConsistencyProofView,
+  HistoryEvent,
+  InclusionProofView,
+  ReviewItem,
   AddOptions,
   AddResult,
   MemoryApi,
@@ -65,5 +70,8 @@ export type {
   SearchResult,
 } from './memory/api.js';
 export type { Clock, RandomSource } from './ports/clock.js';
+export type { Embedder } from './ports/embedder.js';
+export type { LlmProvider, LlmRequest, LlmResponse } from './ports/llm.js';
+export type { MetricsSink } from './ports/metrics.js';
 export type { KeySource } from './ports/keysource.js';
-export type { StorageBackend, StoredEntry } from './ports/storage.js';
+export type { RootStorage, StorageBackend, StoredEntry } from './ports/storage.js';

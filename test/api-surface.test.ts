@@ -51,5 +51,8 @@ describe('public API surface', () => {
       'SeededRandom',
       'storageConformanceCases',
     ]);
+    for (const sub of ['server', 'llm', 'ai-sdk', 'embeddings', 'testing/llm']) {
+      expect(Object.keys(await import(`memwarden/${sub}`)).sort()).toMatchSnapshot(sub);
+    }
   });
 });

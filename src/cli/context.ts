@@ -1,25 +1,36 @@
 /**
  * @module cli/context
- * Where the CLI picks its adapters: the data folder, its storage backend and key file.
+ * Where the CLI picks its store: `Memory.open` on the data folder (PGlite) or a PostgreSQL
+ * server (`--postgres URL` / MEMWARDEN_DATABASE_URL).
  */
-import path from 'node:path';
-import { KeyFileSource } from '../adapters/keyfile/keyfile.js';
-import { MemoryBackend } from '../adapters/memory/index.js';
-import { systemClock, systemRandom } from '../adapters/system/index.js';
-import { Ledger } from '../memory/ledger.js';
+import { Memory } from '../open.js';
+import type { Metrics } from '../server/metrics.js';
 
 /** Default data folder, relative to the working directory (or MEMWARDEN_DATA). */
 export function defaultDataDir(): string {
   return process.env.MEMWARDEN_DATA ?? '.memwarden';
 }
 
-/** Open the ledger stored in `dataDir` (created on first use). */
-export async function openLedger(dataDir: string): Promise<Ledger> {
-  const dir = path.resolve(dataDir);
-  return Ledger.open({
-    storage: await MemoryBackend.open({ journalPath: path.join(dir, 'journal.jsonl') }),
-    keys: new KeyFileSource(dir),
-    clock: systemClock,
-    random: systemRandom,
+export interface StoreOptions {
+  readonly data: string;
+  readonly postgres?: string;
+}
+
+/** Open the memory stored in `data` (created on first use). */
+export async function openMemory(o: StoreOptions, metrics?: Metrics): Promise<Memory> {
+  return Memory.open({
+    dataDir: o.data,
+    ...(o.postgres === undefined ? {} : { postgres: o.postgres }),
+    ...(metrics === undefined ? {} : { metrics }),
   });
+}
+
+/** Open, run `fn`, always close. */
+export async function withMemory<T>(o: StoreOptions, fn: (m: Memory) => Promise<T>): Promise<T> {
+  const m = await openMemory(o);
+  try {
+    return await fn(m);
+  } finally {
+    await m.close();
+  }
 }

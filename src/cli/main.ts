@@ -10,8 +10,9 @@ import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { formatVerifierKey } from '../core/merkle/index.js';
 import { PrincipalKinds, SourceTiers, type PrincipalKind, type SourceTier } from '../core/trust.js';
 import type { Ledger } from '../memory/ledger.js';
-import { defaultDataDir, openLedger } from './context.js';
+import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { entryJson, printJson } from './format.js';
+import { serve } from './serve.js';
 
 const program = new Command();
 program
@@ -23,15 +24,19 @@ program
 
 const dataOption = (): Option =>
   new Option('--data <dir>', 'data folder').default(defaultDataDir());
+const pgOption = (): Option =>
+  new Option('--postgres <url>', 'use a PostgreSQL server instead of the embedded store').env(
+    'MEMWARDEN_DATABASE_URL',
+  );
 
-/** Open the ledger, run `fn`, always close. */
-async function withLedger<T>(dataDir: string, fn: (l: Ledger) => Promise<T>): Promise<T> {
-  const ledger = await openLedger(dataDir);
-  try {
-    return await fn(ledger);
-  } finally {
-    await ledger.close();
-  }
+/** Every command's store options: `--data DIR` and `--postgres URL`. */
+function store(c: Command): Command {
+  return c.addOption(dataOption()).addOption(pgOption());
+}
+
+/** Open the ledger of the store, run `fn`, always close. */
+async function withLedger<T>(o: StoreOptions, fn: (l: Ledger) => Promise<T>): Promise<T> {
+  return withMemory(o, (m) => fn(m.ledger));
 }
 
 function parseTier(t: string): SourceTier {
@@ -45,8 +50,9 @@ program
   .command('init')
   .description('create the data folder, its key file and an empty log')
   .addOption(dataOption())
-  .action(async (o: { data: string }) => {
-    await withLedger(o.data, async (l) => {
+  .addOption(pgOption())
+  .action(async (o: StoreOptions) => {
+    await withLedger(o, async (l) => {
       printJson({
         data: o.data,
         logSize: l.log.size,
@@ -60,23 +66,23 @@ const principals = program
   .description('register, list and rotate principals');
 principals
   .command('add <name>')
-  .description('register a principal whose Ed25519 key the host holds')
-  .addOption(
-    new Option('--kind <kind>', 'principal kind').choices([...PrincipalKinds]).default('user'),
-  )
+  .description('register a principal (Ed25519 key held by the host) and issue its API key')
+  .addOption(new Option('--kind <kind>', 'principal kind').choices([...PrincipalKinds]).default('user'))
   .addOption(dataOption())
+  .addOption(pgOption())
   .option('--json', 'print JSON (default)')
-  .action(async (name: string, o: { kind: PrincipalKind; data: string }) => {
-    await withLedger(o.data, async (l) => {
-      const p = await l.registerPrincipal(o.kind, name);
-      printJson({ id: p.id, kind: p.kind, name: p.name, kid: p.kid });
+  .action(async (name: string, o: StoreOptions & { kind: PrincipalKind }) => {
+    await withMemory(o, async (m) => {
+      const p = await m.createPrincipal(o.kind, name);
+      printJson({ id: p.id, apiKey: p.apiKey, kind: o.kind, name, kid: p.kid });
     });
   });
 principals
   .command('list')
   .addOption(dataOption())
-  .action(async (o: { data: string }) => {
-    await withLedger(o.data, async (l) => {
+  .addOption(pgOption())
+  .action(async (o: StoreOptions) => {
+    await withLedger(o, async (l) => {
       const ps = await l.storage.listPrincipals();
       const out = [];
       for (const p of ps) {
@@ -102,8 +108,9 @@ principals
   .command('rotate <id>')
   .description('rotate a principal key: the current key signs its successor')
   .addOption(dataOption())
-  .action(async (id: string, o: { data: string }) => {
-    await withLedger(o.data, async (l) => printJson({ id, kid: await l.rotatePrincipalKey(id) }));
+  .addOption(pgOption())
+  .action(async (id: string, o: StoreOptions) => {
+    await withLedger(o, async (l) => printJson({ id, kid: await l.rotatePrincipalKey(id) }));
   });
 
 program
@@ -111,8 +118,9 @@ program
   .description('revoke a key: nothing appended after now verifies under it')
   .requiredOption('--reason <text>', 'why')
   .addOption(dataOption())
-  .action(async (kid: string, o: { reason: string; data: string }) => {
-    await withLedger(o.data, async (l) => {
+  .addOption(pgOption())
+  .action(async (kid: string, o: StoreOptions & { reason: string }) => {
+    await withLedger(o, async (l) => {
       await l.revokeKey(kid, o.reason);
       printJson({ kid, revoked: true, atLogSize: l.log.size });
     });
@@ -129,6 +137,7 @@ program
   .option('--source <uri>', 'source URI')
   .option('--parent <id...>', 'parent entry ids (weight 1 each)')
   .addOption(dataOption())
+  .addOption(pgOption())
   .action(
     async (
       content: string,
@@ -138,19 +147,22 @@ program
         kind: string;
         source?: string;
         parent?: string[];
-        data: string;
-      },
+      } & StoreOptions,
     ) => {
-      await withLedger(o.data, async (l) => {
-        const r = await l.write({
-          writer: o.as,
-          content,
+      await withMemory(o, async (m) => {
+        // The whole write path: size, tier bound, screening (held for review), quota,
+        // embedding, signature, log append.
+        const r = await m.add(content, {
+          principal: o.as,
           tier: parseTier(o.tier),
           kind: o.kind,
-          ...(o.source === undefined ? {} : { uri: o.source }),
+          ...(o.source === undefined ? {} : { source: o.source }),
           ...(o.parent === undefined ? {} : { parents: o.parent, weights: o.parent.map(() => 1) }),
         });
-        printJson(entryJson(r.entry, r.leafIndex));
+        if (r.status === 'stored') {
+          const v = await m.ledger.verifyEntry(r.memory.id);
+          if (v.ok) printJson(entryJson(v.entry, v.leafIndex));
+        } else printJson(r);
       });
     },
   );
@@ -161,8 +173,9 @@ program
     'verify an entry: strict decode, MAC, signature and log inclusion (exit 1 if it fails)',
   )
   .addOption(dataOption())
-  .action(async (id: string, o: { data: string }) => {
-    await withLedger(o.data, async (l) => {
+  .addOption(pgOption())
+  .action(async (id: string, o: StoreOptions) => {
+    await withLedger(o, async (l) => {
       const v = await l.verifyEntry(id);
       if (v.ok) printJson({ ok: true, ...entryJson(v.entry, v.leafIndex) });
       else {
@@ -178,8 +191,9 @@ program
   .requiredOption('--as <principal>', 'deleting principal id')
   .requiredOption('--reason <text>', 'why')
   .addOption(dataOption())
-  .action(async (id: string, o: { as: string; reason: string; data: string }) => {
-    await withLedger(o.data, async (l) => {
+  .addOption(pgOption())
+  .action(async (id: string, o: StoreOptions & { as: string; reason: string }) => {
+    await withLedger(o, async (l) => {
       const t = await l.tombstone(id, o.reason, o.as);
       printJson({ tombstone: t.tombstone.id, target: id, leafIndex: t.leafIndex });
     });
@@ -189,9 +203,10 @@ program
   .command('checkpoint')
   .description('sign a checkpoint of the current log (C2SP tlog-checkpoint signed note)')
   .addOption(dataOption())
+  .addOption(pgOption())
   .option('--json', 'print { origin, size, root, note } instead of the note')
-  .action(async (o: { data: string; json?: boolean }) => {
-    await withLedger(o.data, async (l) => {
+  .action(async (o: StoreOptions & { json?: boolean }) => {
+    await withLedger(o, async (l) => {
       const cp = await l.checkpoint();
       if (o.json === true)
         printJson({ origin: l.log.origin, size: cp.size, root: toBase64(cp.root), note: cp.note });
@@ -203,8 +218,9 @@ program
   .command('prove <id>')
   .description('inclusion proof of an entry against the latest checkpoint')
   .addOption(dataOption())
-  .action(async (id: string, o: { data: string }) => {
-    await withLedger(o.data, async (l) => {
+  .addOption(pgOption())
+  .action(async (id: string, o: StoreOptions) => {
+    await withLedger(o, async (l) => {
       const p = await l.proveEntry(id);
       printJson({
         leafIndex: p.leafIndex,
@@ -225,8 +241,9 @@ program
   .command('vkey')
   .description("print the log's checkpoint verifier key (signed-note vkey)")
   .addOption(dataOption())
-  .action(async (o: { data: string }) => {
-    await withLedger(o.data, async (l) => {
+  .addOption(pgOption())
+  .action(async (o: StoreOptions) => {
+    await withLedger(o, async (l) => {
       process.stdout.write(formatVerifierKey(l.log.origin, l.checkpointPublicKey) + '\n');
     });
   });
@@ -235,8 +252,9 @@ program
   .command('audit')
   .description('recompute the whole log and re-verify every entry (exit 1 on any failure)')
   .addOption(dataOption())
-  .action(async (o: { data: string }) => {
-    await withLedger(o.data, async (l) => {
+  .addOption(pgOption())
+  .action(async (o: StoreOptions) => {
+    await withLedger(o, async (l) => {
       const report = await l.log.audit();
       const failures: { id: string; code: string }[] = [];
       let checked = 0;
@@ -256,6 +274,20 @@ program
       if (failures.length > 0) process.exitCode = 1;
     });
   });
+
+store(
+  program
+    .command('serve')
+    .description('serve the HTTP API, OpenAPI document and Prometheus metrics')
+    .option('--port <n>', 'port (0 picks a free one)', '7411')
+    .option('--host <addr>', 'address to bind', '127.0.0.1'),
+).action(async (o: StoreOptions & { port: string; host: string }) => {
+  const port = Number(o.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new MemwardenError('INPUT_INVALID', '--port must be an integer in 0..65535');
+  }
+  await serve({ ...o, port });
+});
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (isMemwardenError(e)) {

@@ -84,6 +84,8 @@ export interface SearchResult {
   readonly results: readonly SearchHit[];
   /** The hits rendered as sentinel-delimited segments for a prompt (MemLineage §3.6). */
   readonly context: string;
+  /** The random seal of this context's sentinels; the gate parses only segments carrying it. */
+  readonly seal: string;
   /** Candidates dropped by verification, with the reason code. */
   readonly dropped: readonly { readonly id: string; readonly code: string }[];
 }

@@ -8,7 +8,7 @@
 import { keyIdFor } from '../core/crypto/ids.js';
 import { sha256 } from '../core/crypto/sha256.js';
 import { type Ed25519Signer, verifyEd25519 } from '../core/crypto/ed25519.js';
-import { bytesEqual, utf8 } from '../core/bytes.js';
+import { bytesEqual, toBase64, toHex, utf8 } from '../core/bytes.js';
 import {
   type EntryBody,
   type SignedEntry,
@@ -97,9 +97,11 @@ export interface LedgerOptions {
 }
 
 interface Pending {
-  readonly stored: Omit<StoredEntry, 'leafIndex'>;
+  readonly id: string;
   readonly leafData: Uint8Array;
   readonly kind: 'entry' | 'tombstone';
+  /** Persist the record inside the commit transaction, once its leaf index is known. */
+  readonly persist: (tx: StorageBackend, leafIndex: number) => Promise<void>;
   readonly resolve: (leafIndex: number) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -197,7 +199,7 @@ export class Ledger {
   // ---- write path --------------------------------------------------------------------------
 
   /** Sign and commit one entry. Resolves after the entry is durable in the log and the store. */
-  async write(input: EntryInput): Promise<Receipt> {
+  async write(input: EntryInput, opts?: { embedding?: Float32Array }): Promise<Receipt> {
     const w = await this.resolveWriter(input.writer);
     if (!mayWriteTier(w.kind, input.tier)) {
       throw new MemwardenError(
@@ -209,14 +211,7 @@ export class Ledger {
     const { entry, bytes } = signEntry(this.buildBody(input, w.kid), (b) =>
       w.signer.sign(signingInput(b)),
     );
-    const leafIndex = await this.commit(
-      entry.id,
-      entry.ns,
-      entry.tier,
-      bytes,
-      entryLeafData(entry),
-      'entry',
-    );
+    const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding);
     return { entry, bytes, leafIndex };
   }
 
@@ -266,14 +261,7 @@ export class Ledger {
     );
     if (!v.ok) throw new MemwardenError(v.code, 'entry signature does not verify');
     const canonical = encodeSignedEntry(entry);
-    const leafIndex = await this.commit(
-      entry.id,
-      entry.ns,
-      entry.tier,
-      canonical,
-      entryLeafData(entry),
-      'entry',
-    );
+    const leafIndex = await this.commitEntry(entry, canonical, undefined);
     return { entry, bytes: canonical, leafIndex };
   }
 
@@ -307,13 +295,23 @@ export class Ledger {
       sig: signer.sign(tombstoneSigningInput(encodeTombstoneBody(body))),
     };
     const bytes = encodeSignedTombstone(tombstone);
-    const leafIndex = await this.commit(
+    // The tombstone's leaf is in the log; its signed bytes go to the audit trail, and the
+    // target is marked deleted, all in the commit transaction.
+    const leafIndex = await this.enqueue(
       tombstone.id,
-      stored.owner,
-      stored.tier,
-      bytes,
       tombstoneLeafData(tombstone),
       'tombstone',
+      async (tx, at) => {
+        await tx.markDeleted(target);
+        await tx.appendAudit({
+          id: tombstone.id,
+          atNs: tombstone.ts,
+          actor: by,
+          action: 'entry.deleted',
+          subject: target,
+          details: { reason, leafIndex: at, tombstone: toBase64(bytes) },
+        });
+      },
     );
     return { tombstone, leafIndex };
   }
@@ -355,23 +353,47 @@ export class Ledger {
    * takes them all. A write resolves only after its transaction committed (no acknowledged
    * write is ever lost); a failed transaction rejects every write in it and changes nothing.
    */
-  private commit(
-    id: string,
-    owner: string,
-    tier: SourceTier,
+  /** Queue a signed entry with its query metadata (the signed bytes stay the source of truth). */
+  private commitEntry(
+    entry: SignedEntry,
     bytes: Uint8Array,
-    leafData: Uint8Array,
-    kind: 'entry' | 'tombstone',
+    embedding: Float32Array | undefined,
   ): Promise<number> {
     const { kid: macKid, tag: mac } = this.keys.macs.tag(bytes);
+    return this.enqueue(entry.id, entryLeafData(entry), 'entry', (tx, leafIndex) =>
+      tx.putEntry({
+        id: entry.id,
+        owner: entry.ns,
+        tier: entry.tier,
+        bytes,
+        leafIndex,
+        macKid,
+        mac,
+        writer: entry.writer,
+        kind: entry.kind,
+        createdAtNs: entry.ts,
+        content: entry.content,
+        srcHash: toHex(entry.src),
+        ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
+        ...(entry.uri === undefined ? {} : { uri: entry.uri }),
+        ...(embedding === undefined ? {} : { embedding }),
+      }),
+    );
+  }
+
+  /**
+   * Group commit: records queue while a transaction is in flight and the next transaction
+   * takes them all. A write resolves only after its transaction committed (no acknowledged
+   * write is ever lost); a failed transaction rejects every write in it and changes nothing.
+   */
+  private enqueue(
+    id: string,
+    leafData: Uint8Array,
+    kind: 'entry' | 'tombstone',
+    persist: Pending['persist'],
+  ): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      this.pending.push({
-        stored: { id, owner, tier, bytes, macKid, mac },
-        leafData,
-        kind,
-        resolve,
-        reject,
-      });
+      this.pending.push({ id, leafData, kind, persist, resolve, reject });
       if (this.flushing === undefined) this.flushing = this.flushLoop();
     });
   }
@@ -383,12 +405,11 @@ export class Ledger {
       try {
         const start = await this.storage.transaction(async (tx) => {
           const r = await this.log.append(
-            batch.map((p) => ({ data: p.leafData, entryId: p.stored.id, kind: p.kind })),
+            batch.map((p) => ({ data: p.leafData, entryId: p.id, kind: p.kind })),
             tx,
           );
-          for (let i = 0; i < batch.length; i++) {
-            await tx.putEntry({ ...(batch[i] as Pending).stored, leafIndex: r.start + i });
-          }
+          for (let i = 0; i < batch.length; i++)
+            await (batch[i] as Pending).persist(tx, r.start + i);
           return r.start;
         });
         batch.forEach((p, i) => p.resolve(start + i));

@@ -10,6 +10,9 @@
  */
 import assert from 'node:assert/strict';
 import { MemwardenError } from '../core/errors.js';
+import { isolationCases } from './conformance/isolation.js';
+import { memoryApiCases } from './conformance/memory-api.js';
+import type { BackendFactory, ConformanceCase } from './conformance/types.js';
 import type {
   KeyRecord,
   LeafRecord,
@@ -18,16 +21,7 @@ import type {
   StoredEntry,
 } from '../ports/storage.js';
 
-/** Opens a fresh, empty backend; `reopen` (optional) reopens the same data after close. */
-export interface BackendFactory {
-  open(): Promise<StorageBackend>;
-  reopen?: () => Promise<StorageBackend>;
-}
-
-export interface ConformanceCase {
-  readonly name: string;
-  run(factory: BackendFactory): Promise<void>;
-}
+export type { BackendFactory, ConformanceCase };
 
 const h = (n: number): Uint8Array => new Uint8Array(32).fill(n & 0xff);
 
@@ -77,7 +71,7 @@ async function withBackend(
   }
 }
 
-export const storageConformanceCases: readonly ConformanceCase[] = [
+const foundationCases: readonly ConformanceCase[] = [
   {
     name: 'a new backend is empty',
     run: (f) =>
@@ -323,4 +317,11 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
       }
     },
   },
+];
+
+/** Every case: the foundation's log/registry/entry rules, the Memory API's, and isolation. */
+export const storageConformanceCases: readonly ConformanceCase[] = [
+  ...foundationCases,
+  ...memoryApiCases,
+  ...isolationCases,
 ];

@@ -2,7 +2,9 @@
  * The CLI through the built binary (CONVENTIONS: "the CLI via the built binary").
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,6 +39,7 @@ describe('memwarden CLI', () => {
     const p = cli('principals', 'add', 'alice', '--kind', 'user');
     expect(p.code).toBe(0);
     alice = json(p).id as string;
+    expect(json(p).apiKey).toMatch(/^mwk_/);
     expect(alice).toMatch(/^user:[0-9a-f]{32}$/);
     const w = cli(
       'write',
@@ -80,26 +83,20 @@ describe('memwarden CLI', () => {
   it('refuses bad input with a coded error and writes nothing', () => {
     const r = cli('write', 'x', '--as', alice, '--tier', 'OPERATOR');
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/^error ENTRY_INVALID:/);
+    expect(r.err).toMatch(/^error AUTH_FORBIDDEN:/);
     const u = cli('write', 'x', '--as', 'user:' + '0'.repeat(32));
     expect(u.err).toMatch(/^error PRINCIPAL_UNKNOWN:/);
     expect(json(cli('audit')).logSize).toBe(1);
   });
 
-  it('detects an entry altered at rest (verify and audit exit 1)', () => {
-    const journal = join(dir, 'data', 'journal.jsonl');
-    const text = readFileSync(journal, 'utf8');
-    // Flip the stored content inside the signed bytes of the entry.
-    const lines = text.split('\n').map((line) => {
-      if (!line.includes('"entries":[{')) return line;
-      const o = JSON.parse(line) as { entries: { bytes: { $b: string } }[] };
-      const b = Buffer.from(o.entries[0]!.bytes.$b, 'base64');
-      const at = b.indexOf(Buffer.from('dark'));
-      b.write('DARK', at);
-      o.entries[0]!.bytes.$b = b.toString('base64');
-      return JSON.stringify(o);
-    });
-    writeFileSync(journal, lines.join('\n'));
+  it('detects an entry altered at rest (verify and audit exit 1)', async () => {
+    // Flip the stored content inside the signed bytes of the entry, as the database superuser.
+    const db = new PGlite(join(dir, 'data', 'pgdata'), { extensions: { vector } });
+    const row = await db.query<{ bytes: Uint8Array }>('SELECT bytes FROM entries WHERE id = $1', [entry]);
+    const b = Buffer.from(row.rows[0]!.bytes);
+    b.write('DARK', b.indexOf(Buffer.from('dark')));
+    await db.query('UPDATE entries SET bytes = $1 WHERE id = $2', [b, entry]);
+    await db.close();
     const v = cli('verify', entry);
     expect(v.code).toBe(1);
     expect(json(v).ok).toBe(false);

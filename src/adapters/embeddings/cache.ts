@@ -8,7 +8,7 @@
  * Vectors are copied in and out, so a caller that mutates a result cannot poison the cache.
  */
 import { MemwardenError } from '../../core/errors.js';
-import { assertTexts, type Embedder } from './types.js';
+import { assertTexts, embeddingError, type Embedder } from './types.js';
 
 export interface EmbeddingCacheStats {
   readonly hits: number;
@@ -45,7 +45,8 @@ export class EmbeddingCache implements Embedder {
 
   constructor(inner: Embedder, opts: EmbeddingCacheOptions = {}) {
     const max = opts.maxEntries ?? 1_000;
-    if (!Number.isInteger(max) || max < 1) throw new MemwardenError('INPUT_INVALID', 'maxEntries must be a positive integer');
+    if (!Number.isInteger(max) || max < 1)
+      throw new MemwardenError('INPUT_INVALID', 'maxEntries must be a positive integer');
     this.#inner = inner;
     this.name = inner.name;
     this.dimensions = inner.dimensions;
@@ -97,7 +98,10 @@ export class EmbeddingCache implements Embedder {
       this.#modelMs += ms;
       this.#onModelTime?.(ms, missing.length);
       if (vectors.length !== missing.length) {
-        throw new MemwardenError('STORAGE_FAILED', 'the wrapped embedder returned the wrong number of vectors');
+        throw embeddingError(
+          'response_invalid',
+          'the wrapped embedder returned the wrong number of vectors',
+        );
       }
       missing.forEach((t, k) => {
         const v = vectors[k] as Float32Array;

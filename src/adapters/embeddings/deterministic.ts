@@ -34,7 +34,8 @@ export class DeterministicEmbedder implements Embedder {
   readonly dimensions: number;
 
   constructor(dimensions = 384) {
-    if (!Number.isInteger(dimensions) || dimensions < 8) throw new RangeError('dimensions must be an integer ≥ 8');
+    if (!Number.isInteger(dimensions) || dimensions < 8)
+      throw new RangeError('dimensions must be an integer ≥ 8');
     this.dimensions = dimensions;
     this.name = `deterministic:bow-${dimensions}`;
   }

@@ -9,7 +9,12 @@ export {
   type Embedder,
   type EmbeddingFailure,
 } from './types.js';
-export { LocalMiniLmEmbedder, LOCAL_MAX_BATCH, type LocalEmbedderStats, type LocalMiniLmOptions } from './local-minilm.js';
+export {
+  LocalMiniLmEmbedder,
+  LOCAL_MAX_BATCH,
+  type LocalEmbedderStats,
+  type LocalMiniLmOptions,
+} from './local-minilm.js';
 export { OpenAiCompatibleEmbedder, type OpenAiCompatibleOptions } from './openai-compatible.js';
 export { DeterministicEmbedder } from './deterministic.js';
 export { EmbeddingCache, type EmbeddingCacheOptions, type EmbeddingCacheStats } from './cache.js';

@@ -1,21 +1,11 @@
 /**
  * @module adapters/embeddings/types
- * The embedder port and the one error helper the embedding adapters share.
- *
- * `Embedder` belongs in `src/ports/embedder.ts`; it lives here until the lead moves it (this
- * folder may not import the application, and ports are owned elsewhere right now).
+ * The error helpers the embedding adapters share, and the `Embedder` port they implement
+ * (defined in ports/embedder.ts, re-exported for convenience).
  */
 import { MemwardenError, type ErrorCode } from '../../core/errors.js';
 
-/** Turns texts into fixed-width vectors; the memory layer ranks by their similarity. */
-export interface Embedder {
-  /** Stable model identifier, stored beside vectors so a model change is detectable. */
-  readonly name: string;
-  /** Width of every vector `embed` returns. */
-  readonly dimensions: number;
-  /** One vector per input, in input order. An empty input yields an empty output. */
-  embed(texts: string[]): Promise<Float32Array[]>;
-}
+export type { Embedder } from '../../ports/embedder.js';
 
 /**
  * Why an embedding call failed; carried in `details.reason` so callers and tests branch on a
@@ -32,10 +22,9 @@ export type EmbeddingFailure =
 
 /**
  * The code every embedding failure carries. An embedder failure is never the HTTP client's
- * fault, so it must map to 5xx at the edge. Proposed replacement: a dedicated
- * `EMBEDDING_FAILED` in core/errors.ts (one-line change here when it exists).
+ * fault, so the edge maps it to 5xx; `details.reason` says which failure it was.
  */
-export const EMBEDDING_ERROR_CODE: ErrorCode = 'STORAGE_FAILED';
+export const EMBEDDING_ERROR_CODE: ErrorCode = 'EMBEDDING_FAILED';
 
 /** A coded embedding error with its `reason`; never includes credentials or input text. */
 export function embeddingError(

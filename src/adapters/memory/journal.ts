@@ -30,6 +30,8 @@ type Wire = Record<string, unknown>;
 function replacer(_k: string, v: unknown): unknown {
   if (typeof v === 'bigint') return { $n: v.toString() };
   if (v instanceof Uint8Array) return { $b: Buffer.from(v).toString('base64') };
+  if (v instanceof Float32Array)
+    return { $f: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') };
   return v;
 }
 
@@ -40,6 +42,10 @@ function reviver(_k: string, v: unknown): unknown {
     if (keys.length === 1 && typeof o.$n === 'string') return BigInt(o.$n);
     if (keys.length === 1 && typeof o.$b === 'string')
       return new Uint8Array(Buffer.from(o.$b, 'base64'));
+    if (keys.length === 1 && typeof o.$f === 'string') {
+      const b = Buffer.from(o.$f, 'base64');
+      return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+    }
   }
   return v;
 }
@@ -54,6 +60,13 @@ function toWire(w: StagedWrites): string {
       keys: w.keys,
       keyPatches: [...w.keyPatches.entries()],
       entries: w.entries,
+      entryPatches: [...w.entryPatches.entries()],
+      quotas: [...w.quotas.entries()],
+      reviews: w.reviews,
+      reviewDecisions: [...w.reviewDecisions.entries()],
+      audit: w.audit,
+      apiKeys: w.apiKeys,
+      revokedKeys: [...w.revokedKeys],
     },
     replacer,
   );
@@ -70,7 +83,17 @@ function fromWire(line: string): StagedWrites {
     keys: o.keys,
     keyPatches: new Map(o.keyPatches as [string, object][]),
     entries: o.entries,
+    // Absent in journals written before the Memory API stage.
+    entryPatches: new Map((o.entryPatches ?? []) as [string, object][]),
+    quotas: new Map((o.quotas ?? []) as [string, number][]),
+    reviews: o.reviews ?? [],
+    reviewDecisions: new Map((o.reviewDecisions ?? []) as [string, object][]),
+    audit: o.audit ?? [],
+    apiKeys: o.apiKeys ?? [],
+    revokedKeys: new Set((o.revokedKeys ?? []) as string[]),
   });
+  for (const l of w.leaves)
+    if ((l as { owner?: unknown }).owner === undefined) Object.assign(l, { owner: null });
   return w;
 }
 

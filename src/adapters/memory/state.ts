@@ -6,12 +6,37 @@
  */
 import { MemwardenError } from '../../core/errors.js';
 import type {
+  AuditEvent,
   CheckpointRecord,
   KeyRecord,
   LeafRecord,
   PrincipalRecord,
+  ReviewRecord,
   StoredEntry,
 } from '../../ports/storage.js';
+
+/** A log leaf with the principal whose write appended it (null: the system scope). */
+export type OwnedLeaf = LeafRecord & { readonly owner: string | null };
+
+/** A change of an entry's mutable state. */
+export interface EntryPatch {
+  deleted?: true;
+  supersededBy?: string;
+  expiresAtNs?: bigint;
+}
+
+/** An audit event with the scope that appended it (null: the system scope). */
+export interface OwnedAudit {
+  readonly owner: string | null;
+  readonly event: AuditEvent;
+}
+
+/** A stored API key (`hash` in hex). */
+export interface ApiKeyRow {
+  readonly hash: string;
+  readonly principal: string;
+  readonly createdAtNs: bigint;
+}
 
 export type KeyPatch = {
   validUntilNs?: bigint;
@@ -22,7 +47,7 @@ export type KeyPatch = {
 
 /** Everything the backend holds. Node hashes are kept per level in dense arrays. */
 export class CommittedState {
-  leaves: LeafRecord[] = [];
+  leaves: OwnedLeaf[] = [];
   nodes: Uint8Array[][] = [];
   checkpoints = new Map<number, CheckpointRecord>();
   latestCheckpointSize = -1;
@@ -32,6 +57,11 @@ export class CommittedState {
   entries = new Map<string, StoredEntry>();
   entryOrder: string[] = [];
   leafIndexByEntry = new Map<string, number>();
+  quotas = new Map<string, number>();
+  reviews = new Map<string, ReviewRecord>();
+  audit: OwnedAudit[] = [];
+  auditIds = new Set<string>();
+  apiKeys = new Map<string, ApiKeyRow & { revoked: boolean }>();
 
   getNode(level: number, index: number): Uint8Array | undefined {
     return this.nodes[level]?.[index];
@@ -40,7 +70,7 @@ export class CommittedState {
 
 /** Writes staged by one transaction, validated against committed + staged state. */
 export class StagedWrites {
-  leaves: LeafRecord[] = [];
+  leaves: OwnedLeaf[] = [];
   nodes: { level: number; index: number; hash: Uint8Array }[] = [];
   nodeIndex = new Map<string, Uint8Array>();
   checkpoints: CheckpointRecord[] = [];
@@ -49,6 +79,14 @@ export class StagedWrites {
   keyPatches = new Map<string, KeyPatch>();
   entries: StoredEntry[] = [];
   entryIds = new Set<string>();
+  entryPatches = new Map<string, EntryPatch>();
+  /** Absolute counts after this transaction's consumes. */
+  quotas = new Map<string, number>();
+  reviews: ReviewRecord[] = [];
+  reviewDecisions = new Map<string, Partial<ReviewRecord>>();
+  audit: OwnedAudit[] = [];
+  apiKeys: ApiKeyRow[] = [];
+  revokedKeys = new Set<string>();
 
   isEmpty(): boolean {
     return (
@@ -58,7 +96,14 @@ export class StagedWrites {
       this.principals.length === 0 &&
       this.keys.length === 0 &&
       this.keyPatches.size === 0 &&
-      this.entries.length === 0
+      this.entries.length === 0 &&
+      this.entryPatches.size === 0 &&
+      this.quotas.size === 0 &&
+      this.reviews.length === 0 &&
+      this.reviewDecisions.size === 0 &&
+      this.audit.length === 0 &&
+      this.apiKeys.length === 0 &&
+      this.revokedKeys.size === 0
     );
   }
 }
@@ -110,4 +155,26 @@ export function applyStaged(s: CommittedState, w: StagedWrites): void {
     s.entries.set(e.id, e);
     s.entryOrder.push(e.id);
   }
+  for (const [id, p] of w.entryPatches) {
+    const e = s.entries.get(id);
+    if (e !== undefined) s.entries.set(id, { ...e, ...p });
+  }
+  for (const [k, n] of w.quotas) s.quotas.set(k, n);
+  for (const r of w.reviews) s.reviews.set(r.id, r);
+  for (const [id, d] of w.reviewDecisions) {
+    const r = s.reviews.get(id);
+    if (r !== undefined) s.reviews.set(id, { ...r, ...d } as ReviewRecord);
+  }
+  for (const a of w.audit) {
+    s.audit.push(a);
+    s.auditIds.add(a.event.id);
+  }
+  for (const k of w.apiKeys) s.apiKeys.set(k.hash, { ...k, revoked: false });
+  for (const h of w.revokedKeys) {
+    const k = s.apiKeys.get(h);
+    if (k !== undefined) k.revoked = true;
+  }
 }
+
+export const quotaKey = (principal: string, tier: string, day: string): string =>
+  JSON.stringify([principal, tier, day]);

@@ -26,6 +26,7 @@ import {
   enterScope,
   principalScope,
 } from '../sql/queryable.js';
+import type { SqlFeatures } from '../sql/entries.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
 
 /** Options for {@link PgBackend.open}. */
@@ -90,9 +91,10 @@ class PgTxView extends SqlView {
   private savepoints = 0;
   constructor(
     scope: Scope,
+    features: SqlFeatures,
     private readonly q: Queryable,
   ) {
-    super(scope);
+    super(scope, features);
   }
   protected read<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     return normalised(fn(this.q));
@@ -123,7 +125,7 @@ export class PgBackend extends SqlView {
     private readonly s: Shared,
     scope: Scope,
   ) {
-    super(scope);
+    super(scope, { vector: s.migration.vector });
   }
 
   /** Connect, migrate (idempotently, safe against concurrent openers) and return the backend. */
@@ -195,7 +197,7 @@ export class PgBackend extends SqlView {
    * only committed data.
    */
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
-    return this.scoped((q) => fn(new PgTxView(this.scope, q)));
+    return this.scoped((q) => fn(new PgTxView(this.scope, this.features, q)));
   }
 
   /** Close the pool (root backend only; closing a principal view is a no-op). */

@@ -27,8 +27,9 @@ import {
   enterScope,
   principalScope,
 } from '../sql/queryable.js';
+import type { SqlFeatures } from '../sql/entries.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
-import { StagedView } from './staged.js';
+import { StagedView } from './staged-view.js';
 
 /** Options for {@link PgliteBackend.open}. */
 export interface PgliteBackendOptions {
@@ -76,9 +77,10 @@ interface Shared {
 class CommitView extends SqlView {
   constructor(
     scope: Scope,
+    features: SqlFeatures,
     private readonly q: Queryable,
   ) {
-    super(scope);
+    super(scope, features);
   }
   protected read<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     return fn(this.q);
@@ -98,7 +100,7 @@ export class PgliteBackend extends SqlView {
     private readonly s: Shared,
     scope: Scope,
   ) {
-    super(scope);
+    super(scope, { vector: s.migration.vector });
   }
 
   /** Open (creating and migrating as needed) a PGlite database. */
@@ -178,9 +180,13 @@ export class PgliteBackend extends SqlView {
    */
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
     return this.s.writers.run(async () => {
-      const staged = new StagedView(this);
+      const staged = new StagedView(
+        this,
+        this.scope.kind === 'principal' ? this.scope.id : undefined,
+      );
       const result = await fn(staged);
-      if (!staged.isEmpty) await this.scoped((q) => staged.commit(new CommitView(this.scope, q)));
+      if (!staged.isEmpty)
+        await this.scoped((q) => staged.commit(new CommitView(this.scope, this.features, q)));
       return result;
     });
   }

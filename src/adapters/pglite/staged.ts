@@ -19,11 +19,24 @@ import type {
   StorageBackend,
   StoredEntry,
 } from '../../ports/storage.js';
+import { deniedError } from '../sql/entries.js';
+import { checkEmbedding } from '../sql/rank.js';
 import { type KeyPatch, assertNarrowing } from '../sql/registry.js';
+import { StagedRecords, applyPatch } from './staged-ext.js';
 
 const conflict = (what: string): MemwardenError => new MemwardenError('STORAGE_CONFLICT', what);
 
 type Op = (b: StorageBackend) => Promise<void>;
+
+/** A staged putEntry, kept as data so commit can batch consecutive ones into one INSERT. */
+interface PutOp {
+  readonly put: StoredEntry;
+}
+
+/** What commit replays onto: a view inside the one SQL transaction. */
+export type CommitTarget = StorageBackend & {
+  putEntries(es: readonly StoredEntry[]): Promise<void>;
+};
 
 function withPatch(k: KeyRecord, patch: KeyPatch | undefined): KeyRecord {
   if (patch === undefined) return k;
@@ -33,22 +46,44 @@ function withPatch(k: KeyRecord, patch: KeyPatch | undefined): KeyRecord {
 }
 
 /** A transaction's view: committed state (via `base`) plus this transaction's staged writes. */
-export class StagedView implements StorageBackend {
-  private readonly ops: Op[] = [];
+export abstract class StagedCore {
+  protected readonly ops: (Op | PutOp)[] = [];
+  protected readonly stagedIds = new Set<string>();
   private baseSize: number | undefined;
   private readonly leaves: LeafRecord[] = [];
   private readonly nodes = new Map<string, Uint8Array>();
   private readonly checkpoints: CheckpointRecord[] = [];
-  private readonly principals: PrincipalRecord[] = [];
+  protected readonly principals: PrincipalRecord[] = [];
   private readonly keys: KeyRecord[] = [];
   private readonly patches = new Map<string, KeyPatch>();
-  private readonly entries: StoredEntry[] = [];
+  protected readonly entries: StoredEntry[] = [];
 
-  constructor(private readonly base: StorageBackend) {}
+  protected readonly x = new StagedRecords();
+
+  /** `principal`: the scope's principal (undefined = system), for early permission checks. */
+  constructor(
+    protected readonly base: StorageBackend,
+    protected readonly principal: string | undefined,
+  ) {}
+
+  protected systemOnly(what: string): void {
+    if (this.principal !== undefined) throw deniedError(`${what} is for the system scope`);
+  }
 
   /** Replay the staged writes on `tx` (a view inside one SQL transaction). */
-  async commit(tx: StorageBackend): Promise<void> {
-    for (const op of this.ops) await op(tx);
+  async commit(tx: CommitTarget): Promise<void> {
+    let puts: StoredEntry[] = [];
+    const flush = async (): Promise<void> => {
+      if (puts.length > 0) await tx.putEntries(puts);
+      puts = [];
+    };
+    for (const op of this.ops) {
+      if (typeof op === 'function') {
+        await flush();
+        await op(tx);
+      } else puts.push(op.put);
+    }
+    await flush();
   }
 
   get isEmpty(): boolean {
@@ -185,15 +220,24 @@ export class StagedView implements StorageBackend {
   }
 
   // ---- entries ---------------------------------------------------------------------------
+  /**
+   * A duplicate of an entry staged in this transaction is refused at once; a duplicate of a
+   * committed entry is refused by the database at commit (STORAGE_CONFLICT, nothing written) —
+   * checking each id against the base would cost one more query per entry on the write path.
+   */
   async putEntry(e: StoredEntry): Promise<void> {
-    if ((await this.getEntry(e.id)) !== undefined) throw conflict(`entry ${e.id} exists`);
-    const ec = { ...e, bytes: e.bytes.slice(), mac: e.mac.slice() };
+    if (this.stagedIds.has(e.id)) throw conflict(`entry ${e.id} exists`);
+    if (e.embedding !== undefined) checkEmbedding(e.embedding);
+    const { supersededBy: _ignored, ...rest } = e;
+    const ec: StoredEntry = { ...rest, bytes: e.bytes.slice(), mac: e.mac.slice(), deleted: false };
     this.entries.push(ec);
-    this.ops.push((b) => b.putEntry(ec));
+    this.stagedIds.add(e.id);
+    this.ops.push({ put: ec });
   }
 
   async getEntry(id: string): Promise<StoredEntry | undefined> {
-    return (await this.base.getEntry(id)) ?? this.entries.find((e) => e.id === id);
+    const e = (await this.base.getEntry(id)) ?? this.entries.find((x) => x.id === id);
+    return e === undefined ? undefined : applyPatch(e, this.x.patches.get(id));
   }
 
   async listEntries(opts?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]> {
@@ -208,11 +252,4 @@ export class StagedView implements StorageBackend {
       .sort((a, b) => a.leafIndex - b.leafIndex || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .slice(0, limit);
   }
-
-  /** Nested: joins the enclosing transaction. */
-  async transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
-    return fn(this);
-  }
-
-  async close(): Promise<void> {}
 }

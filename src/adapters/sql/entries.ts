@@ -2,34 +2,109 @@
  * @module adapters/sql/entries
  * Entry queries. Visibility is decided by row-level security, not here: under an agent scope
  * the same `SELECT` returns only that principal's rows plus global OPERATOR rows, and an
- * `INSERT` of another owner's or an OPERATOR row is refused by the database.
+ * `INSERT` of another owner's or an OPERATOR row is refused by the database. An `UPDATE` the
+ * policies filter out changes zero rows rather than failing, so the state changes below check
+ * what they changed and classify a miss (not visible → not found; visible → denied).
+ *
+ * Embeddings live in `embedding_vec vector(384)` where pgvector exists and in `embedding real[]`
+ * otherwise — never both, so a write pays for one conversion.
  */
 import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
-import type { StoredEntry } from '../../ports/storage.js';
-import { bytesIn, bytesOut, numOut, strOut } from './codec.js';
+import type { StoredEntry, TierCount } from '../../ports/storage.js';
+import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
 import type { Queryable } from './queryable.js';
+import { checkEmbedding, float4Literal, float4Out } from './rank.js';
 
-const COLS = 'id, owner, tier, bytes, leaf_index, mac_kid, mac';
-
-/** Insert once; an existing id is a unique violation → STORAGE_CONFLICT. */
-export async function putEntry(q: Queryable, e: StoredEntry): Promise<void> {
-  await q.query(`INSERT INTO entries (${COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-    e.id,
-    e.owner,
-    e.tier,
-    bytesIn(e.bytes),
-    e.leafIndex,
-    e.macKid,
-    bytesIn(e.mac),
-  ]);
+/** What the connected database offers. */
+export interface SqlFeatures {
+  /** pgvector is installed and `entries.embedding_vec` exists. */
+  readonly vector: boolean;
 }
 
-function entryOut(r: Record<string, unknown>): StoredEntry {
+const BASE = 'id, owner, tier, bytes, leaf_index, mac_kid, mac';
+const META = 'writer, kind, created_ns, expires_ns, content, uri, src_hash, deleted, superseded_by';
+
+/** The select list of a full entry, the embedding read from whichever column holds it. */
+export function entryCols(f: SqlFeatures, alias = ''): string {
+  const p = alias === '' ? '' : `${alias}.`;
+  const cols = `${BASE}, ${META}`
+    .split(', ')
+    .map((c) => p + c)
+    .join(', ');
+  return `${cols}, ${f.vector ? `${p}embedding_vec::text` : `${p}embedding`} AS emb`;
+}
+
+/** Insert once; an existing id is a unique violation → STORAGE_CONFLICT. A new entry is live. */
+export async function putEntry(q: Queryable, f: SqlFeatures, e: StoredEntry): Promise<void> {
+  await putEntries(q, f, [e]);
+}
+
+const PUT_COLS = 15;
+/** Rows per INSERT: PostgreSQL binds at most 65535 parameters per statement. */
+const PUT_CHUNK = 1000;
+
+/**
+ * Insert many entries with multi-row INSERTs (one statement per {@link PUT_CHUNK} rows): the
+ * per-statement cost dominates single-row inserts, in PGlite especially. All-or-nothing only
+ * inside the caller's transaction.
+ */
+export async function putEntries(
+  q: Queryable,
+  f: SqlFeatures,
+  es: readonly StoredEntry[],
+): Promise<void> {
+  const embCol = f.vector ? 'embedding_vec' : 'embedding';
+  const embType = f.vector ? 'vector' : 'real[]';
+  for (let start = 0; start < es.length; start += PUT_CHUNK) {
+    const chunk = es.slice(start, start + PUT_CHUNK);
+    const params: unknown[] = [];
+    const tuples = chunk.map((e, i) => {
+      const emb =
+        e.embedding === undefined
+          ? null
+          : float4Literal(checkEmbedding(e.embedding), f.vector ? '[' : '{', f.vector ? ']' : '}');
+      params.push(
+        e.id,
+        e.owner,
+        e.tier,
+        bytesIn(e.bytes),
+        e.leafIndex,
+        e.macKid,
+        bytesIn(e.mac),
+        e.writer ?? null,
+        e.kind ?? null,
+        bigIn(e.createdAtNs),
+        bigIn(e.expiresAtNs),
+        e.content ?? null,
+        e.uri ?? null,
+        e.srcHash ?? null,
+        emb,
+      );
+      const b = i * PUT_COLS;
+      const ps = Array.from({ length: PUT_COLS }, (_, k) => `$${b + k + 1}`);
+      ps[PUT_COLS - 1] += `::${embType}`;
+      ps[9] += '::bigint';
+      ps[10] += '::bigint';
+      return `(${ps.join(', ')})`;
+    });
+    await q.query(
+      `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, ${embCol})
+       VALUES ${tuples.join(', ')}`,
+      params,
+    );
+  }
+}
+
+const optStr = (v: unknown): string | undefined =>
+  v === null || v === undefined ? undefined : strOut(v);
+
+/** Map a row selected with {@link entryCols}; optional fields absent (not undefined) when NULL. */
+export function entryOut(r: Record<string, unknown>): StoredEntry {
   const tier = strOut(r.tier);
   if (!(SourceTiers as readonly string[]).includes(tier))
     throw new MemwardenError('STORAGE_FAILED', 'bad tier');
-  return {
+  const out: Record<string, unknown> = {
     id: strOut(r.id),
     owner: strOut(r.owner),
     tier: tier as SourceTier,
@@ -37,22 +112,173 @@ function entryOut(r: Record<string, unknown>): StoredEntry {
     leafIndex: numOut(r.leaf_index),
     macKid: strOut(r.mac_kid),
     mac: bytesOut(r.mac),
+    deleted: r.deleted === true,
   };
+  const opt: [string, unknown][] = [
+    ['writer', optStr(r.writer)],
+    ['kind', optStr(r.kind)],
+    ['createdAtNs', bigOutOpt(r.created_ns)],
+    ['expiresAtNs', bigOutOpt(r.expires_ns)],
+    ['content', optStr(r.content)],
+    ['uri', optStr(r.uri)],
+    ['srcHash', optStr(r.src_hash)],
+    ['supersededBy', optStr(r.superseded_by)],
+    ['embedding', r.emb === null || r.emb === undefined ? undefined : float4Out(r.emb)],
+  ];
+  for (const [k, v] of opt) if (v !== undefined) out[k] = v;
+  return out as unknown as StoredEntry;
 }
 
-export async function getEntry(q: Queryable, id: string): Promise<StoredEntry | undefined> {
-  const { rows } = await q.query(`SELECT ${COLS} FROM entries WHERE id = $1`, [id]);
+export async function getEntry(
+  q: Queryable,
+  f: SqlFeatures,
+  id: string,
+): Promise<StoredEntry | undefined> {
+  const { rows } = await q.query(`SELECT ${entryCols(f)} FROM entries WHERE id = $1`, [id]);
   return rows.length === 0 ? undefined : entryOut(rows[0]!);
 }
 
 /** Entries in log order after `afterLeafIndex`; `LIMIT NULL` means no limit in PostgreSQL. */
 export async function listEntries(
   q: Queryable,
+  f: SqlFeatures,
   opts?: { afterLeafIndex?: number; limit?: number },
 ): Promise<StoredEntry[]> {
   const { rows } = await q.query(
-    `SELECT ${COLS} FROM entries WHERE leaf_index > $1 ORDER BY leaf_index, id LIMIT $2`,
+    `SELECT ${entryCols(f)} FROM entries WHERE leaf_index > $1 ORDER BY leaf_index, id LIMIT $2`,
     [opts?.afterLeafIndex ?? -1, opts?.limit ?? null],
   );
   return rows.map(entryOut);
+}
+
+const notFound = (id: string): MemwardenError =>
+  new MemwardenError('STORAGE_NOT_FOUND', `entry ${id} not found`);
+
+/** The refusal RLS gives silently on UPDATE, made explicit (same shape as a 42501 from the database). */
+export const deniedError = (what: string): MemwardenError =>
+  new MemwardenError('STORAGE_FAILED', `denied: ${what}`, { details: { reason: 'denied' } });
+
+/** Why an UPDATE of `id` changed nothing: the scope cannot see it, or may not change it. */
+async function missed(q: Queryable, id: string): Promise<never> {
+  const { rows } = await q.query('SELECT 1 FROM entries WHERE id = $1', [id]);
+  throw rows.length === 0
+    ? notFound(id)
+    : deniedError(`entry ${id} may not be changed in this scope`);
+}
+
+export async function markDeleted(q: Queryable, id: string): Promise<void> {
+  const { rows } = await q.query('UPDATE entries SET deleted = true WHERE id = $1 RETURNING id', [
+    id,
+  ]);
+  if (rows.length === 0) await missed(q, id);
+}
+
+/** Set once: the WHERE makes a concurrent second setter change nothing (READ COMMITTED re-checks it). */
+export async function markSuperseded(q: Queryable, id: string, byId: string): Promise<void> {
+  const { rows } = await q.query(
+    'UPDATE entries SET superseded_by = $2 WHERE id = $1 AND superseded_by IS NULL RETURNING id',
+    [id, byId],
+  );
+  if (rows.length > 0) return;
+  const seen = await q.query('SELECT superseded_by FROM entries WHERE id = $1', [id]);
+  if (seen.rows.length > 0 && seen.rows[0]!.superseded_by !== null)
+    throw new MemwardenError('STORAGE_CONFLICT', `entry ${id} is already superseded`);
+  await missed(q, id);
+}
+
+/** Forward only: GREATEST keeps a later expiry; a never-expiring row (NULL) is left alone. */
+export async function extendExpiry(
+  q: Queryable,
+  id: string,
+  newExpiresAtNs: bigint,
+): Promise<bigint | undefined> {
+  const { rows } = await q.query(
+    'UPDATE entries SET expires_ns = GREATEST(expires_ns, $2::bigint) WHERE id = $1 AND expires_ns IS NOT NULL RETURNING expires_ns',
+    [id, bigIn(newExpiresAtNs)],
+  );
+  if (rows.length > 0) return bigOut(rows[0]!.expires_ns);
+  const seen = await q.query('SELECT expires_ns FROM entries WHERE id = $1', [id]);
+  if (seen.rows.length > 0 && seen.rows[0]!.expires_ns === null) return undefined;
+  return missed(q, id);
+}
+
+/** Accumulates `$n` parameters and WHERE clauses. */
+export class Where {
+  readonly params: unknown[] = [];
+  readonly clauses: string[] = [];
+  param(v: unknown): string {
+    this.params.push(v);
+    return `$${this.params.length}`;
+  }
+  add(clause: string): this {
+    this.clauses.push(clause);
+    return this;
+  }
+  sql(): string {
+    return this.clauses.length === 0 ? 'true' : this.clauses.join(' AND ');
+  }
+}
+
+/** Clauses for "live": not deleted, not superseded and (given a now) unexpired. */
+export function live(
+  w: Where,
+  opts: { includeDeleted?: boolean; includeSuperseded?: boolean; nowNs?: bigint },
+): Where {
+  if (opts.includeDeleted !== true) w.add('NOT deleted');
+  if (opts.includeSuperseded !== true) w.add('superseded_by IS NULL');
+  if (opts.nowNs !== undefined)
+    w.add(`(expires_ns IS NULL OR expires_ns > ${w.param(bigIn(opts.nowNs))}::bigint)`);
+  return w;
+}
+
+export async function listEntriesFor(
+  q: Queryable,
+  f: SqlFeatures,
+  opts: {
+    limit: number;
+    offset?: number;
+    includeDeleted?: boolean;
+    includeSuperseded?: boolean;
+    nowNs?: bigint;
+    owner?: string;
+  },
+): Promise<StoredEntry[]> {
+  const w = live(new Where(), opts);
+  if (opts.owner !== undefined) w.add(`owner = ${w.param(opts.owner)}`);
+  const lim = w.param(opts.limit);
+  const off = w.param(opts.offset ?? 0);
+  const { rows } = await q.query(
+    `SELECT ${entryCols(f)} FROM entries WHERE ${w.sql()} ORDER BY leaf_index, id LIMIT ${lim} OFFSET ${off}`,
+    w.params,
+  );
+  return rows.map(entryOut);
+}
+
+export async function findEntriesBy(
+  q: Queryable,
+  f: SqlFeatures,
+  opts: { uri?: string; srcHash?: string; includeDeleted?: boolean },
+): Promise<StoredEntry[]> {
+  const w = live(new Where(), {
+    includeDeleted: opts.includeDeleted ?? false,
+    includeSuperseded: true,
+  });
+  if (opts.uri !== undefined) w.add(`uri = ${w.param(opts.uri)}`);
+  if (opts.srcHash !== undefined) w.add(`src_hash = ${w.param(opts.srcHash)}`);
+  const { rows } = await q.query(
+    `SELECT ${entryCols(f)} FROM entries WHERE ${w.sql()} ORDER BY leaf_index, id`,
+    w.params,
+  );
+  return rows.map(entryOut);
+}
+
+export async function countEntries(q: Queryable, opts?: { nowNs?: bigint }): Promise<TierCount[]> {
+  const w = live(new Where(), opts?.nowNs === undefined ? {} : { nowNs: opts.nowNs });
+  const { rows } = await q.query(
+    `SELECT tier, count(*) AS n FROM entries WHERE ${w.sql()} GROUP BY tier`,
+    w.params,
+  );
+  return rows
+    .map((r) => ({ tier: strOut(r.tier) as SourceTier, count: numOut(r.n) }))
+    .sort((a, b) => SourceTiers.indexOf(a.tier) - SourceTiers.indexOf(b.tier));
 }

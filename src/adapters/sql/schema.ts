@@ -16,6 +16,8 @@
  * Isolation (article Pattern 4) is migration 2: roles, grants, and row-level security.
  */
 
+import { MIGRATION_3 } from './schema-v3.js';
+
 /** One migration: a version, a name for humans, and the SQL that performs it. */
 export interface Migration {
   readonly version: number;
@@ -33,9 +35,13 @@ export const TENANT_TABLES = [
   'write_quotas',
 ] as const;
 
+/** System-only tables (no app-role grant; RLS forced with a system policy). */
+export const SYSTEM_TABLES = ['api_keys'] as const;
+
 /** Every data table (for test resets: `TRUNCATE` these and zero `log_head`). */
 export const DATA_TABLES = [
   ...TENANT_TABLES,
+  ...SYSTEM_TABLES,
   'log_nodes',
   'checkpoints',
   'principals',
@@ -251,4 +257,5 @@ CREATE POLICY write_quotas_app ON write_quotas TO memwarden_app
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'tables', sql: TABLES },
   { version: 2, name: 'roles, grants and row-level security', sql: SECURITY },
+  MIGRATION_3,
 ];

@@ -6,24 +6,38 @@
  * `./entries.js`, so PGlite and PostgreSQL execute identical SQL.
  */
 import { MemwardenError } from '../../core/errors.js';
+import type { SourceTier } from '../../core/trust.js';
 import type {
+  AuditEvent,
   CheckpointRecord,
   KeyRecord,
   LeafRecord,
   NodeRecord,
   PrincipalRecord,
+  ReviewDecision,
+  ReviewRecord,
+  SearchHit,
+  SearchQuery,
   StorageBackend,
   StoredEntry,
+  TierCount,
 } from '../../ports/storage.js';
 import * as entries from './entries.js';
+import type { SqlFeatures } from './entries.js';
 import * as log from './log.js';
 import type { Queryable, Scope } from './queryable.js';
+import { checkFindBy, checkPage } from './rank.js';
+import * as records from './records.js';
 import * as registry from './registry.js';
 import type { KeyPatch } from './registry.js';
+import { searchEntries } from './search.js';
 
 /** A StorageBackend whose every query runs under `scope` through the driver's `read`/`write`. */
 export abstract class SqlView implements StorageBackend {
-  constructor(readonly scope: Scope) {}
+  constructor(
+    readonly scope: Scope,
+    readonly features: SqlFeatures,
+  ) {}
 
   /** Run a read-only unit of work under this view's scope. */
   protected abstract read<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
@@ -87,13 +101,89 @@ export abstract class SqlView implements StorageBackend {
   }
 
   putEntry(e: StoredEntry): Promise<void> {
-    return this.write((q) => entries.putEntry(q, e));
+    return this.write((q) => entries.putEntry(q, this.features, e));
+  }
+  /** Several entries in multi-row INSERTs (not on the port: the PGlite commit path uses it). */
+  putEntries(es: readonly StoredEntry[]): Promise<void> {
+    return this.write((q) => entries.putEntries(q, this.features, es));
   }
   getEntry(id: string): Promise<StoredEntry | undefined> {
-    return this.read((q) => entries.getEntry(q, id));
+    return this.read((q) => entries.getEntry(q, this.features, id));
   }
   listEntries(opts?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]> {
-    return this.read((q) => entries.listEntries(q, opts));
+    return this.read((q) => entries.listEntries(q, this.features, opts));
+  }
+
+  // ---- entry state and retrieval ----------------------------------------------------------
+  markDeleted(id: string): Promise<void> {
+    return this.write((q) => entries.markDeleted(q, id));
+  }
+  markSuperseded(id: string, byId: string): Promise<void> {
+    return this.write((q) => entries.markSuperseded(q, id, byId));
+  }
+  extendExpiry(id: string, newExpiresAtNs: bigint): Promise<bigint | undefined> {
+    return this.write((q) => entries.extendExpiry(q, id, newExpiresAtNs));
+  }
+  searchEntries(query: SearchQuery): Promise<SearchHit[]> {
+    return this.read((q) => searchEntries(q, this.features, query));
+  }
+  async listEntriesFor(
+    opts: Parameters<StorageBackend['listEntriesFor']>[0],
+  ): Promise<StoredEntry[]> {
+    checkPage(opts);
+    return this.read((q) => entries.listEntriesFor(q, this.features, opts));
+  }
+  async findEntriesBy(opts: {
+    uri?: string;
+    srcHash?: string;
+    includeDeleted?: boolean;
+  }): Promise<StoredEntry[]> {
+    checkFindBy(opts);
+    return this.read((q) => entries.findEntriesBy(q, this.features, opts));
+  }
+  countEntries(opts?: { nowNs?: bigint }): Promise<TierCount[]> {
+    return this.read((q) => entries.countEntries(q, opts));
+  }
+
+  // ---- quotas, review queue, audit, API keys -----------------------------------------------
+  consumeQuota(
+    principal: string,
+    tier: SourceTier,
+    dayKey: string,
+    limit: number,
+  ): Promise<{ ok: boolean; used: number }> {
+    return this.write((q) => records.consumeQuota(q, principal, tier, dayKey, limit));
+  }
+  quotaUsed(principal: string, tier: SourceTier, dayKey: string): Promise<number> {
+    return this.read((q) => records.quotaUsed(q, principal, tier, dayKey));
+  }
+  enqueueReview(r: Parameters<StorageBackend['enqueueReview']>[0]): Promise<void> {
+    return this.write((q) => records.enqueueReview(q, r));
+  }
+  listReviews(opts?: { status?: ReviewRecord['status']; limit?: number }): Promise<ReviewRecord[]> {
+    return this.read((q) => records.listReviews(q, opts));
+  }
+  getReview(id: string): Promise<ReviewRecord | undefined> {
+    return this.read((q) => records.getReview(q, id));
+  }
+  decideReview(id: string, d: ReviewDecision): Promise<ReviewRecord> {
+    return this.write((q) => records.decideReview(q, id, d));
+  }
+  async appendAudit(e: AuditEvent): Promise<void> {
+    records.auditDetails(e);
+    return this.write((q) => records.appendAudit(q, this.scope, e));
+  }
+  listAudit(opts: { limit: number; afterNs?: bigint; subject?: string }): Promise<AuditEvent[]> {
+    return this.read((q) => records.listAudit(q, opts));
+  }
+  putApiKey(k: { principalId: string; keyHash: Uint8Array; createdAtNs: bigint }): Promise<void> {
+    return this.write((q) => records.putApiKey(q, k));
+  }
+  findApiKey(keyHash: Uint8Array): Promise<string | undefined> {
+    return this.read((q) => records.findApiKey(q, keyHash));
+  }
+  revokeApiKey(keyHash: Uint8Array): Promise<void> {
+    return this.write((q) => records.revokeApiKey(q, keyHash));
   }
 }
 

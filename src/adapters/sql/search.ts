@@ -1,0 +1,154 @@
+/**
+ * @module adapters/sql/search
+ * `searchEntries` for both Postgres backends. Candidates are live rows visible in the scope
+ * (row-level security applies as always), filtered by tier / kind / URI.
+ *
+ * - Vector ranking with pgvector: `ORDER BY embedding_vec <=> $q LIMIT k` (cosine distance;
+ *   similarity = 1 − distance), served by the HNSW index when one exists.
+ * - Vector ranking without pgvector (Debian's PostgreSQL 15): the candidates' `real[]`
+ *   embeddings are fetched and ranked in-process, then the top `k` rows are loaded. Exact, but
+ *   O(candidates) per query — fine for thousands of rows, not for 100k (use pgvector there).
+ * - Lexical: PostgreSQL full text over the stored `content_tsv` (GIN index, `simple`
+ *   configuration); the query's words are OR-ed (plainto_tsquery ANDs them) and ranked with
+ *   `ts_rank(…, 32)` = rank/(rank+1) ∈ (0, 1).
+ */
+import type { SearchHit, SearchQuery, StoredEntry } from '../../ports/storage.js';
+import { type SqlFeatures, Where, entryCols, entryOut, live } from './entries.js';
+import type { Queryable } from './queryable.js';
+import { checkSearchQuery, cosine, float4Literal } from './rank.js';
+
+/** The tsquery of `$n`: its words OR-ed. The ' & ' separator never occurs inside a lexeme. */
+const tsQuery = (p: string): string =>
+  `replace(plainto_tsquery('simple', ${p})::text, ' & ', ' | ')::tsquery`;
+
+function filters(q: SearchQuery): Where {
+  const w = live(new Where(), { nowNs: q.nowNs });
+  if (q.tiers !== undefined) w.add(`tier = ANY(${w.param([...q.tiers])}::text[])`);
+  if (q.kinds !== undefined) w.add(`kind = ANY(${w.param([...q.kinds])}::text[])`);
+  if (q.uri !== undefined) w.add(`uri = ${w.param(q.uri)}`);
+  return w;
+}
+
+async function vectorTop(
+  qr: Queryable,
+  f: SqlFeatures,
+  q: SearchQuery,
+  emb: Float32Array,
+): Promise<SearchHit[]> {
+  const w = filters(q);
+  if (f.vector) {
+    // Rank on ids and distances only, then load the k winners: the select list of a sort is
+    // computed for every candidate row, and a full row (bytes, the embedding as text) is costly.
+    const v = w.param(float4Literal(emb, '[', ']'));
+    w.add('embedding_vec IS NOT NULL');
+    const { rows } = await qr.query(
+      `SELECT ${entryCols(f, 'e')}, 1 - t.d AS vscore
+         FROM (SELECT id, embedding_vec <=> ${v}::vector AS d FROM entries
+                WHERE ${w.sql()} ORDER BY embedding_vec <=> ${v}::vector LIMIT ${w.param(q.limit)}) t
+         JOIN entries e ON e.id = t.id`,
+      w.params,
+    );
+    // ORDER BY the distance alone, so an ivfflat/hnsw index can serve it; with an iterative
+    // index scan (relaxed order) rows may arrive slightly out of order, so sort here.
+    return rows
+      .map((r) => ({ entry: entryOut(r), vectorScore: Number(r.vscore) }))
+      .sort((a, b) => b.vectorScore - a.vectorScore || a.entry.leafIndex - b.entry.leafIndex);
+  }
+  w.add('embedding IS NOT NULL');
+  const { rows } = await qr.query(
+    `SELECT id, leaf_index, embedding AS emb FROM entries WHERE ${w.sql()}`,
+    w.params,
+  );
+  const scored = rows
+    .map((r) => ({
+      id: String(r.id),
+      li: Number(r.leaf_index),
+      s: cosine(emb, Float32Array.from(r.emb as number[])),
+    }))
+    .sort((a, b) => b.s - a.s || a.li - b.li)
+    .slice(0, q.limit);
+  if (scored.length === 0) return [];
+  const full = await qr.query(`SELECT ${entryCols(f)} FROM entries WHERE id = ANY($1::text[])`, [
+    scored.map((s) => s.id),
+  ]);
+  const byId = new Map(full.rows.map((r) => [String(r.id), entryOut(r)]));
+  return scored.flatMap((s) => {
+    const entry = byId.get(s.id);
+    return entry === undefined ? [] : [{ entry, vectorScore: s.s }];
+  });
+}
+
+async function lexicalTop(
+  qr: Queryable,
+  f: SqlFeatures,
+  q: SearchQuery,
+  text: string,
+): Promise<SearchHit[]> {
+  const w = filters(q);
+  const t = tsQuery(w.param(text));
+  const { rows } = await qr.query(
+    `SELECT ${entryCols(f, 'e')}, t.lscore FROM (
+       SELECT id, ts_rank(content_tsv, qq.query, 32) AS lscore, leaf_index
+         FROM entries, (SELECT ${t} AS query) qq
+        WHERE ${w.sql()} AND content_tsv @@ qq.query
+        ORDER BY lscore DESC, leaf_index LIMIT ${w.param(q.limit)}) t
+     JOIN entries e ON e.id = t.id ORDER BY t.lscore DESC, t.leaf_index`,
+    w.params,
+  );
+  return rows.map((r) => ({ entry: entryOut(r), lexicalScore: Number(r.lscore) }));
+}
+
+/** Lexical scores (0 = no word matched) of the given rows. */
+async function lexicalOf(
+  qr: Queryable,
+  ids: readonly string[],
+  text: string,
+): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await qr.query(
+    `SELECT e.id, CASE WHEN e.content_tsv @@ qq.query THEN ts_rank(e.content_tsv, qq.query, 32) ELSE 0 END AS lscore
+       FROM entries e, (SELECT ${tsQuery('$2')} AS query) qq WHERE e.id = ANY($1::text[])`,
+    [[...ids], text],
+  );
+  return new Map(rows.map((r) => [String(r.id), Number(r.lscore)]));
+}
+
+const byScores = (a: SearchHit, b: SearchHit): number =>
+  (b.vectorScore ?? -Infinity) - (a.vectorScore ?? -Infinity) ||
+  (b.lexicalScore ?? 0) - (a.lexicalScore ?? 0) ||
+  a.entry.leafIndex - b.entry.leafIndex;
+
+/** See the module comment and {@link SearchHit} for the result contract. */
+export async function searchEntries(
+  qr: Queryable,
+  f: SqlFeatures,
+  q: SearchQuery,
+): Promise<SearchHit[]> {
+  checkSearchQuery(q);
+  const { embedding, text } = q;
+  if (embedding !== undefined && text === undefined) return vectorTop(qr, f, q, embedding);
+  if (embedding === undefined && text !== undefined) return lexicalTop(qr, f, q, text);
+  if (embedding === undefined || text === undefined) return [];
+  const [vec, lex] = [await vectorTop(qr, f, q, embedding), await lexicalTop(qr, f, q, text)];
+  const merged = new Map<
+    string,
+    { entry: StoredEntry; vectorScore?: number; lexicalScore?: number }
+  >();
+  for (const h of vec) merged.set(h.entry.id, { ...h });
+  for (const h of lex) {
+    const m = merged.get(h.entry.id);
+    if (m === undefined) {
+      const e = h.entry.embedding;
+      merged.set(
+        h.entry.id,
+        e === undefined ? { ...h } : { ...h, vectorScore: cosine(embedding, e) },
+      );
+    } else m.lexicalScore = h.lexicalScore ?? 0;
+  }
+  const need = [...merged.values()]
+    .filter((m) => m.lexicalScore === undefined)
+    .map((m) => m.entry.id);
+  const lscores = await lexicalOf(qr, need, text);
+  for (const id of need) merged.get(id)!.lexicalScore = lscores.get(id) ?? 0;
+  return [...merged.values()].sort(byScores);
+}

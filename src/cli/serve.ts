@@ -1,0 +1,30 @@
+/**
+ * @module cli/serve
+ * `memwarden serve`: the HTTP API, OpenAPI document and Prometheus metrics on the embedded
+ * store (or a PostgreSQL server), until SIGINT / SIGTERM.
+ */
+import { createApp } from '../server/app.js';
+import { createLogger } from '../server/logger.js';
+import { Metrics } from '../server/metrics.js';
+import { startServer } from '../server/serve.js';
+import { type StoreOptions, openMemory } from './context.js';
+
+export async function serve(o: StoreOptions & { port: number; host: string }): Promise<void> {
+  const metrics = new Metrics();
+  const logger = createLogger();
+  const memory = await openMemory(o, metrics);
+  const app = createApp({ memory, auth: { authenticate: (t) => memory.authenticate(t) }, metrics, logger });
+  const server = await startServer({ app, port: o.port, host: o.host });
+  logger.info({ url: server.url, data: o.data, backend: o.postgres === undefined ? 'pglite' : 'postgres' }, 'memwarden serving');
+  process.stdout.write(`memwarden listening on ${server.url}\n`);
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    await server.close().catch(() => undefined);
+    await memory.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}

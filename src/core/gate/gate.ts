@@ -1,0 +1,354 @@
+/**
+ * @module core/gate/gate
+ * The sensitive-action gate (MemLineage §3.7, M6; §6.2 authority repair, Tables 4 and 10;
+ * §6.6 parentless sensitive deny). Pure: it sees only the proposed call, the rendered context
+ * and its seal, and optional parameter provenance — never the memory store — so its cost does
+ * not grow with memory size. Decisions are values; nothing here throws on caller input.
+ *
+ * Order of a decision:
+ * 1. Malformed call → deny. Unknown tool → the policy's `unknownTools` (default deny).
+ * 2. Progent rules: a matching deny rule, or no matching allow rule where allow rules exist → deny.
+ * 3. Non-sensitive tool → allow.
+ * 4. Layer 2, per-tool parameter authority: each governed parameter's proposed value must be
+ *    backed by a verified source of an allowed class. If not: in `repair_and_retry` mode, the
+ *    highest-precedence allowed class offering exactly one distinct verified value rewrites only
+ *    that parameter; otherwise the mode's verdict (`repair_and_retry` without a candidate fails
+ *    closed: deny; `strip_and_retry` with nothing to strip: deny).
+ * 5. Layer 1, context chain of custody: the sealed segments (core/render `parseSegments` only)
+ *    mentioned by the remaining argument values (`match.ts` rule; parameters Layer 2 authorised
+ *    or repaired are exempt — their provenance is already established, which is what lets
+ *    parameter authority keep mixed-context utility, Table 10). A segment with an untrusted
+ *    label (≥ DERIVED_UNTRUSTED) or an authority below the tool's requirement → the mode's
+ *    verdict (in `repair_and_retry` mode: deny, there is no authority to repair from).
+ * 6. Strict §6.6 knob: a justifying entry that has no parents → deny.
+ * 7. Allow, or Repair-and-Retry when step 4 rewrote a parameter.
+ */
+import type { LineageOptions } from '../lineage/propagation.js';
+import { type TrustLabel, authorityRank, isUntrustedLabel, labelValue } from '../trust.js';
+import {
+  ContextCache,
+  type Needles,
+  type ParsedContext,
+  collectNeedles,
+  normText,
+  segmentMentioned,
+  keyMentionedIn,
+  valueKey,
+  valueMentioned,
+} from './match.js';
+import { type GovernedParam, type Policy, loadPolicy } from './policy.js';
+import type {
+  AuditRecord,
+  DecideInput,
+  ParameterSource,
+  Repair,
+  SourceRef,
+  Verdict,
+  VerdictKind,
+  VerdictMode,
+  VerdictReason,
+} from './types.js';
+import { requiredAuthority } from './authority.js';
+
+/** Gate construction options. */
+export interface GateOptions {
+  /** The lineage operating point; its `parentlessSensitiveDeny` is OR-ed with the policy's. */
+  readonly lineage?: Pick<LineageOptions, 'parentlessSensitiveDeny'>;
+  /** Parsed contexts memoised (default 32). */
+  readonly cacheSize?: number;
+}
+
+interface State {
+  tool: string;
+  sensitive: boolean;
+  mode: VerdictMode;
+  used: SourceRef[];
+  rejected: SourceRef[];
+  repairs: Repair[];
+  unauthorised: string[];
+  weakest?: TrustLabel;
+}
+
+const EMPTY: readonly never[] = Object.freeze([]);
+
+const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/** The sensitive-action gate for one policy. */
+export class Gate {
+  readonly policy: Policy;
+  readonly #parentlessDeny: boolean;
+  readonly #cache: ContextCache;
+
+  constructor(policy: Policy, options: GateOptions = {}) {
+    this.policy = policy;
+    this.#parentlessDeny = policy.parentlessSensitiveDeny || options.lineage?.parentlessSensitiveDeny === true;
+    this.#cache = new ContextCache(options.cacheSize ?? 32);
+  }
+
+  /** Load a policy document (`POLICY_INVALID` on error) and build a gate. */
+  static fromDocument(doc: unknown, options: GateOptions = {}): Gate {
+    return new Gate(loadPolicy(doc), options);
+  }
+
+  /** See `authority.ts`. */
+  requiredAuthority(tool: string): ReturnType<typeof requiredAuthority> {
+    return requiredAuthority(this.policy, tool);
+  }
+
+  /** Decide on a proposed call. Never throws on caller input. */
+  decide(input: DecideInput): Verdict {
+    const call = (input as Partial<DecideInput> | null)?.call;
+    const st: State = {
+      tool: typeof call?.tool === 'string' ? call.tool : '',
+      sensitive: true,
+      mode: this.policy.mode,
+      used: [],
+      rejected: [],
+      repairs: [],
+      unauthorised: [],
+    };
+    const args = call?.arguments;
+    if (typeof call?.tool !== 'string' || args === null || typeof args !== 'object' || Array.isArray(args))
+      return finish(st, 'deny', 'malformed_call');
+
+    const tool = this.policy.tools.get(call.tool);
+    if (tool === undefined) {
+      const u = this.policy.unknownTools;
+      st.sensitive = u !== 'allow';
+      return finish(st, u === 'allow' ? 'allow' : u, u === 'allow' ? 'non_sensitive' : 'unknown_tool');
+    }
+    st.sensitive = tool.sensitive;
+    st.mode = tool.mode;
+    for (const r of tool.deny) if (r.test(args)) return finish(st, 'deny', 'policy_rule_deny');
+    if (tool.allow.length > 0 && !tool.allow.some((r) => r.test(args))) return finish(st, 'deny', 'policy_rule_no_allow');
+    if (!tool.sensitive) return finish(st, 'allow', 'non_sensitive');
+
+    const pc = this.#cache.get(typeof input.context === 'string' ? input.context : '', input.seal);
+
+    // Layer 2: per-tool parameter authority.
+    const exempt = tool.params.length > 0 ? new Set<string>() : undefined;
+    for (const gp of tool.params) {
+      if (!own(args, gp.name)) continue;
+      this.#governParam(gp, args[gp.name], input, pc, st, exempt as Set<string>);
+    }
+    if (st.unauthorised.length > 0) {
+      if (st.mode === 'deny' || st.mode === 'repair_and_retry') return finish(st, 'deny', 'parameter_unauthorised');
+      if (st.mode === 'require_user') return finish(st, 'require_user', 'parameter_unauthorised');
+      const strip = new Set<string>();
+      for (const r of st.rejected) if (r.entryId !== undefined && pc.byId.has(r.entryId)) strip.add(r.entryId);
+      if (strip.size === 0) return finish(st, 'deny', 'parameter_unauthorised');
+      return finish(st, 'strip_and_retry', 'parameter_unauthorised', undefined, stripped(input.context, pc, strip));
+    }
+    let finalArgs: Readonly<Record<string, unknown>> = args;
+    if (st.repairs.length > 0) {
+      const next: Record<string, unknown> = { ...args };
+      for (const r of st.repairs) next[r.param] = r.value;
+      finalArgs = next;
+    }
+
+    // Layer 1: context chain of custody over the segments the remaining arguments mention.
+    const needles: Needles = { text: [], numbers: [] };
+    const budget = { leaves: 256 };
+    for (const k in finalArgs) {
+      if (!own(finalArgs, k) || exempt?.has(k) === true) continue;
+      if (!collectNeedles(finalArgs[k], needles, 1, budget)) return finish(st, 'deny', 'malformed_call');
+    }
+    const required = authorityRank(tool.authority);
+    const all = this.policy.layer1Scope === 'context';
+    const flagged = new Set<string>();
+    const justifying: string[] = [];
+    let weakest = -1;
+    for (let i = 0; i < pc.segments.length; i++) {
+      if (!all && !segmentMentioned(pc, i, needles)) continue;
+      const s = pc.segments[i] as ParsedSegment;
+      const v = labelValue(s.label);
+      if (v > weakest) weakest = v;
+      const untrusted = isUntrustedLabel(s.label);
+      if (untrusted || authorityRank(s.authority) < required) {
+        flagged.add(s.id);
+        st.rejected.push({
+          kind: 'segment',
+          entryId: s.id,
+          label: s.label,
+          authority: s.authority,
+          why: untrusted ? 'untrusted_label' : 'insufficient_authority',
+        });
+      } else {
+        justifying.push(s.id);
+        st.used.push({ kind: 'segment', entryId: s.id, label: s.label, authority: s.authority });
+      }
+    }
+    if (weakest >= 0) st.weakest = labelOf(weakest);
+    if (flagged.size > 0) {
+      if (st.mode === 'strip_and_retry')
+        return finish(st, 'strip_and_retry', 'untrusted_context', undefined, stripped(input.context, pc, flagged));
+      return finish(st, st.mode === 'require_user' ? 'require_user' : 'deny', 'untrusted_context');
+    }
+
+    // §6.6 strict: parentless sensitive deny, over every entry that justifies the call.
+    if (this.#parentlessDeny) {
+      for (const r of st.used) if (r.kind === 'parameter' && r.entryId !== undefined) justifying.push(r.entryId);
+      let parentless = false;
+      for (const id of justifying) {
+        if (!isParentless(input, id)) continue;
+        parentless = true;
+        st.rejected.push({ kind: 'segment', entryId: id, why: 'parentless' });
+      }
+      if (parentless) return finish(st, 'deny', 'parentless_sensitive');
+    }
+
+    if (st.repairs.length > 0) return finish(st, 'repair_and_retry', 'repaired', finalArgs);
+    return finish(st, 'allow', 'clean');
+  }
+
+  #governParam(
+    gp: GovernedParam,
+    proposed: unknown,
+    input: DecideInput,
+    pc: ParsedContext,
+    st: State,
+    exempt: Set<string>,
+  ): void {
+    const given = input.sources !== undefined && own(input.sources, gp.name) ? (input.sources[gp.name] ?? EMPTY) : EMPTY;
+    const checked: Checked[] = [];
+    for (const src of Array.isArray(given) ? given : EMPTY) checked.push(this.#check(gp, src, input, pc));
+    // A fresh user request that mentions the proposed value authorises it for user_request classes.
+    if (typeof input.userRequest === 'string')
+      for (const cls of gp.sources)
+        if (this.policy.sourceClasses.get(cls)?.origin === 'user_request')
+          checked.push(this.#check(gp, { value: proposed, sourceClass: cls }, input, pc));
+
+    const proposedKey = valueKey(proposed);
+    let ok: Checked | undefined;
+    let matched = 0;
+    for (const c of checked)
+      if (c.key === proposedKey) {
+        matched++;
+        if (c.valid) {
+          ok = c;
+          break;
+        }
+      }
+    if (ok !== undefined) {
+      st.used.push(ok.ref);
+      exempt.add(gp.name);
+      return;
+    }
+    if (matched === 0) st.rejected.push({ kind: 'parameter', param: gp.name, why: 'no_provenance' });
+    else for (const c of checked) if (c.key === proposedKey) st.rejected.push(c.ref);
+
+    if (st.mode === 'repair_and_retry') {
+      // Highest-precedence class first; within it, exactly one distinct value, or no repair.
+      for (const cls of gp.sources) {
+        const cands = checked.filter((c) => c.valid && c.src.sourceClass === cls && c.key !== proposedKey);
+        if (cands.length === 0) continue;
+        const first = cands[0] as Checked;
+        if (cands.some((c) => c.key !== first.key)) break; // ambiguous: fail closed
+        st.repairs.push({ param: gp.name, rejectedValue: proposed, value: first.src.value, selected: first.ref });
+        st.used.push(first.ref);
+        exempt.add(gp.name);
+        return;
+      }
+    }
+    st.unauthorised.push(gp.name);
+  }
+
+  /** Verify one parameter source claim (see `ParameterSource`). Allocation-lean: hot path. */
+  #check(gp: GovernedParam, src: ParameterSource, input: DecideInput, pc: ParsedContext): Checked {
+    const cls = typeof src?.sourceClass === 'string' ? src.sourceClass : '';
+    const spec = this.policy.sourceClasses.get(cls);
+    const ref: Mutable<SourceRef> = { kind: 'parameter', param: gp.name, sourceClass: cls };
+    const key = valueKey(src?.value);
+    const entryId = typeof src?.entryId === 'string' ? src.entryId : undefined;
+    let why: SourceRef['why'];
+    if (entryId === undefined) {
+      if (spec?.origin === 'segment') why = 'not_in_context';
+    } else {
+      ref.entryId = entryId;
+      const i = pc.byId.get(entryId);
+      if (i === undefined) why = 'not_in_context';
+      else {
+        const seg = pc.segments[i] as ParsedSegment;
+        ref.label = seg.label;
+        ref.authority = seg.authority;
+        if (!keyMentionedIn(pc, i, key)) why = 'value_not_in_segment';
+        else if (spec?.maxLabel !== undefined && labelValue(seg.label) > labelValue(spec.maxLabel))
+          why = 'label_above_class_max';
+      }
+    }
+    if (
+      why === undefined &&
+      spec?.origin === 'user_request' &&
+      !(typeof input.userRequest === 'string' && valueMentioned(normText(input.userRequest), src.value))
+    )
+      why = 'not_in_user_request';
+    if (why === undefined && !gp.sources.includes(cls)) why = 'class_not_allowed';
+    if (why !== undefined) ref.why = why;
+    return { src, ref, valid: why === undefined, key };
+  }
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+interface Checked {
+  readonly src: ParameterSource;
+  readonly ref: SourceRef;
+  readonly valid: boolean;
+  /** {@link valueKey} of the claimed value, computed once. */
+  readonly key: string;
+}
+
+type ParsedSegment = ParsedContext['segments'][number];
+
+function labelOf(v: number): TrustLabel {
+  return v === 0 ? 'TRUSTED' : v === 1 ? 'DERIVED_TRUSTED' : v === 2 ? 'DERIVED_UNTRUSTED' : 'EXTERNAL';
+}
+
+function isParentless(input: DecideInput, id: string): boolean {
+  if (typeof input.isParentless !== 'function') return true; // no lineage to prove parents: fail closed
+  try {
+    return input.isParentless(id);
+  } catch {
+    return true;
+  }
+}
+
+function stripped(context: string, pc: ParsedContext, ids: ReadonlySet<string>): { ids: string[]; context: string } {
+  let out = '';
+  let at = 0;
+  for (const s of pc.segments) {
+    if (!ids.has(s.id)) continue;
+    out += context.slice(at, s.start);
+    at = context.charCodeAt(s.end) === 10 ? s.end + 1 : s.end;
+  }
+  return { ids: [...ids], context: out + context.slice(at) };
+}
+
+function finish(
+  st: State,
+  kind: VerdictKind,
+  reason: VerdictReason,
+  repairedArguments?: Readonly<Record<string, unknown>>,
+  strip?: { ids: string[]; context: string },
+): Verdict {
+  const audit: AuditRecord = {
+    tool: st.tool,
+    verdict: kind,
+    reason,
+    sensitive: st.sensitive,
+    mode: st.mode,
+    ...(st.weakest === undefined ? {} : { weakestLabel: st.weakest }),
+    usedSources: st.used,
+    rejectedSources: st.rejected,
+    repairs: st.repairs,
+    unauthorisedParams: st.unauthorised,
+  };
+  return {
+    kind,
+    reason,
+    usedSources: st.used,
+    rejectedSources: st.rejected,
+    ...(repairedArguments === undefined ? {} : { repairedArguments }),
+    ...(strip === undefined ? {} : { strippedSegmentIds: strip.ids, retryContext: strip.context }),
+    audit,
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * @module integrations/ai-sdk
+ * memwarden for Vercel AI SDK agents, in two lines:
+ *
+ *     const model = wrapLanguageModel({ model: base, middleware: memwardenMiddleware({ memory, principal }) });
+ *     const tools = wrapToolsWithGate(myTools, gate, () => ({ text: …context, seal: …seal }));
+ */
+export {
+  DEFAULT_MEMORY_PREAMBLE,
+  lastUserQuery,
+  memwardenMiddleware,
+  type MemwardenMiddleware,
+  type MemwardenMiddlewareOptions,
+  type ModelCallParams,
+  type Retrieval,
+} from './middleware.js';
+export {
+  memwardenToolApproval,
+  wrapToolsWithGate,
+  type ActionGate,
+  type GateCall,
+  type GateContext,
+  type GateVerdict,
+  type GateVerdictKind,
+  type GetGateContext,
+  type NeedsApproval,
+  type NeedsApprovalOptions,
+  type ToolApprovalOptions,
+  type ToolCallInfo,
+} from './tool-approval.js';

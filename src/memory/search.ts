@@ -1,0 +1,200 @@
+/**
+ * @module memory/search
+ * The read path (MemLineage §3.6; article Patterns 2 and 4): principal-scoped candidate
+ * retrieval (the database applies row-level security), tier and TTL filters, vector /
+ * lexical / hybrid ranking, re-verification of every candidate (dropped with an audit event
+ * when it fails), renew-on-use, and sentinel rendering.
+ */
+import { toHex } from '../core/bytes.js';
+import { renderSegments } from '../core/render/sentinel.js';
+import { type SourceTier, SourceTiers, effectiveAuthority } from '../core/trust.js';
+import { MemwardenError } from '../core/errors.js';
+import type { Clock, RandomSource } from '../ports/clock.js';
+import type { Embedder } from '../ports/embedder.js';
+import type { MetricsSink } from '../ports/metrics.js';
+import type { StorageBackend, StoredEntry } from '../ports/storage.js';
+import type { MemoryRecord, SearchHit, SearchOptions, SearchResult } from './api.js';
+import type { RetentionConfig } from './config.js';
+import type { Ledger } from './ledger.js';
+import { toMemoryRecord } from './records.js';
+
+/** Tiers a normal query sees (article Pattern 2); research mode adds the external ones. */
+const NORMAL_TIERS: readonly SourceTier[] = ['OPERATOR', 'USER_VERIFIED', 'USER_OBSERVED'];
+const UNTRUSTED_TIERS: ReadonlySet<SourceTier> = new Set(['EXTERNAL_TOOL', 'EXTERNAL_WEB']);
+/** Reciprocal-rank-fusion constant for hybrid ranking. */
+const RRF_K = 60;
+
+export interface SearchDeps {
+  readonly ledger: Ledger;
+  readonly embedder: Embedder;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly metrics: MetricsSink;
+  readonly retention: RetentionConfig;
+  readonly audit: (
+    actor: string,
+    action: string,
+    subject: string,
+    details: Record<string, string | number | boolean | null>,
+  ) => Promise<void>;
+}
+
+export class SearchEngine {
+  /** Query-embedding cache: the model's time is paid once per distinct query. */
+  private readonly queryCache = new Map<string, Float32Array>();
+
+  constructor(private readonly d: SearchDeps) {}
+
+  async search(view: StorageBackend, query: string, opts: SearchOptions): Promise<SearchResult> {
+    if (typeof query !== 'string' || query.length === 0 || query.length > 8192) {
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        'query must be a non-empty string of at most 8192 chars',
+      );
+    }
+    const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), 100);
+    const threshold = opts.threshold ?? 0;
+    const ranking = opts.ranking ?? 'vector';
+    let tiers = opts.mode === 'research' ? [...SourceTiers] : [...NORMAL_TIERS];
+    if (opts.allowTiers !== undefined) tiers = tiers.filter((t) => opts.allowTiers?.includes(t));
+    const nowNs = this.d.clock.nowNs();
+    const hits = await view.searchEntries({
+      ...(ranking === 'lexical' ? {} : { embedding: await this.embedQuery(query) }),
+      ...(ranking === 'vector' ? {} : { text: query }),
+      tiers,
+      ...(opts.filters?.kind === undefined ? {} : { kinds: [opts.filters.kind] }),
+      ...(opts.filters?.source === undefined ? {} : { uri: opts.filters.source }),
+      nowNs,
+      // Over-fetch so entries dropped by verification do not shrink the answer.
+      limit: Math.min(limit * 2 + 4, 1000),
+    });
+
+    const scored = rank(hits, ranking);
+    const results: SearchHit[] = [];
+    const dropped: { id: string; code: string }[] = [];
+    for (const { entry, score } of scored) {
+      if (results.length >= limit) break;
+      if (score < threshold) continue;
+      const v = await this.d.ledger.verifyStored(entry);
+      if (!v.ok) {
+        dropped.push({ id: entry.id, code: v.code });
+        this.d.metrics.recordSignal('verification_failed');
+        await this.d.audit(opts.principal, 'entry.dropped', entry.id, {
+          code: v.code,
+          stage: v.stage,
+        });
+        continue;
+      }
+      // Defence in depth (failure-mode table): a row from another principal is an isolation
+      // bug, never a result.
+      if (v.entry.ns !== opts.principal && v.entry.tier !== 'OPERATOR') {
+        dropped.push({ id: entry.id, code: 'AUTH_FORBIDDEN' });
+        await this.d.audit(opts.principal, 'isolation.violation', entry.id, { owner: v.entry.ns });
+        continue;
+      }
+      const expires = await this.renew(view, entry, nowNs);
+      this.d.metrics.recordRead(v.entry.tier);
+      results.push({
+        memory: toMemoryRecord(v.entry, v.leafIndex, entry.bytes, expires),
+        score,
+        untrusted:
+          UNTRUSTED_TIERS.has(v.entry.tier) ||
+          v.entry.label === 'EXTERNAL' ||
+          v.entry.label === 'DERIVED_UNTRUSTED',
+      });
+    }
+    const seal = toHex(this.d.random.randomBytes(16));
+    const context = renderSegments(
+      results.map((r) => ({
+        id: r.memory.id,
+        label: r.memory.label,
+        tier: r.memory.tier,
+        authority: effectiveAuthority(r.memory.tier, r.memory.label),
+        content: r.memory.content,
+      })),
+      seal,
+    );
+    return { results, context, seal, dropped };
+  }
+
+  /** Verify one stored entry for `principal`; undefined (and an audit event) when it fails. */
+  async verified(stored: StoredEntry, principal: string): Promise<MemoryRecord | undefined> {
+    const v = await this.d.ledger.verifyStored(stored);
+    if (!v.ok) {
+      await this.d.audit(principal, 'entry.dropped', stored.id, { code: v.code, stage: v.stage });
+      return undefined;
+    }
+    if (v.entry.ns !== principal && v.entry.tier !== 'OPERATOR') return undefined;
+    return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
+  }
+
+  /** Renew-on-use: extend a retrieved entry's expiry to now + its tier TTL. */
+  private async renew(
+    view: StorageBackend,
+    e: StoredEntry,
+    nowNs: bigint,
+  ): Promise<bigint | undefined> {
+    const ttl = this.d.retention.ttlMs[e.tier];
+    if (!this.d.retention.renewOnUse || ttl === null || e.expiresAtNs === undefined) {
+      return e.expiresAtNs;
+    }
+    const target = nowNs + BigInt(Math.round(ttl)) * 1_000_000n;
+    if (target <= e.expiresAtNs) return e.expiresAtNs;
+    try {
+      return await view.extendExpiry(e.id, target);
+    } catch {
+      return e.expiresAtNs; // renewal is best effort; never fail a read on it
+    }
+  }
+
+  private async embedQuery(query: string): Promise<Float32Array> {
+    const hit = this.queryCache.get(query);
+    if (hit !== undefined) return hit;
+    const t0 = process.hrtime.bigint();
+    const [v] = await this.d.embedder.embed([query]);
+    this.d.metrics.observeEmbedding(Number(process.hrtime.bigint() - t0) / 1e9);
+    if (v === undefined) throw new MemwardenError('EMBEDDING_FAILED', 'embedder returned nothing');
+    if (this.queryCache.size >= 1024)
+      this.queryCache.delete(this.queryCache.keys().next().value as string);
+    this.queryCache.set(query, v);
+    return v;
+  }
+}
+
+/** Order candidates: cosine for vector, lexical score, or reciprocal-rank fusion for hybrid. */
+function rank(
+  hits: readonly { entry: StoredEntry; vectorScore?: number; lexicalScore?: number }[],
+  ranking: 'vector' | 'lexical' | 'hybrid',
+): { entry: StoredEntry; score: number }[] {
+  if (ranking === 'vector') {
+    return hits
+      .map((h) => ({ entry: h.entry, score: h.vectorScore ?? 0 }))
+      .sort((a, b) => b.score - a.score);
+  }
+  if (ranking === 'lexical') {
+    return hits
+      .map((h) => ({ entry: h.entry, score: h.lexicalScore ?? 0 }))
+      .sort((a, b) => b.score - a.score);
+  }
+  const byVec = [...hits]
+    .filter((h) => h.vectorScore !== undefined)
+    .sort((a, b) => (b.vectorScore ?? 0) - (a.vectorScore ?? 0));
+  const byLex = [...hits]
+    .filter((h) => (h.lexicalScore ?? 0) > 0)
+    .sort((a, b) => (b.lexicalScore ?? 0) - (a.lexicalScore ?? 0));
+  const fused = new Map<string, { entry: StoredEntry; score: number }>();
+  const add = (list: typeof hits, i: number) => {
+    const h = list[i];
+    if (h === undefined) return;
+    const cur = fused.get(h.entry.id) ?? { entry: h.entry, score: 0 };
+    cur.score += 1 / (RRF_K + i + 1);
+    fused.set(h.entry.id, cur);
+  };
+  byVec.forEach((_, i) => add(byVec, i));
+  byLex.forEach((_, i) => add(byLex, i));
+  // Normalise so the best possible fused score (rank 1 in both lists) is 1.
+  const best = 2 / (RRF_K + 1);
+  return [...fused.values()]
+    .map((f) => ({ entry: f.entry, score: f.score / best }))
+    .sort((a, b) => b.score - a.score);
+}

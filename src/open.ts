@@ -1,0 +1,142 @@
+/**
+ * @module open
+ * `Memory.open()`: the library's front door. This is an edge (like the CLI and the server):
+ * it picks the adapters — PGlite in a local data folder by default, a PostgreSQL server when
+ * given a URL, the key file of the data folder, the local MiniLM embedding model — and wires
+ * them into the application's `Memory`.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { MemwardenError } from './core/errors.js';
+import path from 'node:path';
+import { EmbeddingCache } from './adapters/embeddings/cache.js';
+import { LocalMiniLmEmbedder } from './adapters/embeddings/local-minilm.js';
+import { DeterministicEmbedder } from './adapters/embeddings/deterministic.js';
+import { KeyFileSource } from './adapters/keyfile/keyfile.js';
+import { PgBackend } from './adapters/pg/index.js';
+import { PgliteBackend } from './adapters/pglite/index.js';
+import { systemClock, systemRandom } from './adapters/system/index.js';
+import type { Clock, RandomSource } from './ports/clock.js';
+import type { Embedder } from './ports/embedder.js';
+import type { KeySource } from './ports/keysource.js';
+import type { MetricsSink } from './ports/metrics.js';
+import type { RootStorage } from './ports/storage.js';
+import { retentionConfig } from './memory/config.js';
+import { Ledger } from './memory/ledger.js';
+import { Memory as MemoryCore } from './memory/memory.js';
+import type { WriteScreen } from './memory/screen.js';
+
+export interface OpenOptions {
+  /** Data folder for the embedded store and the key file (default `.memwarden` or MEMWARDEN_DATA). */
+  readonly dataDir?: string;
+  /** A PostgreSQL URL: use the server backend (default MEMWARDEN_DATABASE_URL when set). */
+  readonly postgres?: string;
+  /** Keep the embedded store in memory (tests, demos). The key file still lives in dataDir. */
+  readonly ephemeral?: boolean;
+  /** 'local' (all-MiniLM-L6-v2, default), 'deterministic' (tests only), or your own. */
+  readonly embedder?: Embedder | 'local' | 'deterministic';
+  readonly keys?: KeySource;
+  readonly metrics?: MetricsSink;
+  readonly retention?: Parameters<typeof retentionConfig>[0];
+  readonly screens?: readonly WriteScreen[];
+  readonly clock?: Clock;
+  readonly random?: RandomSource;
+  /** Checkpoint origin line (the log's identity). */
+  readonly origin?: string;
+}
+
+function pickEmbedder(option: OpenOptions['embedder']): Embedder {
+  // MEMWARDEN_EMBEDDER=deterministic is for tests that drive the CLI or server as a child process.
+  const e = option ?? (process.env.MEMWARDEN_EMBEDDER as OpenOptions['embedder'] | undefined);
+  if (e === 'deterministic') return new DeterministicEmbedder();
+  if (e === undefined || e === 'local') return new EmbeddingCache(new LocalMiniLmEmbedder());
+  return e;
+}
+
+/**
+ * PGlite is one process's database: a second process opening the same folder would corrupt
+ * it. Take an exclusive lock file (with our pid); a lock left by a dead process (SIGKILL) is
+ * stale and taken over.
+ */
+function lockDataDir(dir: string): () => void {
+  const lock = path.join(dir, 'LOCK');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lock, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lock, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const pid = Number(readFileSync(lock, 'utf8'));
+      let alive = false;
+      try {
+        alive = Number.isInteger(pid) && pid > 0 && pid !== process.pid && process.kill(pid, 0);
+      } catch {
+        alive = false;
+      }
+      if (alive) {
+        throw new MemwardenError('STORAGE_FAILED', `data folder ${dir} is in use by process ${pid}`, {
+          details: { reason: 'locked', pid },
+        });
+      }
+      rmSync(lock, { force: true }); // stale
+    }
+  }
+  throw new MemwardenError('STORAGE_FAILED', `could not lock data folder ${dir}`);
+}
+
+/** The Memory API with the embedded default wiring. */
+export class Memory extends MemoryCore {
+  /** The storage backend this memory runs on (for deployment tooling). */
+  declare readonly storageBackend: RootStorage;
+
+  /** Open memwarden: PGlite in `dataDir` unless a PostgreSQL URL is given. */
+  static async open(opts: OpenOptions = {}): Promise<Memory> {
+    const dataDir = path.resolve(opts.dataDir ?? process.env.MEMWARDEN_DATA ?? '.memwarden');
+    const url = opts.postgres ?? process.env.MEMWARDEN_DATABASE_URL;
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const server = url !== undefined && url !== '';
+    const unlock = server || opts.ephemeral === true ? () => undefined : lockDataDir(dataDir);
+    let storage: RootStorage;
+    try {
+      storage = server
+        ? await PgBackend.open({ connectionString: url })
+        : await PgliteBackend.open(opts.ephemeral === true ? {} : { dataDir: path.join(dataDir, 'pgdata') });
+    } catch (e) {
+      unlock();
+      throw e;
+    }
+    const clock = opts.clock ?? systemClock;
+    const random = opts.random ?? systemRandom;
+    const ledger = await Ledger.open({
+      storage,
+      keys: opts.keys ?? new KeyFileSource(dataDir),
+      clock,
+      random,
+      ...(opts.origin === undefined ? {} : { origin: opts.origin }),
+    });
+    const m = new Memory({
+      ledger,
+      storage,
+      embedder: pickEmbedder(opts.embedder),
+      clock,
+      random,
+      retention: retentionConfig(opts.retention),
+      ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+      ...(opts.screens === undefined ? {} : { screens: opts.screens }),
+    });
+    Object.defineProperty(m, 'storageBackend', { value: storage, enumerable: false });
+    m.unlock = unlock;
+    return m;
+  }
+
+  private unlock: () => void = () => undefined;
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.unlock();
+    }
+  }
+}

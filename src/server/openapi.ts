@@ -1,0 +1,369 @@
+/**
+ * @module server/openapi
+ * The OpenAPI 3.1 document served at `/openapi.json`. Request bodies are generated from the
+ * very zod schemas the routes enforce (JSON Schema 2020-12, which OpenAPI 3.1 uses as is);
+ * responses are written out here from the `MemoryApi` types. A test checks that every route
+ * the app registers appears here.
+ */
+import { z } from 'zod';
+import { SourceTiers, TrustLabels, AuthorityLevels } from '../core/trust.js';
+import {
+  AddBodySchema,
+  PurgeBodySchema,
+  ReasonBodySchema,
+  SearchBodySchema,
+  UpdateBodySchema,
+} from './schemas.js';
+
+type Json = Record<string, unknown>;
+
+/** A request schema as plain JSON Schema, without the top-level `$schema` marker. */
+function bodySchema(s: z.ZodType): Json {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Json;
+  return rest;
+}
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const str: Json = { type: 'string' };
+const int: Json = { type: 'integer', minimum: 0 };
+const b64: Json = { type: 'string', contentEncoding: 'base64' };
+const arr = (items: Json): Json => ({ type: 'array', items });
+const obj = (properties: Record<string, Json>, required: string[]): Json => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+const schemas: Record<string, Json> = {
+  Error: obj(
+    { error: obj({ code: str, message: str, details: { type: 'object' } }, ['code', 'message']) },
+    ['error'],
+  ),
+  MemoryRecord: obj(
+    {
+      id: str,
+      content: str,
+      kind: str,
+      tier: { enum: [...SourceTiers] },
+      label: { enum: [...TrustLabels] },
+      authority: { enum: [...AuthorityLevels] },
+      ns: str,
+      writer: str,
+      kid: str,
+      source: str,
+      parents: arr(str),
+      weights: arr({ type: 'number' }),
+      createdAt: { type: 'string', format: 'date-time' },
+      createdAtNs: { type: 'string', pattern: '^[0-9]+$' },
+      expiresAt: { type: 'string', format: 'date-time' },
+      supersedes: str,
+      reviewedBy: str,
+      leafIndex: int,
+      leafData: {
+        ...b64,
+        description:
+          'the exact leaf input (id ‖ signature); SHA-256(0x00 ‖ leafData) is the leaf hash',
+      },
+      bytes: { ...b64, description: 'the canonical signed CBOR record' },
+    },
+    [
+      'id',
+      'content',
+      'kind',
+      'tier',
+      'label',
+      'authority',
+      'ns',
+      'writer',
+      'kid',
+      'parents',
+      'weights',
+      'createdAt',
+      'createdAtNs',
+      'leafIndex',
+      'leafData',
+      'bytes',
+    ],
+  ),
+  PendingReview: obj({ status: { const: 'pending_review' }, reviewId: str, reasons: arr(str) }, [
+    'status',
+    'reviewId',
+    'reasons',
+  ]),
+  SearchResult: obj(
+    {
+      results: arr(
+        obj(
+          {
+            memory: ref('MemoryRecord'),
+            score: { type: 'number' },
+            untrusted: { type: 'boolean' },
+          },
+          ['memory', 'score', 'untrusted'],
+        ),
+      ),
+      context: { type: 'string', description: 'hits rendered as sentinel-delimited segments' },
+      seal: {
+        type: 'string',
+        pattern: '^[0-9a-f]{32}$',
+        description: "the random seal of this context's sentinels",
+      },
+      dropped: arr(obj({ id: str, code: str }, ['id', 'code'])),
+    },
+    ['results', 'context', 'seal', 'dropped'],
+  ),
+  HistoryEvent: obj(
+    {
+      action: { enum: ['add', 'update', 'delete'] },
+      id: str,
+      actor: str,
+      at: str,
+      reason: str,
+      memory: ref('MemoryRecord'),
+    },
+    ['action', 'id', 'actor', 'at'],
+  ),
+  Checkpoint: obj(
+    {
+      origin: str,
+      size: int,
+      root: b64,
+      note: { type: 'string', description: 'the signed checkpoint note (C2SP tlog-checkpoint)' },
+    },
+    ['origin', 'size', 'root', 'note'],
+  ),
+  InclusionProof: obj(
+    {
+      leafIndex: int,
+      treeSize: int,
+      leafHash: b64,
+      hashes: arr(b64),
+      checkpoint: ref('Checkpoint'),
+    },
+    ['leafIndex', 'treeSize', 'leafHash', 'hashes', 'checkpoint'],
+  ),
+  ConsistencyProof: obj({ from: int, to: int, hashes: arr(b64), checkpoint: ref('Checkpoint') }, [
+    'from',
+    'to',
+    'hashes',
+    'checkpoint',
+  ]),
+  ReviewItem: obj(
+    {
+      id: str,
+      principal: str,
+      content: str,
+      tier: { enum: [...SourceTiers] },
+      reasons: arr(str),
+      status: { enum: ['pending', 'approved', 'rejected'] },
+      createdAt: str,
+      decidedBy: str,
+      memoryId: str,
+    },
+    ['id', 'principal', 'content', 'tier', 'reasons', 'status', 'createdAt'],
+  ),
+  AddBody: bodySchema(AddBodySchema),
+  SearchBody: bodySchema(SearchBodySchema),
+  UpdateBody: bodySchema(UpdateBodySchema),
+  ReasonBody: bodySchema(ReasonBodySchema),
+  PurgeBody: { ...bodySchema(PurgeBodySchema), description: 'exactly one of source, contentHash' },
+};
+
+const json = (schema: Json): Json => ({ content: { 'application/json': { schema } } });
+const ok = (description: string, schema: Json): Json => ({ description, ...json(schema) });
+const errors = (...codes: number[]): Record<string, Json> =>
+  Object.fromEntries(codes.map((c) => [String(c), ok('coded error', ref('Error'))]));
+const idParam: Json = { name: 'id', in: 'path', required: true, schema: str };
+const q = (name: string, schema: Json, required = false): Json => ({
+  name,
+  in: 'query',
+  required,
+  schema,
+});
+const body = (name: string, required = true): Json => ({ required, ...json(ref(name)) });
+
+/** Operations on `/v1`; all need a bearer key and may answer 401, 403, 429 or 500. */
+const v1: Record<string, Record<string, Json>> = {
+  '/v1/memories': {
+    post: {
+      operationId: 'addMemory',
+      summary: 'Add a memory (signed and logged), or hold it for review',
+      requestBody: body('AddBody'),
+      responses: {
+        '201': ok('stored', ref('MemoryRecord')),
+        '202': ok('held for review', ref('PendingReview')),
+        ...errors(400, 413, 415),
+      },
+    },
+    get: {
+      operationId: 'listMemories',
+      summary: "The principal's memories",
+      parameters: [q('limit', { type: 'integer', minimum: 0, maximum: 1000 }), q('offset', int)],
+      responses: {
+        '200': ok('memories', obj({ memories: arr(ref('MemoryRecord')) }, ['memories'])),
+        ...errors(400),
+      },
+    },
+  },
+  '/v1/memories/search': {
+    post: {
+      operationId: 'searchMemories',
+      summary: 'Verified retrieval: ranked hits, rendered context, dropped candidates',
+      requestBody: body('SearchBody'),
+      responses: { '200': ok('results', ref('SearchResult')), ...errors(400, 413, 415) },
+    },
+  },
+  '/v1/memories/purge': {
+    post: {
+      operationId: 'purgeMemories',
+      summary: 'Delete every memory from a source or with a content hash (failure-mode recovery)',
+      requestBody: body('PurgeBody'),
+      responses: { '200': ok('count', obj({ purged: int }, ['purged'])), ...errors(400, 415) },
+    },
+  },
+  '/v1/memories/{id}': {
+    get: {
+      operationId: 'getMemory',
+      parameters: [idParam],
+      responses: { '200': ok('the memory', ref('MemoryRecord')), ...errors(400, 404) },
+    },
+    put: {
+      operationId: 'updateMemory',
+      summary: 'A new signed version that supersedes the old one',
+      parameters: [idParam],
+      requestBody: body('UpdateBody'),
+      responses: {
+        '200': ok('the new version', ref('MemoryRecord')),
+        ...errors(400, 404, 409, 413, 415),
+      },
+    },
+    delete: {
+      operationId: 'deleteMemory',
+      summary: 'Signed tombstone; the leaf stays provable',
+      parameters: [idParam, q('reason', str)],
+      requestBody: body('ReasonBody', false),
+      responses: {
+        '200': ok('deleted', obj({ id: str, deleted: { const: true } }, ['id', 'deleted'])),
+        ...errors(400, 404, 415),
+      },
+    },
+  },
+  '/v1/memories/{id}/history': {
+    get: {
+      operationId: 'memoryHistory',
+      parameters: [idParam],
+      responses: {
+        '200': ok('versions', obj({ history: arr(ref('HistoryEvent')) }, ['history'])),
+        ...errors(400, 404),
+      },
+    },
+  },
+  '/v1/memories/{id}/proof': {
+    get: {
+      operationId: 'memoryProof',
+      summary: 'RFC 6962 inclusion proof and the signed checkpoint it verifies against',
+      parameters: [idParam],
+      responses: { '200': ok('proof', ref('InclusionProof')), ...errors(400, 404) },
+    },
+  },
+  '/v1/log/checkpoint': {
+    get: {
+      operationId: 'logCheckpoint',
+      responses: { '200': ok('checkpoint', ref('Checkpoint')) },
+    },
+  },
+  '/v1/log/consistency': {
+    get: {
+      operationId: 'logConsistency',
+      summary: 'RFC 6962 consistency proof between two tree sizes',
+      parameters: [q('from', int, true), q('to', int, true)],
+      responses: { '200': ok('proof', ref('ConsistencyProof')), ...errors(400) },
+    },
+  },
+  '/v1/reviews': {
+    get: {
+      operationId: 'listReviews',
+      parameters: [q('status', { enum: ['pending', 'approved', 'rejected'] })],
+      responses: {
+        '200': ok('reviews', obj({ reviews: arr(ref('ReviewItem')) }, ['reviews'])),
+        ...errors(400),
+      },
+    },
+  },
+  '/v1/reviews/{id}/approve': {
+    post: {
+      operationId: 'approveReview',
+      parameters: [idParam],
+      requestBody: body('ReasonBody', false),
+      responses: { '200': ok('decided', ref('ReviewItem')), ...errors(400, 404, 409) },
+    },
+  },
+  '/v1/reviews/{id}/reject': {
+    post: {
+      operationId: 'rejectReview',
+      parameters: [idParam],
+      requestBody: body('ReasonBody', false),
+      responses: { '200': ok('decided', ref('ReviewItem')), ...errors(400, 404, 409) },
+    },
+  },
+};
+
+/** The document, built fresh (callers may serialise it once). */
+export function buildOpenApiDocument(): Json {
+  const paths: Record<string, Json> = {};
+  for (const [path, ops] of Object.entries(v1)) {
+    paths[path] = Object.fromEntries(
+      Object.entries(ops).map(([method, op]) => [
+        method,
+        {
+          ...op,
+          security: [{ bearer: [] }],
+          responses: { ...errors(401, 403, 429, 500), ...(op['responses'] as Json) },
+        },
+      ]),
+    );
+  }
+  paths['/healthz'] = {
+    get: {
+      operationId: 'health',
+      security: [],
+      responses: { '200': ok('alive', obj({ status: { const: 'ok' } }, ['status'])) },
+    },
+  };
+  paths['/metrics'] = {
+    get: {
+      operationId: 'metrics',
+      security: [],
+      responses: {
+        '200': {
+          description: 'Prometheus text exposition',
+          content: { 'text/plain': { schema: str } },
+        },
+      },
+    },
+  };
+  paths['/openapi.json'] = {
+    get: {
+      operationId: 'openapi',
+      security: [],
+      responses: { '200': ok('this document', { type: 'object' }) },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'memwarden',
+      version: '0.1.0',
+      description:
+        'A defended long-term memory layer for LLM agents. Errors are `{ error: { code, message } }`; branch on `code`.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas },
+    paths,
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * @module server/routes
+ * The `/v1` routes: thin translations from validated HTTP requests to `MemoryApi` calls. The
+ * principal always comes from authentication, never from the request.
+ */
+import type { Hono } from 'hono';
+import { MemwardenError } from '../core/errors.js';
+import type { AddOptions, MemoryApi, SearchOptions } from '../memory/api.js';
+import type { MetricsSink } from './metrics.js';
+import { assertContentSize, defined, readId, readJson, readQuery } from './request.js';
+import {
+  AddBodySchema,
+  ConsistencyQuerySchema,
+  DeleteQuerySchema,
+  EmptyQuerySchema,
+  ListQuerySchema,
+  PurgeBodySchema,
+  ReasonBodySchema,
+  ReviewsQuerySchema,
+  SearchBodySchema,
+  UpdateBodySchema,
+} from './schemas.js';
+
+/** Per-request values set by the middleware. */
+export interface AppVariables {
+  requestId: string;
+  principal: string;
+  /** The error code of a failed request, for the request log line. */
+  errorCode: string;
+}
+
+export type AppEnv = { Variables: AppVariables };
+
+/** Default reason recorded on a DELETE that gives none. */
+export const DEFAULT_DELETE_REASON = 'deleted through the HTTP API';
+
+/** Register every `/v1` route on `app`. */
+export function registerRoutes(app: Hono<AppEnv>, memory: MemoryApi, metrics: MetricsSink): void {
+  app.post('/v1/memories', async (c) => {
+    let body;
+    try {
+      body = await readJson(c, AddBodySchema);
+      assertContentSize(body.content, 'content');
+    } catch (e) {
+      // Refused at the door: count it with the memory layer's own refusals.
+      metrics.recordRejected(
+        e instanceof MemwardenError && e.code === 'INPUT_TOO_LARGE'
+          ? 'oversize'
+          : 'invalid_request',
+      );
+      throw e;
+    }
+    const { content, ...rest } = body;
+    const opts: AddOptions = { ...defined(rest), principal: c.get('principal') };
+    const r = await memory.add(content, opts);
+    if (r.status === 'stored') return c.json(r.memory, 201);
+    return c.json({ status: r.status, reviewId: r.reviewId, reasons: r.reasons }, 202);
+  });
+
+  app.post('/v1/memories/search', async (c) => {
+    const { query, ...rest } = await readJson(c, SearchBodySchema);
+    assertContentSize(query, 'query');
+    const { filters, ...flat } = rest;
+    const opts: SearchOptions = {
+      ...defined(flat),
+      ...(filters === undefined ? {} : { filters: defined(filters) }),
+      principal: c.get('principal'),
+    };
+    const r = await memory.search(query, opts);
+    return c.json({ results: r.results, context: r.context, seal: r.seal, dropped: r.dropped });
+  });
+
+  app.post('/v1/memories/purge', async (c) => {
+    const body = await readJson(c, PurgeBodySchema);
+    const purged = await memory.purge({ ...defined(body), principal: c.get('principal') });
+    return c.json({ purged });
+  });
+
+  app.get('/v1/memories', async (c) => {
+    const q = readQuery(c, ListQuerySchema);
+    const memories = await memory.getAll({ ...defined(q), principal: c.get('principal') });
+    return c.json({ memories });
+  });
+
+  app.get('/v1/memories/:id', async (c) => {
+    readQuery(c, EmptyQuerySchema);
+    const id = readId(c);
+    const m = await memory.get(id, { principal: c.get('principal') });
+    // Another principal's entry is indistinguishable from a missing one (no existence oracle).
+    if (m === undefined) throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory');
+    return c.json(m);
+  });
+
+  app.put('/v1/memories/:id', async (c) => {
+    const id = readId(c);
+    const body = await readJson(c, UpdateBodySchema);
+    assertContentSize(body.content, 'content');
+    const m = await memory.update(id, body.content, {
+      principal: c.get('principal'),
+      ...(body.reason === undefined ? {} : { reason: body.reason }),
+    });
+    return c.json(m);
+  });
+
+  app.delete('/v1/memories/:id', async (c) => {
+    const id = readId(c);
+    const q = readQuery(c, DeleteQuerySchema);
+    const b = await readJson(c, ReasonBodySchema, true);
+    if (q.reason !== undefined && b.reason !== undefined) {
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        'give the reason in the query or the body, not both',
+      );
+    }
+    const reason = q.reason ?? b.reason ?? DEFAULT_DELETE_REASON;
+    await memory.delete(id, { principal: c.get('principal'), reason });
+    return c.json({ id, deleted: true });
+  });
+
+  app.get('/v1/memories/:id/history', async (c) => {
+    readQuery(c, EmptyQuerySchema);
+    const history = await memory.history(readId(c), { principal: c.get('principal') });
+    return c.json({ history });
+  });
+
+  app.get('/v1/memories/:id/proof', async (c) => {
+    readQuery(c, EmptyQuerySchema);
+    return c.json(await memory.proof(readId(c), { principal: c.get('principal') }));
+  });
+
+  app.get('/v1/log/checkpoint', async (c) => {
+    readQuery(c, EmptyQuerySchema);
+    return c.json(await memory.checkpoint());
+  });
+
+  app.get('/v1/log/consistency', async (c) => {
+    const { from, to } = readQuery(c, ConsistencyQuerySchema);
+    if (from > to) throw new MemwardenError('LOG_SIZE_INVALID', 'from must not exceed to');
+    return c.json(await memory.consistency(from, to));
+  });
+
+  app.get('/v1/reviews', async (c) => {
+    const q = readQuery(c, ReviewsQuerySchema);
+    const reviews = await memory.listReviews({ ...defined(q), principal: c.get('principal') });
+    return c.json({ reviews });
+  });
+
+  for (const decision of ['approve', 'reject'] as const) {
+    app.post(`/v1/reviews/:id/${decision}`, async (c) => {
+      const id = readId(c);
+      const b = await readJson(c, ReasonBodySchema, true);
+      const item = await memory.decideReview(id, decision, {
+        reviewer: c.get('principal'),
+        ...(b.reason === undefined ? {} : { reason: b.reason }),
+      });
+      return c.json(item);
+    });
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * @module server/schemas
+ * Request schemas for the HTTP API. Every object is strict (an unknown field is an error, so a
+ * typo never silently drops an option), every number bounded, every enum closed. The same
+ * schemas feed the OpenAPI document, so the document cannot drift from what is enforced.
+ */
+import { z } from 'zod';
+import { SourceTiers } from '../core/trust.js';
+
+/** Largest `content` / `query`, in UTF-8 bytes (413 `INPUT_TOO_LARGE` beyond). */
+export const MAX_CONTENT_BYTES = 64 * 1024;
+/** Largest request body, in bytes: room for 64 KiB of content even when JSON-escaped. */
+export const MAX_BODY_BYTES = 512 * 1024;
+
+/** Entry and review ids: UUIDs today; a conservative charset, so ids never need escaping. */
+export const IdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'malformed id');
+const Tier = z.enum(SourceTiers);
+const Reason = z.string().min(1).max(512);
+const MAX_TTL_MS = 100 * 365 * 24 * 3600 * 1000;
+
+export const AddBodySchema = z.strictObject({
+  content: z.string().min(1),
+  tier: Tier.optional(),
+  source: z.string().min(1).max(2048).optional(),
+  kind: z.string().min(1).max(64).optional(),
+  parents: z.array(IdSchema).max(64).optional(),
+  weights: z.array(z.number().min(0).max(1)).max(64).optional(),
+  /** Milliseconds until expiry; `null` never expires (subject to the memory layer's policy). */
+  ttlMs: z.number().int().min(1).max(MAX_TTL_MS).nullable().optional(),
+});
+
+export const SearchBodySchema = z.strictObject({
+  query: z.string().min(1),
+  limit: z.number().int().min(1).max(100).optional(),
+  mode: z.enum(['normal', 'research']).optional(),
+  threshold: z.number().min(0).max(1).optional(),
+  ranking: z.enum(['vector', 'lexical', 'hybrid']).optional(),
+  allowTiers: z.array(Tier).min(1).max(SourceTiers.length).optional(),
+  filters: z
+    .strictObject({
+      kind: z.string().min(1).max(64).optional(),
+      source: z.string().min(1).max(2048).optional(),
+    })
+    .optional(),
+});
+
+export const UpdateBodySchema = z.strictObject({
+  content: z.string().min(1),
+  reason: Reason.optional(),
+});
+
+export const ReasonBodySchema = z.strictObject({ reason: Reason.optional() });
+
+export const PurgeBodySchema = z
+  .strictObject({
+    source: z.string().min(1).max(2048).optional(),
+    /** Lowercase hex SHA-256 of the content's UTF-8 bytes. */
+    contentHash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'contentHash must be 64 lowercase hex digits')
+      .optional(),
+  })
+  .refine((b) => (b.source === undefined) !== (b.contentHash === undefined), {
+    message: 'give exactly one of source, contentHash',
+  });
+
+/** A non-negative decimal integer in a query string (no sign, no exponent, no leading zeros). */
+const QueryInt = (max: number) =>
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,15})$/, 'must be a non-negative integer')
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(max));
+
+export const ListQuerySchema = z.strictObject({
+  limit: QueryInt(1000).optional(),
+  offset: QueryInt(1_000_000_000).optional(),
+});
+export const ReviewsQuerySchema = z.strictObject({
+  status: z.enum(['pending', 'approved', 'rejected']).optional(),
+});
+export const ConsistencyQuerySchema = z.strictObject({
+  from: QueryInt(Number.MAX_SAFE_INTEGER),
+  to: QueryInt(Number.MAX_SAFE_INTEGER),
+});
+export const DeleteQuerySchema = z.strictObject({ reason: Reason.optional() });
+export const EmptyQuerySchema = z.strictObject({});
+
+export type AddBody = z.infer<typeof AddBodySchema>;
+export type SearchBody = z.infer<typeof SearchBodySchema>;

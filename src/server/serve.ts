@@ -1,0 +1,46 @@
+/**
+ * @module server/serve
+ * Listen on a port with `@hono/node-server`; resolve once listening, close gracefully.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import type { Hono } from 'hono';
+import type { AppEnv } from './routes.js';
+
+export interface StartServerOptions {
+  readonly app: Hono<AppEnv>;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** Default `127.0.0.1`: exposing the service is an explicit choice. */
+  readonly host?: string;
+}
+
+export interface RunningServer {
+  /** `http://host:port` as actually bound. */
+  readonly url: string;
+  /** Stop accepting, end idle keep-alive connections, resolve when closed. */
+  close(): Promise<void>;
+}
+
+/** Start serving `app`. Rejects if the port cannot be bound. */
+export function startServer(opts: StartServerOptions): Promise<RunningServer> {
+  const host = opts.host ?? '127.0.0.1';
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: opts.app.fetch, port: opts.port, hostname: host }) as Server;
+    server.once('error', reject);
+    server.once('listening', () => {
+      server.off('error', reject);
+      const addr = server.address() as AddressInfo;
+      const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      resolve({
+        url: `http://${h}:${addr.port}`,
+        close: () =>
+          new Promise<void>((res, rej) => {
+            server.close((err) => (err === undefined ? res() : rej(err)));
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+}
