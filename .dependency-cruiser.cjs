@@ -17,7 +17,23 @@ module.exports = {
       severity: 'error',
       comment: 'src/core is the pure domain: it imports only itself (and node:crypto for primitives).',
       from: { path: '^src/core/' },
-      to: { pathNot: ['^src/core/', '^node_modules/cbor2/', '^node_modules/ajv/', '^crypto$', '^node:crypto$'] },
+      to: {
+        pathNot: [
+          '^src/core/',
+          '^node_modules/cbor2/',
+          '^node_modules/ajv/',
+          '^node_modules/graphology',
+          '^crypto$',
+          '^node:crypto$',
+        ],
+      },
+    },
+    {
+      name: 'graph-library-only-in-core-graph',
+      severity: 'error',
+      comment: 'graphology (community detection) is imported only by the pure graph algorithms in src/core/graph.',
+      from: { pathNot: '^src/core/graph/' },
+      to: { path: '^node_modules/graphology' },
     },
     {
       name: 'cbor-only-in-codec',

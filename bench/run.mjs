@@ -10,6 +10,10 @@ import { parseArgs } from 'node:util';
 const GROUPS = {
   core: () => import('./core.mjs'),
   gate: () => import('./gate.mjs'),
+  smsr: () => import('./smsr.mjs'),
+  store: () => import('./store.mjs'),
+  detect: () => import('./detect.mjs'),
+  graph: () => import('./graph.mjs'),
 };
 
 const { values } = parseArgs({

@@ -24,6 +24,8 @@ import { retentionConfig } from './memory/config.js';
 import { Ledger } from './memory/ledger.js';
 import { Memory as MemoryCore } from './memory/memory.js';
 import type { WriteScreen } from './memory/screen.js';
+import type { AttributionSpec } from './memory/lineage.js';
+import type { LineageOptions } from './core/lineage/index.js';
 
 export interface OpenOptions {
   /** Data folder for the embedded store and the key file (default `.memwarden` or MEMWARDEN_DATA). */
@@ -42,6 +44,14 @@ export interface OpenOptions {
   readonly random?: RandomSource;
   /** Checkpoint origin line (the log's identity). */
   readonly origin?: string;
+  /** Lineage operating point (τ, fallback, §6.6 strict knobs); default τ = 0, Trusted fallback. */
+  readonly lineage?: LineageOptions;
+  /** Attribution algorithm: 'coarse' (default), `{ judge: LlmProvider }`, `{ scripted: { w0, d } }`, or one. */
+  readonly attribution?: AttributionSpec;
+  /** Only explicitly named parents count (auto-attribution from the last retrieval off). */
+  readonly explicitParentsOnly?: boolean;
+  /** The sensitive-action gate's policy document; default `DEFAULT_POLICY`. */
+  readonly policy?: unknown;
 }
 
 function pickEmbedder(option: OpenOptions['embedder']): Embedder {
@@ -124,6 +134,10 @@ export class Memory extends MemoryCore {
       retention: retentionConfig(opts.retention),
       ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
       ...(opts.screens === undefined ? {} : { screens: opts.screens }),
+      ...(opts.lineage === undefined ? {} : { lineage: opts.lineage }),
+      ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
+      ...(opts.explicitParentsOnly === undefined ? {} : { explicitParentsOnly: opts.explicitParentsOnly }),
+      ...(opts.policy === undefined ? {} : { policy: opts.policy }),
     });
     Object.defineProperty(m, 'storageBackend', { value: storage, enumerable: false });
     m.unlock = unlock;

@@ -13,6 +13,9 @@ import type { Ledger } from '../memory/ledger.js';
 import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { entryJson, printJson } from './format.js';
 import { serve } from './serve.js';
+import { registerEval } from './eval.js';
+import { registerScan } from './scan.js';
+import { registerEvalSmsr, registerSmsr } from './smsr.js';
 
 const program = new Command();
 program
@@ -288,6 +291,10 @@ store(
   }
   await serve({ ...o, port });
 });
+
+registerSmsr(program);
+registerScan(program);
+registerEvalSmsr(registerEval(program));
 
 program.parseAsync(process.argv).catch((e: unknown) => {
   if (isMemwardenError(e)) {

@@ -4,6 +4,7 @@
  * what the HTTP service, the MCP server and the framework adapters call. Plain JSON-able
  * values at this boundary: bytes as base64, nanosecond times as decimal strings.
  */
+import type { ParameterSource, Verdict } from '../core/gate/index.js';
 import type { Authority, SourceTier, TrustLabel } from '../core/trust.js';
 
 /** One memory as callers see it (the verified view of a signed entry). */
@@ -43,8 +44,27 @@ export interface AddOptions {
   /** Source URI (e.g. `chat:session-1:turn-4`, `https://…`). */
   readonly source?: string;
   readonly kind?: string;
+  /**
+   * Explicit parents (MemLineage §3.5): entries that were in the model's context when this
+   * content was written. Each must load and verify for this principal (`LINEAGE_INVALID`
+   * otherwise); the entry's label is propagated from their verified labels (Equation (1)).
+   * Absent: the last retrieval of `threadId` is used (auto-attribution, §4.4) unless the
+   * memory runs with `explicitParentsOnly`.
+   */
   readonly parents?: readonly string[];
+  /** One weight in [0, 1] per explicit parent; absent: the attribution algorithm's weights. */
   readonly weights?: readonly number[];
+  /** The conversation thread whose last retrieval is this write's candidate parent set. */
+  readonly threadId?: string;
+  /**
+   * The content was derived by the model. A derived write with no (strong) parent takes the
+   * no-strong-parent fallback label (§3.5) instead of its tier's base label.
+   */
+  readonly derived?: boolean;
+  /** A summary over summaries: uses the lower multi-hop τ when configured (§6.6). */
+  readonly multiHop?: boolean;
+  /** Derivation step k ≥ 1 for a scripted attribution schedule (default: from the parents). */
+  readonly step?: number;
   /** Override the tier's default TTL, in milliseconds (null: never expires). */
   readonly ttlMs?: number | null;
   /** A precomputed embedding (384-d for the default model); computed if absent. */
@@ -72,6 +92,8 @@ export interface SearchOptions {
   readonly filters?: { readonly kind?: string; readonly source?: string };
   /** 'vector' (default), 'lexical' or 'hybrid'. */
   readonly ranking?: 'vector' | 'lexical' | 'hybrid';
+  /** The conversation thread; the retrieval is remembered per (principal, thread) (§4.4). */
+  readonly threadId?: string;
 }
 
 export interface SearchHit {
@@ -133,6 +155,23 @@ export interface ReviewItem {
   readonly memoryId?: string;
 }
 
+/** A proposed tool call for the sensitive-action gate (MemLineage §3.7). */
+export interface CheckActionInput {
+  readonly principal: string;
+  readonly call: { readonly tool: string; readonly arguments: Readonly<Record<string, unknown>> };
+  /** The rendered context the model saw (a `SearchResult.context`). */
+  readonly context: string;
+  /** The seal of that context (`SearchResult.seal`). */
+  readonly seal: string;
+  /** Layer 2 parameter provenance: parameter name → candidate values and their source class. */
+  readonly sources?: Readonly<Record<string, readonly ParameterSource[]>>;
+  /** The user's fresh request this turn (authorises `user_request` source classes). */
+  readonly userRequest?: string;
+}
+
+/** The gate's verdict (see `core/gate` `Verdict`); every one is also written to the audit log. */
+export type ActionVerdict = Verdict;
+
 /** The Memory API. Every call is scoped to a principal; nothing crosses principals. */
 export interface MemoryApi {
   add(content: string, opts: AddOptions): Promise<AddResult>;
@@ -157,5 +196,7 @@ export interface MemoryApi {
     decision: 'approve' | 'reject',
     opts: { reviewer: string; reason?: string },
   ): Promise<ReviewItem>;
+  /** Run a proposed tool call through the sensitive-action gate; audited as `gate.<kind>`. */
+  checkAction(input: CheckActionInput): Promise<ActionVerdict>;
   close(): Promise<void>;
 }

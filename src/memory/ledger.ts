@@ -27,7 +27,7 @@ import {
   uuidv7,
 } from '../core/entry/index.js';
 import { MemwardenError, type ErrorCode } from '../core/errors.js';
-import { verifyCheckpoint, verifyInclusion } from '../core/merkle/index.js';
+import { parseCheckpoint, verifyCheckpoint, verifyInclusion } from '../core/merkle/index.js';
 import { leafHash } from '../core/merkle/hash.js';
 import {
   type PrincipalKind,
@@ -100,10 +100,43 @@ interface Pending {
   readonly id: string;
   readonly leafData: Uint8Array;
   readonly kind: 'entry' | 'tombstone';
-  /** Persist the record inside the commit transaction, once its leaf index is known. */
-  readonly persist: (tx: StorageBackend, leafIndex: number) => Promise<void>;
+  /**
+   * Persist the record inside the commit transaction, once its leaf index is known: either a
+   * stored entry (batched with its neighbours into one `putEntries` call) or a callback.
+   */
+  readonly persist:
+    | { readonly entry: (leafIndex: number) => StoredEntry }
+    | ((tx: StorageBackend, leafIndex: number) => Promise<void>);
   readonly resolve: (leafIndex: number) => void;
   readonly reject: (e: unknown) => void;
+}
+
+/**
+ * Persist a committed batch in log order: runs of stored entries go to the store in one
+ * multi-row `putEntries` call (one statement instead of one per entry), callbacks (tombstones)
+ * run in between, so every record still lands after the ones queued before it.
+ */
+async function persistBatch(
+  tx: StorageBackend,
+  batch: readonly Pending[],
+  start: number,
+): Promise<void> {
+  let run: StoredEntry[] = [];
+  const flush = async (): Promise<void> => {
+    if (run.length === 0) return;
+    const es = run;
+    run = [];
+    if (tx.putEntries !== undefined) await tx.putEntries(es);
+    else for (const e of es) await tx.putEntry(e);
+  };
+  for (let i = 0; i < batch.length; i++) {
+    const p = (batch[i] as Pending).persist;
+    if (typeof p === 'function') {
+      await flush();
+      await p(tx, start + i);
+    } else run.push(p.entry(start + i));
+  }
+  await flush();
 }
 
 const EMPTY_CTX = sha256(new Uint8Array(0));
@@ -118,6 +151,12 @@ export class Ledger {
     string,
     { kind: PrincipalKind; kid: string; signer: Ed25519Signer; at: bigint }
   >();
+  private readonly writerLookups = new Map<
+    string,
+    Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer; at: bigint }>
+  >();
+  /** The latest checkpoint whose note signature this process has verified. */
+  private checkpointCache: CheckpointRecord | undefined;
   /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
   private readonly verified = new Map<string, Uint8Array>();
 
@@ -208,9 +247,7 @@ export class Ledger {
       );
     }
     // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
-    const { entry, bytes } = signEntry(this.buildBody(input, w.kid), (b) =>
-      w.signer.sign(signingInput(b)),
-    );
+    const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
     const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding);
     return { entry, bytes, leafIndex };
   }
@@ -220,23 +257,30 @@ export class Ledger {
    * or revocation made through this ledger clears it at once; one made by another process is
    * seen within that window (and readers re-verify key validity against the log regardless).
    */
-  private async resolveWriter(
+  private resolveWriter(
     writer: string,
   ): Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer }> {
     const now = this.clock.nowNs();
     const hit = this.writers.get(writer);
-    if (hit !== undefined && now - hit.at < WRITER_CACHE_NS) return hit;
-    const principal = await this.storage.getPrincipal(writer);
-    if (principal === undefined) {
-      throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
-    }
-    const kid = await this.currentKid(principal.id);
-    const signer = await this.keys.signer(kid);
-    if (signer === undefined)
-      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
-    const resolved = { kind: principal.kind, kid, signer, at: now };
-    this.writers.set(writer, resolved);
-    return resolved;
+    if (hit !== undefined && now - hit.at < WRITER_CACHE_NS) return Promise.resolve(hit);
+    // One lookup in flight per writer: a burst of concurrent writes shares it.
+    const inflight = this.writerLookups.get(writer);
+    if (inflight !== undefined) return inflight;
+    const lookup = (async () => {
+      const principal = await this.storage.getPrincipal(writer);
+      if (principal === undefined) {
+        throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
+      }
+      const kid = await this.currentKid(principal.id);
+      const signer = await this.keys.signer(kid);
+      if (signer === undefined)
+        throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
+      const resolved = { kind: principal.kind, kid, signer, at: now };
+      this.writers.set(writer, resolved);
+      return resolved;
+    })().finally(() => this.writerLookups.delete(writer));
+    this.writerLookups.set(writer, lookup);
+    return lookup;
   }
 
   /**
@@ -360,8 +404,8 @@ export class Ledger {
     embedding: Float32Array | undefined,
   ): Promise<number> {
     const { kid: macKid, tag: mac } = this.keys.macs.tag(bytes);
-    return this.enqueue(entry.id, entryLeafData(entry), 'entry', (tx, leafIndex) =>
-      tx.putEntry({
+    return this.enqueue(entry.id, entryLeafData(entry), 'entry', {
+      entry: (leafIndex) => ({
         id: entry.id,
         owner: entry.ns,
         tier: entry.tier,
@@ -378,7 +422,7 @@ export class Ledger {
         ...(entry.uri === undefined ? {} : { uri: entry.uri }),
         ...(embedding === undefined ? {} : { embedding }),
       }),
-    );
+    });
   }
 
   /**
@@ -408,8 +452,7 @@ export class Ledger {
             batch.map((p) => ({ data: p.leafData, entryId: p.id, kind: p.kind })),
             tx,
           );
-          for (let i = 0; i < batch.length; i++)
-            await (batch[i] as Pending).persist(tx, r.start + i);
+          await persistBatch(tx, batch, r.start);
           return r.start;
         });
         batch.forEach((p, i) => p.resolve(start + i));
@@ -528,8 +571,12 @@ export class Ledger {
     const inc = await this.checkInclusion(entry, stored.leafIndex);
     if (inc !== true) return { ok: false, code: inc, id, stage: 'inclusion' };
     this.verified.set(id, stored.mac);
-    const cp = await this.storage.latestCheckpoint();
-    return { ok: true, entry, leafIndex: stored.leafIndex, checkpointSize: cp?.size };
+    return {
+      ok: true,
+      entry,
+      leafIndex: stored.leafIndex,
+      checkpointSize: this.checkpointCache?.size,
+    };
   }
 
   /** The leaf commits this entry and is included under the latest root (checkpoint or current). */
@@ -539,11 +586,33 @@ export class Ledger {
     const expected = entryLeafData(entry);
     if (!bytesEqual(leaf.data, expected) || !bytesEqual(leaf.hash, leafHash(expected)))
       return 'LOG_PROOF_INVALID';
-    const cp = await this.storage.latestCheckpoint();
-    const size = cp !== undefined && cp.size > leafIndex ? cp.size : this.log.size;
-    const root = cp !== undefined && cp.size === size ? cp.root : await this.log.root(size);
+    const cp = await this.checkpointCovering(leafIndex);
+    if (cp === 'LOG_CHECKPOINT_SIGNATURE_INVALID') return cp;
+    const size = cp !== undefined ? cp.size : this.log.size;
+    const root = cp !== undefined ? cp.root : await this.log.root(size);
     const proof = await this.log.inclusionProof(leafIndex, size);
     return verifyInclusion(leafIndex, size, leaf.hash, proof, root) ? true : 'LOG_ROOT_MISMATCH';
+  }
+
+  /**
+   * A signed checkpoint covering `leafIndex`, its note signature verified once per checkpoint
+   * and then cached (checkpoints only ever grow; an older one still proves inclusion of the
+   * leaves it covers). Undefined when no checkpoint covers the leaf yet.
+   */
+  private async checkpointCovering(
+    leafIndex: number,
+  ): Promise<CheckpointRecord | undefined | 'LOG_CHECKPOINT_SIGNATURE_INVALID'> {
+    const cached = this.checkpointCache;
+    if (cached !== undefined && cached.size > leafIndex) return cached;
+    const latest = await this.storage.latestCheckpoint();
+    if (latest === undefined || latest.size <= leafIndex) return undefined;
+    if (!this.verifyCheckpointNote(latest.note)) return 'LOG_CHECKPOINT_SIGNATURE_INVALID';
+    const parsed = parseCheckpoint(latest.note.slice(0, latest.note.indexOf('\n\n') + 1));
+    if (parsed.size !== latest.size || !bytesEqual(parsed.root, latest.root)) {
+      return 'LOG_CHECKPOINT_SIGNATURE_INVALID';
+    }
+    this.checkpointCache = latest;
+    return latest;
   }
 
   /** Decode an entry's bytes without verifying (for display). */

@@ -13,10 +13,14 @@ import { sha256 } from '../core/crypto/sha256.js';
 import type { Clock, RandomSource } from '../ports/clock.js';
 import type { Embedder } from '../ports/embedder.js';
 import { type MetricsSink, noopMetrics } from '../ports/metrics.js';
-import type { RootStorage, StorageBackend, StoredEntry } from '../ports/storage.js';
+import type { JsonValue, RootStorage, StorageBackend, StoredEntry } from '../ports/storage.js';
+import type { LineageOptions } from '../core/lineage/index.js';
+import { ActionChecker, gateFor } from './actions.js';
 import type {
+  ActionVerdict,
   AddOptions,
   AddResult,
+  CheckActionInput,
   CheckpointView,
   ConsistencyProofView,
   HistoryEvent,
@@ -32,6 +36,7 @@ import type { Ledger } from './ledger.js';
 import { nsToIso, toCheckpointView, toMemoryRecord } from './records.js';
 import { type WriteScreen, MarkerScreen } from './screen.js';
 import { SearchEngine } from './search.js';
+import { type AttributionSpec, type ResolvedLineage, LineageWriter, lineageConfig } from './lineage.js';
 
 export interface MemoryOptions {
   readonly ledger: Ledger;
@@ -42,13 +47,29 @@ export interface MemoryOptions {
   readonly metrics?: MetricsSink;
   readonly retention?: RetentionConfig;
   readonly screens?: readonly WriteScreen[];
+  /**
+   * The lineage operating point (τ, fallback, strict knobs; MemLineage §3.5, §6.6). Default
+   * `DEFAULT_LINEAGE_OPTIONS` (τ = 0, Trusted fallback); `strictLineageOptions(τ)` for §6.6.
+   */
+  readonly lineage?: LineageOptions;
+  /** The attribution algorithm (§3.5): 'coarse' (default), `{ judge }`, `{ scripted }`, or one. */
+  readonly attribution?: AttributionSpec;
+  /** Turn auto-attribution (§4.4) off: only explicitly named parents count. */
+  readonly explicitParentsOnly?: boolean;
+  /** The gate's policy document (object or JSON text); default `DEFAULT_POLICY`. */
+  readonly policy?: unknown;
 }
 
 /** What a held write carries so approval can replay it exactly. */
 interface HeldWrite {
   readonly content: string;
   readonly opts: Omit<AddOptions, 'embedding'>;
+  /** The lineage resolved when the write was made (parents are immutable, so it stays valid). */
+  readonly lineage: WriteLineage;
 }
+
+/** The lineage fields that go into the signed entry. */
+type WriteLineage = Pick<ResolvedLineage, 'parents' | 'weights' | 'label'>;
 
 const NS_PER_MS = 1_000_000n;
 
@@ -62,6 +83,8 @@ export class Memory implements MemoryApi {
   private readonly random: RandomSource;
   private readonly embedder: Embedder;
   private readonly search_: SearchEngine;
+  private readonly lineage: LineageWriter;
+  private readonly actions: ActionChecker;
 
   constructor(opts: MemoryOptions) {
     this.ledger = opts.ledger;
@@ -81,6 +104,21 @@ export class Memory implements MemoryApi {
       retention: this.retention,
       audit: (p, action, subject, details) => this.audit(p, action, subject, details),
     });
+    this.lineage = new LineageWriter(
+      this.ledger,
+      lineageConfig({
+        ...(opts.lineage === undefined ? {} : { options: opts.lineage }),
+        ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
+        ...(opts.explicitParentsOnly === undefined ? {} : { explicitParentsOnly: opts.explicitParentsOnly }),
+      }),
+    );
+    const lineageOptions = this.lineage.config.options;
+    this.actions = new ActionChecker(
+      gateFor(opts.policy, lineageOptions),
+      this.ledger,
+      (p, action, subject, details) => this.audit(p, action, subject, details),
+      lineageOptions,
+    );
     this.metrics.setEntriesCollector(async () => {
       const counts = await this.storage.countEntries({ nowNs: this.clock.nowNs() });
       return Object.fromEntries(counts.map((c) => [c.tier, c.count]));
@@ -99,11 +137,24 @@ export class Memory implements MemoryApi {
   async add(content: string, opts: AddOptions): Promise<AddResult> {
     const tier: SourceTier = opts.tier ?? 'USER_OBSERVED';
     await this.checkWrite(content, opts.principal, tier);
+    // Lineage first: an unknown or unverifiable parent rejects the write before anything else.
+    const resolved = await this.lineage.resolve(this.view(opts.principal), {
+      principal: opts.principal,
+      content,
+      tier,
+      ...(opts.threadId === undefined ? {} : { threadId: opts.threadId }),
+      ...(opts.parents === undefined ? {} : { parents: opts.parents }),
+      ...(opts.weights === undefined ? {} : { weights: opts.weights }),
+      ...(opts.derived === undefined ? {} : { derived: opts.derived }),
+      ...(opts.multiHop === undefined ? {} : { multiHop: opts.multiHop }),
+      ...(opts.step === undefined ? {} : { step: opts.step }),
+    });
+    const lineage: WriteLineage = { parents: resolved.parents, weights: resolved.weights, label: resolved.label };
     const findings = this.screens.flatMap((s) => s.screen(content, tier));
     if (findings.length > 0) {
       const reviewId = this.newId();
       const { embedding: _e, ...rest } = opts;
-      const held: HeldWrite = { content, opts: rest };
+      const held: HeldWrite = { content, opts: rest, lineage };
       await this.view(opts.principal).enqueueReview({
         id: reviewId,
         principal: opts.principal,
@@ -119,7 +170,7 @@ export class Memory implements MemoryApi {
       });
       return { status: 'pending_review', reviewId, reasons: findings.map((f) => f.reason) };
     }
-    return { status: 'stored', memory: await this.commit(content, opts, tier) };
+    return { status: 'stored', memory: await this.commit(content, opts, tier, lineage) };
   }
 
   /** Validation that changes nothing: principal, tier, size. */
@@ -145,11 +196,12 @@ export class Memory implements MemoryApi {
     }
   }
 
-  /** Quota, embedding, expiry, then the signed write. */
+  /** Quota, embedding, expiry, then the signed write (lineage as resolved by the caller). */
   private async commit(
     content: string,
     opts: AddOptions,
     tier: SourceTier,
+    lineage: WriteLineage,
     extra?: { sup?: string; rev?: string },
   ): Promise<MemoryRecord> {
     const now = this.clock.nowNs();
@@ -181,9 +233,9 @@ export class Memory implements MemoryApi {
         tier,
         kind: opts.kind ?? 'fact',
         ...(opts.source === undefined ? {} : { uri: opts.source }),
-        ...(opts.parents === undefined
-          ? {}
-          : { parents: opts.parents, weights: opts.weights ?? opts.parents.map(() => 1) }),
+        label: lineage.label,
+        parents: lineage.parents,
+        weights: lineage.weights,
         ...(ttl === null ? {} : { exp: now + BigInt(Math.round(ttl)) * NS_PER_MS }),
         ...(extra?.sup === undefined ? {} : { sup: extra.sup }),
         ...(extra?.rev === undefined ? {} : { rev: extra.rev }),
@@ -204,8 +256,22 @@ export class Memory implements MemoryApi {
 
   // ---- read path -----------------------------------------------------------------------------
 
-  search(query: string, opts: SearchOptions): Promise<SearchResult> {
-    return this.search_.search(this.view(opts.principal), query, opts);
+  async search(query: string, opts: SearchOptions): Promise<SearchResult> {
+    const r = await this.search_.search(this.view(opts.principal), query, opts);
+    // on_retrieve (§4.4): these hits are the thread's candidate parents for the next write.
+    this.lineage.recordRetrieval(
+      opts.principal,
+      opts.threadId,
+      r.results.map((h) => h.memory.id),
+    );
+    return r;
+  }
+
+  // ---- action path ---------------------------------------------------------------------------
+
+  /** The sensitive-action gate (MemLineage §3.7) on a proposed call; every verdict is audited. */
+  checkAction(input: CheckActionInput): Promise<ActionVerdict> {
+    return this.actions.check(this.view(input.principal), input);
   }
 
   async get(id: string, opts: { principal: string }): Promise<MemoryRecord | undefined> {
@@ -267,6 +333,8 @@ export class Memory implements MemoryApi {
     await this.checkWrite(content, opts.principal, old.tier);
     const prev = await this.ledger.verifyStored(old);
     if (!prev.ok) throw new MemwardenError(prev.code, 'stored entry failed verification');
+    // A new version keeps the old one's signed lineage: an update never launders a label.
+    const kept: WriteLineage = { parents: prev.entry.parents, weights: prev.entry.weights, label: prev.entry.label };
     const next = await this.commit(
       content,
       {
@@ -276,6 +344,7 @@ export class Memory implements MemoryApi {
         ...(prev.entry.uri === undefined ? {} : { source: prev.entry.uri }),
       },
       old.tier,
+      kept,
       { sup: id },
     );
     await this.view(opts.principal).markSuperseded(id, next.id);
@@ -469,7 +538,17 @@ export class Memory implements MemoryApi {
     let memoryId: string | undefined;
     if (decision === 'approve') {
       const held = JSON.parse(new TextDecoder().decode(item.payload)) as HeldWrite;
-      const m = await this.commit(held.content, held.opts, item.tier, { rev: opts.reviewer });
+      // Held before lineage was recorded in the payload: resolve it now from explicit parents.
+      const lineage =
+        (held as Partial<HeldWrite>).lineage ??
+        (await this.lineage.resolve(this.view(item.principal), {
+          principal: item.principal,
+          content: held.content,
+          tier: item.tier,
+          parents: held.opts.parents ?? [],
+          ...(held.opts.weights === undefined ? {} : { weights: held.opts.weights }),
+        }));
+      const m = await this.commit(held.content, held.opts, item.tier, lineage, { rev: opts.reviewer });
       memoryId = m.id;
     }
     const decided = await this.storage.decideReview(id, {
@@ -531,7 +610,7 @@ export class Memory implements MemoryApi {
     actor: string,
     action: string,
     subject: string,
-    details: Record<string, string | number | boolean | null | string[]>,
+    details: { readonly [k: string]: JsonValue },
   ): Promise<void> {
     await this.storage.appendAudit({
       id: this.newId(),

@@ -173,6 +173,13 @@ export interface StoredEntry {
 export interface EntryStore {
   /** `STORAGE_CONFLICT` if the id exists. State fields (`deleted`, `supersededBy`) are ignored: a new entry is live. */
   putEntry(e: StoredEntry): Promise<void>;
+  /**
+   * Insert several entries in one call (multi-row statements: the group-commit write path).
+   * All-or-nothing like `putEntry`: any conflict or refusal inserts none of them. Optional so
+   * wrappers and doubles keep compiling; every shipped backend implements it, and callers fall
+   * back to `putEntry` one by one where it is absent.
+   */
+  putEntries?(es: readonly StoredEntry[]): Promise<void>;
   getEntry(id: string): Promise<StoredEntry | undefined>;
   /** Entries in log order, for audit and listing. */
   listEntries(opts?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]>;
@@ -202,6 +209,10 @@ export interface SearchQuery {
  * where defined (a lexical score of 0 = no word matched), ordered by vector score; the caller
  * fuses them. Lexical scales are backend-specific (PostgreSQL full text vs the in-memory
  * term-overlap score); compare them only within one result list.
+ *
+ * A hit ranked by vector only may leave out `entry.embedding` (the SQL backends do: its score is
+ * already computed, and shipping 384 floats back per hit costs more than the ranking); fetch the
+ * entry with `getEntry` when the vector itself is needed.
  */
 export interface SearchHit {
   readonly entry: StoredEntry;

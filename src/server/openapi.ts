@@ -7,7 +7,9 @@
  */
 import { z } from 'zod';
 import { SourceTiers, TrustLabels, AuthorityLevels } from '../core/trust.js';
+import { VerdictKinds } from '../core/gate/index.js';
 import {
+  ActionCheckBodySchema,
   AddBodySchema,
   PurgeBodySchema,
   ReasonBodySchema,
@@ -166,6 +168,64 @@ const schemas: Record<string, Json> = {
     },
     ['id', 'principal', 'content', 'tier', 'reasons', 'status', 'createdAt'],
   ),
+  SourceRef: {
+    type: 'object',
+    properties: {
+      kind: { enum: ['segment', 'parameter'] },
+      entryId: str,
+      label: { enum: [...TrustLabels] },
+      authority: { enum: [...AuthorityLevels] },
+      param: str,
+      sourceClass: str,
+      why: str,
+    },
+    required: ['kind'],
+  },
+  GateAudit: {
+    type: 'object',
+    description:
+      'The audit record of the verdict (also written to the audit log as gate.<verdict>)',
+    properties: {
+      tool: str,
+      verdict: { enum: [...VerdictKinds] },
+      reason: str,
+      sensitive: { type: 'boolean' },
+      mode: str,
+      weakestLabel: { enum: [...TrustLabels] },
+      usedSources: arr(ref('SourceRef')),
+      rejectedSources: arr(ref('SourceRef')),
+      repairs: arr({ type: 'object' }),
+      unauthorisedParams: arr(str),
+    },
+    required: [
+      'tool',
+      'verdict',
+      'reason',
+      'sensitive',
+      'mode',
+      'usedSources',
+      'rejectedSources',
+      'repairs',
+      'unauthorisedParams',
+    ],
+  },
+  ActionVerdict: obj(
+    {
+      verdict: { enum: [...VerdictKinds] },
+      reason: str,
+      repairedArguments: {
+        type: 'object',
+        description: 'repair_and_retry: the arguments to run with',
+      },
+      strippedSegmentIds: {
+        ...arr(str),
+        description: 'strip_and_retry: segments to remove before retrying',
+      },
+      audit: ref('GateAudit'),
+    },
+    ['verdict', 'reason', 'audit'],
+  ),
+  ActionCheckBody: bodySchema(ActionCheckBodySchema),
   AddBody: bodySchema(AddBodySchema),
   SearchBody: bodySchema(SearchBodySchema),
   UpdateBody: bodySchema(UpdateBodySchema),
@@ -215,6 +275,15 @@ const v1: Record<string, Record<string, Json>> = {
       summary: 'Verified retrieval: ranked hits, rendered context, dropped candidates',
       requestBody: body('SearchBody'),
       responses: { '200': ok('results', ref('SearchResult')), ...errors(400, 413, 415) },
+    },
+  },
+  '/v1/actions/check': {
+    post: {
+      operationId: 'checkAction',
+      summary:
+        'Sensitive-action gate (MemLineage §3.7): a proposed tool call and the sealed context → verdict; audited',
+      requestBody: body('ActionCheckBody'),
+      responses: { '200': ok('the verdict', ref('ActionVerdict')), ...errors(400, 413, 415) },
     },
   },
   '/v1/memories/purge': {

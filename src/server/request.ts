@@ -53,11 +53,18 @@ export async function readJson<S extends z.ZodType>(
   if (type !== 'application/json')
     throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json');
   let value: unknown;
+  let protoKey = false;
   try {
-    value = JSON.parse(text) as unknown;
+    // A "__proto__" key is dropped by schema parsing: the gate would judge arguments that differ
+    // from the ones the caller runs the tool with. Refused everywhere; no field needs it.
+    value = JSON.parse(text, (k, v: unknown) => {
+      if (k === '__proto__') protoKey = true;
+      return v;
+    }) as unknown;
   } catch {
     throw new MemwardenError('INPUT_INVALID', 'the body is not valid JSON');
   }
+  if (protoKey) throw new MemwardenError('INPUT_INVALID', 'a "__proto__" key is not allowed');
   return validate(schema, value, 'body');
 }
 
@@ -78,16 +85,20 @@ export function readId(c: Context): string {
 }
 
 /** `INPUT_TOO_LARGE` when `text` exceeds the content limit in UTF-8 bytes. */
-export function assertContentSize(text: string, field: string): void {
+export function assertContentSize(
+  text: string,
+  field: string,
+  limit: number = MAX_CONTENT_BYTES,
+): void {
   // Cheap bound first: UTF-8 uses at most 3 bytes per UTF-16 unit.
-  if (text.length * 3 <= MAX_CONTENT_BYTES) return;
+  if (text.length * 3 <= limit) return;
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > MAX_CONTENT_BYTES) {
+  if (bytes > limit) {
     throw new MemwardenError(
       'INPUT_TOO_LARGE',
-      `${field} is ${bytes} bytes; the limit is ${MAX_CONTENT_BYTES}`,
+      `${field} is ${bytes} bytes; the limit is ${limit}`,
       {
-        details: { field, limit: MAX_CONTENT_BYTES },
+        details: { field, limit },
       },
     );
   }

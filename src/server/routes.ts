@@ -9,6 +9,7 @@ import type { AddOptions, MemoryApi, SearchOptions } from '../memory/api.js';
 import type { MetricsSink } from './metrics.js';
 import { assertContentSize, defined, readId, readJson, readQuery } from './request.js';
 import {
+  ActionCheckBodySchema,
   AddBodySchema,
   ConsistencyQuerySchema,
   DeleteQuerySchema,
@@ -17,6 +18,7 @@ import {
   PurgeBodySchema,
   ReasonBodySchema,
   ReviewsQuerySchema,
+  MAX_CONTEXT_BYTES,
   SearchBodySchema,
   UpdateBodySchema,
 } from './schemas.js';
@@ -68,6 +70,33 @@ export function registerRoutes(app: Hono<AppEnv>, memory: MemoryApi, metrics: Me
     };
     const r = await memory.search(query, opts);
     return c.json({ results: r.results, context: r.context, seal: r.seal, dropped: r.dropped });
+  });
+
+  // The sensitive-action gate (MemLineage §3.7): every verdict is audited by the memory layer.
+  app.post('/v1/actions/check', async (c) => {
+    const body = await readJson(c, ActionCheckBodySchema);
+    assertContentSize(body.context, 'context', MAX_CONTEXT_BYTES);
+    const v = await memory.checkAction({
+      principal: c.get('principal'),
+      call: body.call,
+      context: body.context,
+      seal: body.seal,
+      ...(body.sources === undefined
+        ? {}
+        : {
+            sources: Object.fromEntries(
+              Object.entries(body.sources).map(([k, list]) => [k, list.map((s) => defined(s))]),
+            ),
+          }),
+      ...(body.userRequest === undefined ? {} : { userRequest: body.userRequest }),
+    });
+    return c.json({
+      verdict: v.kind,
+      reason: v.reason,
+      ...(v.repairedArguments === undefined ? {} : { repairedArguments: v.repairedArguments }),
+      ...(v.strippedSegmentIds === undefined ? {} : { strippedSegmentIds: v.strippedSegmentIds }),
+      audit: v.audit,
+    });
   });
 
   app.post('/v1/memories/purge', async (c) => {

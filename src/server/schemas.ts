@@ -25,6 +25,10 @@ export const AddBodySchema = z.strictObject({
   kind: z.string().min(1).max(64).optional(),
   parents: z.array(IdSchema).max(64).optional(),
   weights: z.array(z.number().min(0).max(1)).max(64).optional(),
+  /** The conversation thread whose last retrieval is the candidate parent set (auto-attribution). */
+  threadId: z.string().min(1).max(128).optional(),
+  derived: z.boolean().optional(),
+  multiHop: z.boolean().optional(),
   /** Milliseconds until expiry; `null` never expires (subject to the memory layer's policy). */
   ttlMs: z.number().int().min(1).max(MAX_TTL_MS).nullable().optional(),
 });
@@ -36,6 +40,7 @@ export const SearchBodySchema = z.strictObject({
   threshold: z.number().min(0).max(1).optional(),
   ranking: z.enum(['vector', 'lexical', 'hybrid']).optional(),
   allowTiers: z.array(Tier).min(1).max(SourceTiers.length).optional(),
+  threadId: z.string().min(1).max(128).optional(),
   filters: z
     .strictObject({
       kind: z.string().min(1).max(64).optional(),
@@ -85,6 +90,29 @@ export const ConsistencyQuerySchema = z.strictObject({
 });
 export const DeleteQuerySchema = z.strictObject({ reason: Reason.optional() });
 export const EmptyQuerySchema = z.strictObject({});
+
+/** Largest rendered context accepted by the gate route, in UTF-8 bytes. */
+export const MAX_CONTEXT_BYTES = 256 * 1024;
+
+const ParameterSourceSchema = z.strictObject({
+  /** The candidate value (any JSON). */
+  value: z.json(),
+  sourceClass: z.string().min(1).max(64),
+  entryId: IdSchema.optional(),
+});
+
+/** `POST /v1/actions/check`: a proposed tool call and the sealed context the model saw. */
+export const ActionCheckBodySchema = z.strictObject({
+  call: z.strictObject({
+    tool: z.string().min(1).max(128),
+    arguments: z.record(z.string().max(128), z.json()),
+  }),
+  // Bounded by the body limit here; MAX_CONTEXT_BYTES (413) is checked by the route.
+  context: z.string().max(MAX_BODY_BYTES),
+  seal: z.string().regex(/^[0-9a-f]{32}$/, 'seal must be 32 lowercase hex chars'),
+  sources: z.record(z.string().min(1).max(128), z.array(ParameterSourceSchema).max(32)).optional(),
+  userRequest: z.string().min(1).max(8192).optional(),
+});
 
 export type AddBody = z.infer<typeof AddBodySchema>;
 export type SearchBody = z.infer<typeof SearchBodySchema>;

@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { MemwardenError } from '../core/errors.js';
+import { bulkCases } from './conformance/bulk.js';
 import { isolationCases } from './conformance/isolation.js';
 import { memoryApiCases } from './conformance/memory-api.js';
 import type { BackendFactory, ConformanceCase } from './conformance/types.js';
@@ -324,4 +325,5 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
   ...foundationCases,
   ...memoryApiCases,
   ...isolationCases,
+  ...bulkCases,
 ];

@@ -145,7 +145,7 @@ describe('memwardenMiddleware in a real AI SDK generateText loop', () => {
     });
     expect(res.text).toBe('Pay ACME.');
     expect(memory.searches).toEqual([
-      { query: 'who do I pay rent to?', opts: { principal: 'alice', limit: 5 } },
+      { query: 'who do I pay rent to?', opts: { principal: 'alice', threadId: 't-1', limit: 5 } },
     ]);
 
     const sent = bodyOf(0).messages;

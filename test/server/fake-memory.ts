@@ -5,7 +5,11 @@
  */
 import { MemwardenError } from '../../src/core/errors.js';
 import type { SourceTier } from '../../src/core/trust.js';
+import { Gate } from '../../src/core/gate/index.js';
+import { DEFAULT_POLICY } from '../../src/memory/default-policy.js';
 import type {
+  ActionVerdict,
+  CheckActionInput,
   AddOptions,
   AddResult,
   CheckpointView,
@@ -285,6 +289,13 @@ export class FakeMemory implements MemoryApi {
     };
     this.reviews.set(id, next);
     return next;
+  }
+
+  /** The real pure gate on the default policy (no store, so no parentless lookups). */
+  readonly #gate = Gate.fromDocument(DEFAULT_POLICY);
+  async checkAction(input: CheckActionInput): Promise<ActionVerdict> {
+    this.#enter('checkAction', input);
+    return this.#gate.decide(input);
   }
 
   async close(): Promise<void> {

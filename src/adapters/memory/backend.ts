@@ -134,6 +134,10 @@ export class MemoryBackend implements StorageBackend {
   getKey = (kid: string): Promise<KeyRecord | undefined> => this.r.getKey(kid);
   keysOf = (id: string): Promise<KeyRecord[]> => this.r.keysOf(id);
   putEntry = (e: StoredEntry): Promise<void> => this.write((tx) => tx.putEntry(e));
+  putEntries = (es: readonly StoredEntry[]): Promise<void> =>
+    this.write(async (tx) => {
+      for (const e of es) await tx.putEntry(e); // one transaction: all or nothing
+    });
   getEntry = (id: string): Promise<StoredEntry | undefined> => this.r.getEntry(id);
   listEntries = (o?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]> =>
     this.r.listEntries(o);

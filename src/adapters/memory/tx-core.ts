@@ -222,6 +222,17 @@ export abstract class MemoryTxCore {
     this.w.entryIds.add(e.id);
   }
 
+  /** All or nothing: a refused entry unstages the ones before it. */
+  async putEntries(es: readonly StoredEntry[]): Promise<void> {
+    const mark = this.w.entries.length;
+    try {
+      for (const e of es) await this.putEntry(e);
+    } catch (err) {
+      for (const e of this.w.entries.splice(mark)) this.w.entryIds.delete(e.id);
+      throw err;
+    }
+  }
+
   /** Every entry (committed then staged) with staged state patches applied, unscoped. */
   protected allEntries(): StoredEntry[] {
     const all = [...this.s.entryOrder.map((id) => this.s.entries.get(id)!), ...this.w.entries];

@@ -16,7 +16,7 @@
  */
 import pg from 'pg';
 import { MemwardenError } from '../../core/errors.js';
-import type { StorageBackend } from '../../ports/storage.js';
+import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
 import { normaliseDbError, normalised } from '../sql/errors.js';
 import { type MigrationReport, ensureSchema, migrate } from '../sql/migrations.js';
 import {
@@ -28,6 +28,19 @@ import {
 } from '../sql/queryable.js';
 import type { SqlFeatures } from '../sql/entries.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
+import {
+  COUNT_SQL,
+  IndexTracker,
+  LIST_INDEXES_SQL,
+  type VectorIndexOptions,
+  type VectorIndexStatus,
+  createIndexSql,
+  hasIterativeScan,
+  maintainIndex,
+} from '../sql/vector-index.js';
+
+/** Session advisory lock key: one process maintains the ANN index at a time. */
+const INDEX_LOCK = 0x6d77_6976; // 'mwiv'
 
 /** Options for {@link PgBackend.open}. */
 export interface PgBackendOptions {
@@ -40,6 +53,12 @@ export interface PgBackendOptions {
   readonly schema?: string;
   /** Pool size (default 10). */
   readonly maxConnections?: number;
+  /**
+   * ANN index management with pgvector (`../sql/vector-index.js`): exact scan below `minRows`
+   * (default 10,000) rows with an embedding, an IVFFlat index above, rebuilt as the store
+   * doubles. Without pgvector, vectors are ranked in-process and this does nothing.
+   */
+  readonly vectorIndex?: VectorIndexOptions;
 }
 
 function asQueryable(c: pg.PoolClient): Queryable {
@@ -83,6 +102,8 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
 interface Shared {
   readonly pool: pg.Pool;
   readonly migration: MigrationReport;
+  readonly features: SqlFeatures;
+  readonly index: IndexTracker;
   closed: boolean;
 }
 
@@ -117,6 +138,16 @@ class PgTxView extends SqlView {
     return fn(this);
   }
   async close(): Promise<void> {}
+  /** Entries with an embedding inserted in this transaction (index bookkeeping). */
+  embedded = 0;
+  override async putEntry(e: StoredEntry): Promise<void> {
+    await super.putEntry(e);
+    if (e.embedding !== undefined) this.embedded++;
+  }
+  override async putEntries(es: readonly StoredEntry[]): Promise<void> {
+    await super.putEntries(es);
+    this.embedded += es.filter((e) => e.embedding !== undefined).length;
+  }
 }
 
 /** The PostgreSQL StorageBackend. The object `open` returns acts in the system scope. */
@@ -125,7 +156,7 @@ export class PgBackend extends SqlView {
     private readonly s: Shared,
     scope: Scope,
   ) {
-    super(scope, { vector: s.migration.vector });
+    super(scope, s.features);
   }
 
   /** Connect, migrate (idempotently, safe against concurrent openers) and return the backend. */
@@ -147,7 +178,20 @@ export class PgBackend extends SqlView {
         inTransaction(pool, (c) => fn(asQueryable(c)));
       if (schema !== undefined) await ensureSchema(ownerTx, schema);
       const migration = await migrate(ownerTx);
-      return new PgBackend({ pool, migration, closed: false }, SYSTEM_SCOPE);
+      const index = new IndexTracker(opts.vectorIndex);
+      let version: string | undefined;
+      if (migration.vector) {
+        const { rows } = await ownerTx((q) =>
+          q.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'"),
+        );
+        version = rows[0] === undefined ? undefined : String(rows[0].extversion);
+      }
+      const features: SqlFeatures = hasIterativeScan(version)
+        ? { vector: migration.vector, ann: { probes: index.probes } }
+        : { vector: migration.vector };
+      const b = new PgBackend({ pool, migration, features, index, closed: false }, SYSTEM_SCOPE);
+      if (migration.vector && index.auto) await b.maintainVectorIndex();
+      return b;
     } catch (e) {
       await pool.end();
       throw normaliseDbError(e);
@@ -171,6 +215,86 @@ export class PgBackend extends SqlView {
       return this;
     }
     return new PgBackend(this.s, principalScope(principalId));
+  }
+
+  /**
+   * Build or rebuild the IVFFlat index if the row count calls for it (see
+   * `../sql/vector-index.js`). `CREATE INDEX CONCURRENTLY` outside a transaction, so writers
+   * and readers carry on meanwhile; a session advisory lock keeps other processes from
+   * building at the same time (they skip). Runs automatically after writes cross a threshold.
+   */
+  maintainVectorIndex(): Promise<VectorIndexStatus> {
+    if (!this.s.migration.vector)
+      return Promise.resolve({ rows: 0, lists: undefined, built: false });
+    return this.s.index.run(() =>
+      maintainIndex(
+        {
+          count: () =>
+            this.systemTx(async (q) => Number((await q.query(COUNT_SQL)).rows[0]?.n ?? 0)),
+          indexes: () =>
+            this.systemTx(async (q) =>
+              (await q.query(LIST_INDEXES_SQL)).rows.map((r) => String(r.name)),
+            ),
+          build: (lists, old) => this.buildIndex(lists, old),
+        },
+        this.s.index.minRows,
+      ),
+    );
+  }
+
+  private systemTx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return inTransaction(this.s.pool, async (c) => {
+      const q = asQueryable(c);
+      await enterScope(q, SYSTEM_SCOPE);
+      return fn(q);
+    });
+  }
+
+  private async buildIndex(lists: number, old: readonly string[]): Promise<void> {
+    let c: pg.PoolClient;
+    try {
+      c = await this.s.pool.connect();
+    } catch (e) {
+      throw normaliseDbError(e);
+    }
+    let broken = false;
+    try {
+      const { rows } = await c.query('SELECT pg_try_advisory_lock($1) AS ok', [INDEX_LOCK]);
+      if (rows[0]?.ok !== true) return; // another process is building
+      try {
+        await c.query(`SET maintenance_work_mem = '256MB'`);
+        await c.query(createIndexSql(lists, true));
+        for (const n of old) await c.query(`DROP INDEX CONCURRENTLY IF EXISTS "${n}"`);
+        await c.query('ANALYZE entries');
+      } finally {
+        await c.query('RESET maintenance_work_mem');
+        await c.query('SELECT pg_advisory_unlock($1)', [INDEX_LOCK]);
+      }
+    } catch (e) {
+      broken = true;
+      throw normaliseDbError(e);
+    } finally {
+      c.release(broken);
+    }
+  }
+
+  /** After a commit inserting `n` embedded entries: start a maintenance run when one is due. */
+  private inserted(n: number): void {
+    if (n > 0 && this.s.migration.vector && this.s.index.inserted(n)) {
+      this.maintainVectorIndex().catch((e: unknown) => {
+        this.s.index.lastError = e;
+      });
+    }
+  }
+
+  override async putEntry(e: StoredEntry): Promise<void> {
+    await super.putEntry(e);
+    this.inserted(e.embedding === undefined ? 0 : 1);
+  }
+
+  override async putEntries(es: readonly StoredEntry[]): Promise<void> {
+    await super.putEntries(es);
+    this.inserted(es.filter((e) => e.embedding !== undefined).length);
   }
 
   private scoped<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
@@ -197,7 +321,11 @@ export class PgBackend extends SqlView {
    * only committed data.
    */
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
-    return this.scoped((q) => fn(new PgTxView(this.scope, this.features, q)));
+    let view: PgTxView | undefined;
+    return this.scoped((q) => fn((view = new PgTxView(this.scope, this.features, q)))).then((r) => {
+      this.inserted(view?.embedded ?? 0);
+      return r;
+    });
   }
 
   /** Close the pool (root backend only; closing a principal view is a no-op). */

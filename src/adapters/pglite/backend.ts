@@ -17,18 +17,31 @@
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { MemwardenError } from '../../core/errors.js';
-import type { StorageBackend } from '../../ports/storage.js';
+import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
 import { normalised } from '../sql/errors.js';
 import { type MigrationReport, migrate } from '../sql/migrations.js';
 import {
+  APP_ROLE,
   type Queryable,
+  SYSTEM_ROLE,
   type Scope,
   SYSTEM_SCOPE,
   enterScope,
   principalScope,
 } from '../sql/queryable.js';
+import { COPY_COLS, CREATE_STAGING_SQL, STAGING_TABLE, encodeCopy } from './copy.js';
 import type { SqlFeatures } from '../sql/entries.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
+import {
+  COUNT_SQL,
+  IndexTracker,
+  LIST_INDEXES_SQL,
+  type VectorIndexOptions,
+  type VectorIndexStatus,
+  createIndexSql,
+  hasIterativeScan,
+  maintainIndex,
+} from '../sql/vector-index.js';
 import { StagedView } from './staged-view.js';
 
 /** Options for {@link PgliteBackend.open}. */
@@ -41,6 +54,11 @@ export interface PgliteBackendOptions {
    * get the `vector(384)` column.
    */
   readonly instance?: PGlite;
+  /**
+   * ANN index management (`../sql/vector-index.js`): exact scan below `minRows` (default
+   * 10,000) rows with an embedding, an IVFFlat index above, rebuilt as the store doubles.
+   */
+  readonly vectorIndex?: VectorIndexOptions;
 }
 
 /** A promise-chain mutex: one holder at a time, in arrival order, surviving rejections. */
@@ -53,8 +71,19 @@ class Mutex {
   }
 }
 
-function asQueryable(tx: Transaction): Queryable {
+/** A Queryable that can also feed `COPY … FROM '/dev/blob'`. */
+interface PgliteQueryable extends Queryable {
+  copyIn(sql: string, data: Uint8Array): Promise<void>;
+}
+
+/** Below this many rows the multi-row INSERT is as cheap as the COPY round trips. */
+const COPY_MIN_ROWS = 16;
+
+function asQueryable(tx: Transaction): PgliteQueryable {
   return {
+    copyIn: async (sql, data) => {
+      await tx.query(sql, [], { blob: new Blob([data]) });
+    },
     query: async (sql, params) => {
       const r = await tx.query(sql, params === undefined ? undefined : [...params]);
       return { rows: r.rows as Record<string, unknown>[] };
@@ -70,6 +99,8 @@ interface Shared {
   readonly ownsDb: boolean;
   readonly writers: Mutex;
   readonly migration: MigrationReport;
+  readonly features: SqlFeatures;
+  readonly index: IndexTracker;
   closed: boolean;
 }
 
@@ -78,12 +109,30 @@ class CommitView extends SqlView {
   constructor(
     scope: Scope,
     features: SqlFeatures,
-    private readonly q: Queryable,
+    private readonly q: PgliteQueryable,
   ) {
     super(scope, features);
   }
   protected read<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     return fn(this.q);
+  }
+  /**
+   * The group-commit path: binary COPY into the session's staging table (as the session
+   * superuser: COPY is refused on RLS tables and `/dev/blob` needs it), then one INSERT into
+   * `entries` back under this view's scope, so RLS and every constraint apply (`./copy.js`).
+   */
+  override async putEntries(es: readonly StoredEntry[]): Promise<void> {
+    if (!this.features.vector || es.length < COPY_MIN_ROWS) return super.putEntries(es);
+    const data = encodeCopy(es);
+    const q = this.q;
+    await q.query('RESET ROLE');
+    await q.query(`TRUNCATE ${STAGING_TABLE}`);
+    await q.copyIn(
+      `COPY ${STAGING_TABLE} (${COPY_COLS}) FROM '/dev/blob' WITH (FORMAT binary)`,
+      data,
+    );
+    await enterScope(q, this.scope);
+    await q.query(`INSERT INTO entries (${COPY_COLS}) SELECT ${COPY_COLS} FROM ${STAGING_TABLE}`);
   }
   protected write<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     return fn(this.q);
@@ -100,7 +149,7 @@ export class PgliteBackend extends SqlView {
     private readonly s: Shared,
     scope: Scope,
   ) {
-    super(scope, { vector: s.migration.vector });
+    super(scope, s.features);
   }
 
   /** Open (creating and migrating as needed) a PGlite database. */
@@ -122,14 +171,37 @@ export class PgliteBackend extends SqlView {
       if (opts.instance === undefined) await db.close();
       throw e;
     }
+    if (migration.vector) {
+      // The session's bulk-insert staging table (`./copy.js`); temp tables live per session.
+      await ownerTx(async (q) => {
+        await q.exec(CREATE_STAGING_SQL);
+        await q.exec(`GRANT SELECT ON ${STAGING_TABLE} TO ${APP_ROLE}, ${SYSTEM_ROLE}`);
+      });
+    }
+    const index = new IndexTracker(opts.vectorIndex);
+    let version: string | undefined;
+    if (migration.vector) {
+      const { rows } = await ownerTx((q) =>
+        q.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'"),
+      );
+      version = rows[0] === undefined ? undefined : String(rows[0].extversion);
+    }
+    const features: SqlFeatures = hasIterativeScan(version)
+      ? { vector: migration.vector, ann: { probes: index.probes } }
+      : { vector: migration.vector };
     const shared: Shared = {
       db,
       ownsDb: opts.instance === undefined,
       writers: new Mutex(),
       migration,
+      features,
+      index,
       closed: false,
     };
-    return new PgliteBackend(shared, SYSTEM_SCOPE);
+    const b = new PgliteBackend(shared, SYSTEM_SCOPE);
+    // Bring the index up to date with what is stored (a no-op below the threshold).
+    if (migration.vector && index.auto) await b.maintainVectorIndex();
+    return b;
   }
 
   /** Whether the pgvector `vector(384)` column is available (`entries.embedding_vec`). */
@@ -152,8 +224,69 @@ export class PgliteBackend extends SqlView {
     return new PgliteBackend(this.s, principalScope(principalId));
   }
 
+  /**
+   * Build or rebuild the IVFFlat index if the row count calls for it (see
+   * `../sql/vector-index.js`), serialised with writers. Runs automatically after writes cross
+   * a threshold (unless `vectorIndex.auto` is false); call it to force a check.
+   */
+  maintainVectorIndex(): Promise<VectorIndexStatus> {
+    if (!this.s.migration.vector)
+      return Promise.resolve({ rows: 0, lists: undefined, built: false });
+    return this.s.index.run(() => this.s.writers.run(() => this.maintainNow()));
+  }
+
+  private maintainNow(): Promise<VectorIndexStatus> {
+    const db = this.s.db;
+    const system = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
+      normalised(
+        db.transaction(async (tx) => {
+          const q = asQueryable(tx);
+          await enterScope(q, SYSTEM_SCOPE);
+          return fn(q);
+        }),
+      );
+    return maintainIndex(
+      {
+        count: () => system(async (q) => Number((await q.query(COUNT_SQL)).rows[0]?.n ?? 0)),
+        indexes: async () =>
+          (await db.query<{ name: string }>(LIST_INDEXES_SQL)).rows.map((r) => r.name),
+        // As the table owner (DDL), in one transaction: readers never see the table without an
+        // index, and a failed build leaves the old one in place.
+        build: (lists, old) =>
+          normalised(
+            db.transaction(async (tx) => {
+              await tx.exec(`SET LOCAL maintenance_work_mem = '256MB'`);
+              await tx.exec(createIndexSql(lists, false));
+              for (const n of old) await tx.exec(`DROP INDEX IF EXISTS "${n}"`);
+              await tx.exec('ANALYZE entries');
+            }),
+          ),
+      },
+      this.s.index.minRows,
+    );
+  }
+
+  /** After a commit inserting `n` embedded entries: start a maintenance run when one is due. */
+  private inserted(n: number): void {
+    if (n > 0 && this.s.migration.vector && this.s.index.inserted(n)) {
+      this.maintainVectorIndex().catch((e: unknown) => {
+        this.s.index.lastError = e;
+      });
+    }
+  }
+
+  override async putEntry(e: StoredEntry): Promise<void> {
+    await super.putEntry(e);
+    this.inserted(e.embedding === undefined ? 0 : 1);
+  }
+
+  override async putEntries(es: readonly StoredEntry[]): Promise<void> {
+    await super.putEntries(es);
+    this.inserted(es.filter((e) => e.embedding !== undefined).length);
+  }
+
   /** One scoped PGlite transaction (PGlite queues it behind any other). */
-  private scoped<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+  private scoped<T>(fn: (q: PgliteQueryable) => Promise<T>): Promise<T> {
     if (this.s.closed)
       return Promise.reject(new MemwardenError('STORAGE_FAILED', 'backend is closed'));
     return normalised(
@@ -179,16 +312,21 @@ export class PgliteBackend extends SqlView {
    * `fn`: they queue behind this transaction (as in every backend).
    */
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
-    return this.s.writers.run(async () => {
-      const staged = new StagedView(
-        this,
-        this.scope.kind === 'principal' ? this.scope.id : undefined,
-      );
-      const result = await fn(staged);
-      if (!staged.isEmpty)
-        await this.scoped((q) => staged.commit(new CommitView(this.scope, this.features, q)));
-      return result;
-    });
+    return this.s.writers
+      .run(async () => {
+        const staged = new StagedView(
+          this,
+          this.scope.kind === 'principal' ? this.scope.id : undefined,
+        );
+        const result = await fn(staged);
+        if (!staged.isEmpty)
+          await this.scoped((q) => staged.commit(new CommitView(this.scope, this.features, q)));
+        return { result, embedded: staged.embeddedCount };
+      })
+      .then(({ result, embedded }) => {
+        this.inserted(embedded);
+        return result;
+      });
   }
 
   /**

@@ -86,6 +86,11 @@ export abstract class StagedCore {
     await flush();
   }
 
+  /** Staged entries that carry an embedding (for the backend's index bookkeeping). */
+  get embeddedCount(): number {
+    return this.entries.filter((e) => e.embedding !== undefined).length;
+  }
+
   get isEmpty(): boolean {
     return this.ops.length === 0;
   }
@@ -233,6 +238,17 @@ export abstract class StagedCore {
     this.entries.push(ec);
     this.stagedIds.add(e.id);
     this.ops.push({ put: ec });
+  }
+
+  /** All or nothing: validated as a whole before any is staged. */
+  async putEntries(es: readonly StoredEntry[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const e of es) {
+      if (this.stagedIds.has(e.id) || seen.has(e.id)) throw conflict(`entry ${e.id} exists`);
+      if (e.embedding !== undefined) checkEmbedding(e.embedding);
+      seen.add(e.id);
+    }
+    for (const e of es) await this.putEntry(e);
   }
 
   async getEntry(id: string): Promise<StoredEntry | undefined> {

@@ -20,18 +20,24 @@ import { checkEmbedding, float4Literal, float4Out } from './rank.js';
 export interface SqlFeatures {
   /** pgvector is installed and `entries.embedding_vec` exists. */
   readonly vector: boolean;
+  /**
+   * IVFFlat session settings for vector search (pgvector ≥ 0.8: iterative scans). Absent: the
+   * server's defaults (exact scan when no ANN index exists either way).
+   */
+  readonly ann?: { readonly probes: number };
 }
 
 const BASE = 'id, owner, tier, bytes, leaf_index, mac_kid, mac';
 const META = 'writer, kind, created_ns, expires_ns, content, uri, src_hash, deleted, superseded_by';
 
 /** The select list of a full entry, the embedding read from whichever column holds it. */
-export function entryCols(f: SqlFeatures, alias = ''): string {
+export function entryCols(f: SqlFeatures, alias = '', withEmbedding = true): string {
   const p = alias === '' ? '' : `${alias}.`;
   const cols = `${BASE}, ${META}`
     .split(', ')
     .map((c) => p + c)
     .join(', ');
+  if (!withEmbedding) return `${cols}, NULL AS emb`;
   return `${cols}, ${f.vector ? `${p}embedding_vec::text` : `${p}embedding`} AS emb`;
 }
 

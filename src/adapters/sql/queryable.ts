@@ -43,18 +43,17 @@ export function principalScope(id: string): Scope {
 
 /**
  * Enter `scope` for the rest of the current transaction. Must be the first statement after
- * BEGIN. `SET LOCAL ROLE` takes an identifier, not a parameter, so only the two constant role
- * names are ever interpolated; the principal id always travels as a bound parameter.
+ * BEGIN. Both the role (one of the two constant names) and the principal id travel as bound
+ * parameters.
  */
 export async function enterScope(q: Queryable, scope: Scope): Promise<void> {
-  if (scope.kind === 'system') {
-    await q.query(`SET LOCAL ROLE ${SYSTEM_ROLE}`);
-    // Clear any principal explicitly so a system transaction is never mistaken for one.
-    await q.query(`SELECT set_config('app.principal', '', true)`);
-    return;
-  }
-  await q.query(`SET LOCAL ROLE ${APP_ROLE}`);
-  await q.query(`SELECT set_config('app.principal', $1, true)`, [scope.id]);
+  // One statement: `set_config('role', …, true)` is `SET LOCAL ROLE` (same membership check),
+  // and a system transaction clears the principal explicitly so it is never mistaken for one.
+  // Every read and write starts with this, so one round trip instead of two matters (PGlite).
+  await q.query(`SELECT set_config('role', $1, true), set_config('app.principal', $2, true)`, [
+    scope.kind === 'system' ? SYSTEM_ROLE : APP_ROLE,
+    scope.kind === 'system' ? '' : scope.id,
+  ]);
 }
 
 /** The principal id recorded as row owner for writes in `scope` (null for the system). */

@@ -4,7 +4,8 @@
  * (row-level security applies as always), filtered by tier / kind / URI.
  *
  * - Vector ranking with pgvector: `ORDER BY embedding_vec <=> $q LIMIT k` (cosine distance;
- *   similarity = 1 − distance), served by the HNSW index when one exists.
+ *   similarity = 1 − distance): an exact scan on small stores, served by the IVFFlat index
+ *   `./vector-index.js` maintains once the store is large (approximate; iterative scan).
  * - Vector ranking without pgvector (Debian's PostgreSQL 15): the candidates' `real[]`
  *   embeddings are fetched and ranked in-process, then the top `k` rows are loaded. Exact, but
  *   O(candidates) per query — fine for thousands of rows, not for 100k (use pgvector there).
@@ -39,10 +40,21 @@ async function vectorTop(
   if (f.vector) {
     // Rank on ids and distances only, then load the k winners: the select list of a sort is
     // computed for every candidate row, and a full row (bytes, the embedding as text) is costly.
+    // The winners come back without their embedding (the score is computed; formatting and
+    // parsing 384 floats per hit was a large part of a 100k search), as SearchHit allows.
+    if (f.ann !== undefined) {
+      // Transaction-local: probe `probes` lists, and keep probing (relaxed order) until `limit`
+      // rows pass the filters — RLS and the live/tier filters are applied after the index scan,
+      // so without it a principal owning a small share of the rows would get fewer than `limit`.
+      await qr.query(
+        `SELECT set_config('ivfflat.probes', $1, true), set_config('ivfflat.iterative_scan', 'relaxed_order', true)`,
+        [String(f.ann.probes)],
+      );
+    }
     const v = w.param(float4Literal(emb, '[', ']'));
     w.add('embedding_vec IS NOT NULL');
     const { rows } = await qr.query(
-      `SELECT ${entryCols(f, 'e')}, 1 - t.d AS vscore
+      `SELECT ${entryCols(f, 'e', false)}, 1 - t.d AS vscore
          FROM (SELECT id, embedding_vec <=> ${v}::vector AS d FROM entries
                 WHERE ${w.sql()} ORDER BY embedding_vec <=> ${v}::vector LIMIT ${w.param(q.limit)}) t
          JOIN entries e ON e.id = t.id`,

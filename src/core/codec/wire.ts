@@ -75,7 +75,9 @@ export class CborWriter {
 
   /** Initial byte plus argument in its shortest form (RFC 8949 §3, §4.2.1). `arg` ≤ 2^53−1. */
   head(major: number, arg: number): void {
-    this.ensure(9);
+    // Ensure exactly what this head needs: asking for 9 near the end of an exactly-sized
+    // buffer would force a needless grow-and-copy of the whole record.
+    this.ensure(arg < 24 ? 1 : arg < 0x100 ? 2 : arg < 0x10000 ? 3 : arg < TWO_32 ? 5 : 9);
     const b = this.buf;
     let p = this.pos;
     const m = major << 5;
@@ -145,8 +147,8 @@ export class CborWriter {
   /** A JS number in memwarden's model: safe integer → int, else the shortest exact float. */
   number(x: number): void {
     if (isCborInt(x)) return x >= 0 ? this.head(MT.UINT, x) : this.head(MT.NINT, -x - 1);
-    this.ensure(9);
     const h = toHalfExact(x);
+    this.ensure(h >= 0 ? 3 : Math.fround(x) === x ? 5 : 9);
     let n: number;
     if (h >= 0) {
       this.buf[this.pos++] = 0xf9;

@@ -30,6 +30,7 @@ import {
   checkWeight,
 } from './fields.js';
 import { ENTRY_KEYS, LIMITS, type EntryBody, type SignedEntry } from './types.js';
+import { ENTRY_SIGNING_DOMAIN } from './signing.js';
 
 /** An entry map key. */
 export type EntryKey = (typeof ENTRY_KEYS)[number];
@@ -164,14 +165,15 @@ function size(p: Prepared, sig: Uint8Array | undefined): number {
   return n;
 }
 
-function write(p: Prepared, sig: Uint8Array | undefined): Uint8Array {
+function write(p: Prepared, sig: Uint8Array | undefined, prefix?: Uint8Array): Uint8Array {
   const e = p.body;
   const optional =
     (e.exp !== undefined ? 1 : 0) +
     (e.rev !== undefined ? 1 : 0) +
     (e.sup !== undefined ? 1 : 0) +
     (e.uri !== undefined ? 1 : 0);
-  const w = new CborWriter(size(p, sig));
+  const w = new CborWriter(size(p, sig) + (prefix?.length ?? 0));
+  if (prefix !== undefined) w.raw(prefix);
   w.head(MT.MAP, 16 + optional + (sig === undefined ? 0 : 1));
   // Keys in ENTRY_KEYS order (RFC 8949 §4.2.1).
   w.raw(K.t);
@@ -259,16 +261,15 @@ export interface SignedEncoding {
 }
 
 /**
- * Validate once, encode the body, sign it through `sign` (which receives the body bytes and
- * returns a 64-byte signature), and encode the signed record — the write path's single pass.
+ * The write path's single pass: validate once, encode the body directly behind the signing
+ * domain (`signingInput` without a copy), sign that with `signer`, and encode the signed
+ * record.
  */
-export function signEntry(
-  body: EntryBody,
-  sign: (bodyBytes: Uint8Array) => Uint8Array,
-): SignedEncoding {
+export function signEntry(body: EntryBody, signer: { sign(msg: Uint8Array): Uint8Array }): SignedEncoding {
   const p = prepare(body, false);
-  const bodyBytes = write(p, undefined);
-  const sig = sign(bodyBytes);
+  const input = write(p, undefined, ENTRY_SIGNING_DOMAIN); // "memwarden/entry/v1\n" ‖ body
+  const bodyBytes = input.subarray(ENTRY_SIGNING_DOMAIN.length);
+  const sig = signer.sign(input);
   if (!(sig instanceof Uint8Array) || sig.length !== 64) {
     throw codecFail('CODEC_INVALID_VALUE', 'signature must be 64 bytes');
   }

@@ -24,7 +24,7 @@
  * 7. Allow, or Repair-and-Retry when step 4 rewrote a parameter.
  */
 import type { LineageOptions } from '../lineage/propagation.js';
-import { type TrustLabel, authorityRank, isUntrustedLabel, labelValue } from '../trust.js';
+import type { Authority, TrustLabel } from '../trust.js';
 import {
   ContextCache,
   type Needles,
@@ -153,19 +153,19 @@ export class Gate {
       if (!own(finalArgs, k) || exempt?.has(k) === true) continue;
       if (!collectNeedles(finalArgs[k], needles, 1, budget)) return finish(st, 'deny', 'malformed_call');
     }
-    const required = authorityRank(tool.authority);
+    const required = rankOf(tool.authority);
     const all = this.policy.layer1Scope === 'context';
-    const flagged = new Set<string>();
+    let flagged: Set<string> | undefined; // allocated on the first untrusted segment
     const justifying: string[] = [];
     let weakest = -1;
     for (let i = 0; i < pc.segments.length; i++) {
       if (!all && !segmentMentioned(pc, i, needles)) continue;
       const s = pc.segments[i] as ParsedSegment;
-      const v = labelValue(s.label);
+      const v = valueOf(s.label);
       if (v > weakest) weakest = v;
-      const untrusted = isUntrustedLabel(s.label);
-      if (untrusted || authorityRank(s.authority) < required) {
-        flagged.add(s.id);
+      const untrusted = v >= 2; // core/trust isUntrustedLabel
+      if (untrusted || rankOf(s.authority) < required) {
+        (flagged ??= new Set<string>()).add(s.id);
         st.rejected.push({
           kind: 'segment',
           entryId: s.id,
@@ -179,7 +179,7 @@ export class Gate {
       }
     }
     if (weakest >= 0) st.weakest = labelOf(weakest);
-    if (flagged.size > 0) {
+    if (flagged !== undefined) {
       if (st.mode === 'strip_and_retry')
         return finish(st, 'strip_and_retry', 'untrusted_context', undefined, stripped(input.context, pc, flagged));
       return finish(st, st.mode === 'require_user' ? 'require_user' : 'deny', 'untrusted_context');
@@ -240,10 +240,15 @@ export class Gate {
     if (st.mode === 'repair_and_retry') {
       // Highest-precedence class first; within it, exactly one distinct value, or no repair.
       for (const cls of gp.sources) {
-        const cands = checked.filter((c) => c.valid && c.src.sourceClass === cls && c.key !== proposedKey);
-        if (cands.length === 0) continue;
-        const first = cands[0] as Checked;
-        if (cands.some((c) => c.key !== first.key)) break; // ambiguous: fail closed
+        let first: Checked | undefined;
+        let ambiguous = false;
+        for (const c of checked) {
+          if (!c.valid || c.src.sourceClass !== cls || c.key === proposedKey) continue;
+          if (first === undefined) first = c;
+          else if (c.key !== first.key) ambiguous = true;
+        }
+        if (first === undefined) continue;
+        if (ambiguous) break; // ambiguous: fail closed
         st.repairs.push({ param: gp.name, rejectedValue: proposed, value: first.src.value, selected: first.ref });
         st.used.push(first.ref);
         exempt.add(gp.name);
@@ -257,22 +262,19 @@ export class Gate {
   #check(gp: GovernedParam, src: ParameterSource, input: DecideInput, pc: ParsedContext): Checked {
     const cls = typeof src?.sourceClass === 'string' ? src.sourceClass : '';
     const spec = this.policy.sourceClasses.get(cls);
-    const ref: Mutable<SourceRef> = { kind: 'parameter', param: gp.name, sourceClass: cls };
     const key = valueKey(src?.value);
     const entryId = typeof src?.entryId === 'string' ? src.entryId : undefined;
     let why: SourceRef['why'];
+    let seg: ParsedSegment | undefined;
     if (entryId === undefined) {
       if (spec?.origin === 'segment') why = 'not_in_context';
     } else {
-      ref.entryId = entryId;
       const i = pc.byId.get(entryId);
       if (i === undefined) why = 'not_in_context';
       else {
-        const seg = pc.segments[i] as ParsedSegment;
-        ref.label = seg.label;
-        ref.authority = seg.authority;
+        seg = pc.segments[i] as ParsedSegment;
         if (!keyMentionedIn(pc, i, key)) why = 'value_not_in_segment';
-        else if (spec?.maxLabel !== undefined && labelValue(seg.label) > labelValue(spec.maxLabel))
+        else if (spec?.maxLabel !== undefined && valueOf(seg.label) > valueOf(spec.maxLabel))
           why = 'label_above_class_max';
       }
     }
@@ -283,12 +285,32 @@ export class Gate {
     )
       why = 'not_in_user_request';
     if (why === undefined && !gp.sources.includes(cls)) why = 'class_not_allowed';
-    if (why !== undefined) ref.why = why;
-    return { src, ref, valid: why === undefined, key };
+    return { src, ref: parameterRef(gp.name, cls, entryId, seg, why), valid: why === undefined, key };
   }
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/**
+ * A parameter {@link SourceRef}, built as one object literal per shape (hot path: adding
+ * properties one by one walks hidden-class transitions). Key order matches the type.
+ */
+function parameterRef(
+  param: string,
+  sourceClass: string,
+  entryId: string | undefined,
+  seg: ParsedSegment | undefined,
+  why: SourceRef['why'],
+): SourceRef {
+  if (entryId === undefined)
+    return why === undefined ? { kind: 'parameter', param, sourceClass } : { kind: 'parameter', param, sourceClass, why };
+  if (seg === undefined)
+    return why === undefined
+      ? { kind: 'parameter', param, sourceClass, entryId }
+      : { kind: 'parameter', param, sourceClass, entryId, why };
+  const { label, authority } = seg;
+  return why === undefined
+    ? { kind: 'parameter', param, sourceClass, entryId, label, authority }
+    : { kind: 'parameter', param, sourceClass, entryId, label, authority, why };
+}
 interface Checked {
   readonly src: ParameterSource;
   readonly ref: SourceRef;
@@ -298,6 +320,34 @@ interface Checked {
 }
 
 type ParsedSegment = ParsedContext['segments'][number];
+
+/** core/trust `labelValue` as a switch (no indexOf on the hot path). */
+function valueOf(l: TrustLabel): number {
+  switch (l) {
+    case 'TRUSTED':
+      return 0;
+    case 'DERIVED_TRUSTED':
+      return 1;
+    case 'DERIVED_UNTRUSTED':
+      return 2;
+    case 'EXTERNAL':
+      return 3;
+  }
+}
+
+/** core/trust `authorityRank` as a switch: ⊥ 0 < U 1 < A 2 < T 3. */
+function rankOf(a: Authority): number {
+  switch (a) {
+    case 'BOTTOM':
+      return 0;
+    case 'U':
+      return 1;
+    case 'A':
+      return 2;
+    case 'T':
+      return 3;
+  }
+}
 
 function labelOf(v: number): TrustLabel {
   return v === 0 ? 'TRUSTED' : v === 1 ? 'DERIVED_TRUSTED' : v === 2 ? 'DERIVED_UNTRUSTED' : 'EXTERNAL';
@@ -330,25 +380,37 @@ function finish(
   repairedArguments?: Readonly<Record<string, unknown>>,
   strip?: { ids: string[]; context: string },
 ): Verdict {
-  const audit: AuditRecord = {
-    tool: st.tool,
-    verdict: kind,
-    reason,
-    sensitive: st.sensitive,
-    mode: st.mode,
-    ...(st.weakest === undefined ? {} : { weakestLabel: st.weakest }),
-    usedSources: st.used,
-    rejectedSources: st.rejected,
-    repairs: st.repairs,
-    unauthorisedParams: st.unauthorised,
-  };
-  return {
-    kind,
-    reason,
-    usedSources: st.used,
-    rejectedSources: st.rejected,
-    ...(repairedArguments === undefined ? {} : { repairedArguments }),
-    ...(strip === undefined ? {} : { strippedSegmentIds: strip.ids, retryContext: strip.context }),
-    audit,
-  };
+  // Literal shapes, not conditional spreads: no temporaries on the hot path.
+  const audit: AuditRecord =
+    st.weakest === undefined
+      ? {
+          tool: st.tool,
+          verdict: kind,
+          reason,
+          sensitive: st.sensitive,
+          mode: st.mode,
+          usedSources: st.used,
+          rejectedSources: st.rejected,
+          repairs: st.repairs,
+          unauthorisedParams: st.unauthorised,
+        }
+      : {
+          tool: st.tool,
+          verdict: kind,
+          reason,
+          sensitive: st.sensitive,
+          mode: st.mode,
+          weakestLabel: st.weakest,
+          usedSources: st.used,
+          rejectedSources: st.rejected,
+          repairs: st.repairs,
+          unauthorisedParams: st.unauthorised,
+        };
+  const used = st.used;
+  const rejected = st.rejected;
+  if (strip !== undefined)
+    return { kind, reason, usedSources: used, rejectedSources: rejected, strippedSegmentIds: strip.ids, retryContext: strip.context, audit };
+  if (repairedArguments !== undefined)
+    return { kind, reason, usedSources: used, rejectedSources: rejected, repairedArguments, audit };
+  return { kind, reason, usedSources: used, rejectedSources: rejected, audit };
 }

@@ -34,10 +34,32 @@ const MAX_TOKENS_PER_LEAF = 64;
 /** Lower-case and collapse whitespace. */
 export function normText(s: string): string {
   const t = s.toLowerCase().trim();
-  // Fast path: most values have no whitespace to collapse; test() allocates nothing.
-  return NEEDS_COLLAPSE.test(t) ? t.replace(/\s+/g, ' ') : t;
+  // Fast path: most values have no whitespace to collapse; the scan allocates nothing.
+  return needsCollapse(t) ? t.replace(/\s+/g, ' ') : t;
 }
-const NEEDS_COLLAPSE = /\s\s|[^\S ]/;
+
+/**
+ * Whether `t` has a whitespace run to collapse: two spaces in a row, or any whitespace other
+ * than U+0020 — exactly the regex `/\s\s|[^\S ]/` (ECMAScript `\s`: WhiteSpace and
+ * LineTerminator), as a loop (cheaper than a regex call on the short strings of a tool call).
+ */
+function needsCollapse(t: string): boolean {
+  for (let i = 0; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (c === 32) {
+      if (t.charCodeAt(i + 1) === 32) return true;
+    } else if (c < 128) {
+      if (c >= 9 && c <= 13) return true;
+    } else if (isNonAsciiSpace(c)) return true;
+  }
+  return false;
+}
+function isNonAsciiSpace(c: number): boolean {
+  return (
+    c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+  );
+}
 
 /** Digit-group separators removed and trailing decimal zeros dropped (`1,000.50` → `1000.5`). */
 function numText(normalised: string): string {
@@ -148,7 +170,9 @@ export function valueKey(v: unknown): string {
   if (typeof v === 'number') return Number.isFinite(v) ? `n:${v}` : `x:${v}`;
   if (typeof v === 'string') {
     const t = v.trim();
-    if (t !== '' && NUMERIC.test(t)) return `n:${Number(t)}`;
+    // Only a string starting like a number can be numeric: skip the regex for the rest.
+    const c = t.charCodeAt(0);
+    if ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46) if (NUMERIC.test(t)) return `n:${Number(t)}`;
     return `s:${normText(v)}`;
   }
   try {

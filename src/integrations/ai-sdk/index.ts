@@ -3,7 +3,7 @@
  * memwarden for Vercel AI SDK agents, in two lines:
  *
  *     const model = wrapLanguageModel({ model: base, middleware: memwardenMiddleware({ memory, principal }) });
- *     const tools = wrapToolsWithGate(myTools, gate, () => ({ text: …context, seal: …seal }));
+ *     const tools = wrapToolsWithGate(myTools, gateFromMemory(memory, principal), () => ({ text: …context, seal: …seal }));
  */
 export {
   DEFAULT_MEMORY_PREAMBLE,
@@ -14,6 +14,7 @@ export {
   type ModelCallParams,
   type Retrieval,
 } from './middleware.js';
+export { gateFromMemory } from './gate.js';
 export {
   memwardenToolApproval,
   wrapToolsWithGate,

@@ -119,6 +119,9 @@ export function memwardenMiddleware(opts: MemwardenMiddlewareOptions): Memwarden
         typeof opts.principal === 'function' ? opts.principal(params) : opts.principal;
       const result = await opts.memory.search(query, {
         principal,
+        // The memory remembers this retrieval per (principal, thread) as the candidate parents
+        // of the next write (§4.4); the default thread is the memory's default thread.
+        ...(threadId === DEFAULT_THREAD ? {} : { threadId }),
         ...(opts.limit === undefined ? {} : { limit: opts.limit }),
         ...(opts.mode === undefined ? {} : { mode: opts.mode }),
       });

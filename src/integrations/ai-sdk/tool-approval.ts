@@ -29,6 +29,12 @@ export interface GateCall {
 export interface GateContext {
   readonly text: string;
   readonly seal: string;
+  /** Layer 2 parameter provenance, when the integration tracked it (see core/gate). */
+  readonly sources?: Readonly<
+    Record<string, readonly { readonly value: unknown; readonly sourceClass: string; readonly entryId?: string }[]>
+  >;
+  /** The user's request this turn (authorises `user_request` source classes). */
+  readonly userRequest?: string;
 }
 
 export type GateVerdictKind =

@@ -1,0 +1,360 @@
+/**
+ * Group `store` (issue 3, "Performance"): search over 100,000 entries on the embedded store,
+ * sustained signed writes with many concurrent writers (PGlite and the PostgreSQL server), and
+ * the cost of first and repeated verification, each verification as a ratio to one raw Ed25519
+ * verify (node:crypto) timed in this run.
+ *
+ * - `search_100k_p50_ms`: `Memory.search` (principal view → RLS-scoped ANN query → verification
+ *   of every hit → sentinel rendering), limit 10, over 100,000 signed entries of one principal
+ *   with clustered 384-d embeddings. The query embedding is excluded (a fixed embedder returns
+ *   precomputed vectors). Measured warm — the hits were verified earlier in this process, the
+ *   steady state of a long-running service — and cold (`search_100k_cold_p50_ms`: every hit
+ *   verified for the first time). `search_100k_entries_p50_ms` is the storage query alone.
+ * - The 100k store is built once through `Ledger.write` and cached under `bench/out/` keyed by
+ *   a hash of the schema and vector-index code, so reruns skip the ~minute of loading.
+ * - `writes_per_s_*`: `Ledger.write` (sign → log append → persist, group commit; a write
+ *   resolves after its transaction committed) from 256 concurrent writers over 16 principals,
+ *   embeddings supplied by the caller. PGlite on a data folder on disk.
+ */
+import {
+  createHash,
+  generateKeyPairSync,
+  sign as nodeSign,
+  verify as nodeVerify,
+} from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PgliteBackend } from '../dist/adapters/pglite/index.js';
+import { KeyFileSource } from '../dist/adapters/keyfile/keyfile.js';
+import { systemClock, systemRandom } from '../dist/adapters/system/index.js';
+import { Ledger } from '../dist/memory/ledger.js';
+import { Memory } from '../dist/memory/memory.js';
+import { MemoryKeySource } from '../dist/testing/doubles.js';
+import { measureAsyncUs, measureUs, median, percentile, round } from './lib.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const D = 384;
+const N = 100_000;
+const CLUSTERS = 200;
+/** Bump when the generated data changes. */
+const DATA_VERSION = 2;
+
+/** Deterministic PRNG (mulberry32) and Gaussian-ish noise. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const normalise = (v) => {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
+  s = Math.sqrt(s);
+  for (let i = 0; i < v.length; i++) v[i] /= s;
+  return v;
+};
+
+/** Clustered synthetic embeddings: CLUSTERS unit centres, points = centre + noise. */
+function dataset(seed = 7) {
+  const r = prng(seed);
+  const g = () => (r() + r() + r() - 1.5) * 2; // roughly N(0, 1)
+  const centres = Array.from({ length: CLUSTERS }, () =>
+    normalise(Float32Array.from({ length: D }, g)),
+  );
+  const point = (c, sigma) => {
+    const v = new Float32Array(D);
+    const ctr = centres[c];
+    for (let i = 0; i < D; i++) v[i] = ctr[i] + sigma * g();
+    return normalise(v);
+  };
+  // sigma 0.06 per dimension: cosine to the centre ≈ 0.75, neighbours within a cluster vary.
+  return {
+    point: (i) => point(i % CLUSTERS, 0.06),
+    query: (k) => point((k * 37) % CLUSTERS, 0.06),
+  };
+}
+
+function cacheKey() {
+  const h = createHash('sha256');
+  for (const f of ['schema.js', 'schema-v3.js', 'migrations.js', 'vector-index.js'])
+    h.update(readFileSync(path.join(here, '../dist/adapters/sql', f)));
+  h.update(`v${DATA_VERSION} n${N} d${D} c${CLUSTERS}`);
+  return h.digest('hex').slice(0, 16);
+}
+
+/** Run `total` Ledger.write calls from `concurrency` async writers; returns entries/s. */
+async function writeLoad(ledger, writers, total, concurrency, embed, log, label) {
+  let next = 0;
+  let done = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let lastLog = t0;
+  const worker = async (w) => {
+    for (;;) {
+      const i = next++;
+      if (i >= total) return;
+      await ledger.write(
+        {
+          writer: writers[(w + i) % writers.length],
+          content: `note ${i} about topic ${i % CLUSTERS}: the user mentioned detail ${i * 7919} in passing`,
+          tier: 'USER_OBSERVED',
+          kind: 'fact',
+        },
+        { embedding: embed(i) },
+      );
+      done++;
+      const now = performance.now();
+      if (log !== undefined && now - lastLog > 5000) {
+        lastLog = now;
+        log(`${label}: ${done}/${total} written (${Math.round(done / ((now - t0) / 1000))}/s)`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
+  const cpu = process.cpuUsage(cpu0);
+  writeLoad.perCpuS = total / ((cpu.user + cpu.system) / 1e6);
+  return total / ((performance.now() - t0) / 1000);
+}
+
+/** Build (or reuse) the cached 100k PGlite store; returns its folder and principal. */
+async function buildStore(log, data) {
+  const dir = path.join(here, 'out', `store-${cacheKey()}`);
+  const metaFile = path.join(dir, 'meta.json');
+  if (existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+    if (meta.done === true && meta.n === N) {
+      log(`reusing cached ${N}-entry store ${path.relative(process.cwd(), dir)}`);
+      return { dir, principal: meta.principal, loadS: meta.loadS };
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  log(
+    `building the ${N}-entry store (cached for later runs) in ${path.relative(process.cwd(), dir)}`,
+  );
+  const storage = await PgliteBackend.open({ dataDir: path.join(dir, 'pg') });
+  const ledger = await Ledger.open({
+    storage,
+    keys: new KeyFileSource(path.join(dir, 'keys')),
+    clock: systemClock,
+    random: systemRandom,
+  });
+  const p = await ledger.registerPrincipal('user', 'bench');
+  const t0 = performance.now();
+  await writeLoad(ledger, [p.id], N, 256, data.point, log, 'load');
+  await ledger.checkpoint();
+  const status = await storage.maintainVectorIndex();
+  const loadS = round((performance.now() - t0) / 1000, 1);
+  log(`loaded in ${loadS} s; index lists=${status.lists} over ${status.rows} rows`);
+  await ledger.close();
+  writeFileSync(metaFile, JSON.stringify({ done: true, n: N, principal: p.id, loadS }));
+  return { dir, principal: p.id, loadS };
+}
+
+async function searchBench(log, figures) {
+  const data = dataset();
+  const { dir, principal, loadS } = await buildStore(log, data);
+  figures.store_100k_load_s = loadS;
+  const db = await PGlite.create({ dataDir: path.join(dir, 'pg'), extensions: { vector } });
+  const storage = await PgliteBackend.open({ instance: db });
+  const ledger = await Ledger.open({
+    storage,
+    keys: new KeyFileSource(path.join(dir, 'keys')),
+    clock: systemClock,
+    random: systemRandom,
+  });
+  const status = await storage.maintainVectorIndex();
+  figures.search_index_lists = status.lists ?? 0;
+  const Q = 60;
+  const qv = new Map(Array.from({ length: Q }, (_, k) => [`query ${k}`, data.query(k)]));
+  const embedder = {
+    name: 'bench-fixed',
+    dimensions: D,
+    embed: async (texts) => texts.map((t) => qv.get(t)),
+  };
+  const memory = new Memory({
+    ledger,
+    storage,
+    embedder,
+    clock: systemClock,
+    random: systemRandom,
+  });
+  const queries = [...qv.keys()];
+  const timeSearch = async () => {
+    const ts = [];
+    for (const q of queries) {
+      const t = performance.now();
+      const r = await memory.search(q, { principal, limit: 10 });
+      ts.push(performance.now() - t);
+      if (r.results.length !== 10) throw new Error(`expected 10 results, got ${r.results.length}`);
+    }
+    return ts;
+  };
+  log('Memory.search, cold (first verification of every hit)');
+  const cold = await timeSearch();
+  log('Memory.search, warm');
+  const warm = [...(await timeSearch()), ...(await timeSearch())];
+  figures.search_100k_p50_ms = round(median(warm));
+  figures.search_100k_p99_ms = round(percentile(warm, 99));
+  figures.search_100k_cold_p50_ms = round(median(cold));
+
+  const view = storage.asPrincipal(principal);
+  const nowNs = systemClock.nowNs();
+  const st = [];
+  for (const emb of qv.values()) {
+    const t = performance.now();
+    await view.searchEntries({ embedding: emb, nowNs, limit: 10 });
+    st.push(performance.now() - t);
+  }
+  figures.search_100k_entries_p50_ms = round(median(st));
+
+  log('recall@10 against exact scan');
+  let hit = 0;
+  let exactMs = [];
+  for (const emb of qv.values()) {
+    const approx = new Set(
+      (await view.searchEntries({ embedding: emb, nowNs, limit: 10 })).map((h) => h.entry.id),
+    );
+    await db.exec('SET enable_indexscan = off');
+    const t = performance.now();
+    const exact = await view.searchEntries({ embedding: emb, nowNs, limit: 10 });
+    exactMs.push(performance.now() - t);
+    await db.exec('RESET enable_indexscan');
+    hit += exact.filter((h) => approx.has(h.entry.id)).length;
+  }
+  figures.search_100k_recall_at_10 = round(hit / (10 * qv.size));
+  figures.search_100k_exact_p50_ms = round(median(exactMs));
+  log(
+    `search p50 warm ${figures.search_100k_p50_ms} ms, cold ${figures.search_100k_cold_p50_ms} ms, ` +
+      `storage only ${figures.search_100k_entries_p50_ms} ms, exact ${figures.search_100k_exact_p50_ms} ms, ` +
+      `recall@10 ${figures.search_100k_recall_at_10}`,
+  );
+  await ledger.close();
+  await db.close();
+}
+
+/** A fresh ledger, 16 principals, a warm-up, then `total` writes from 256 writers. */
+async function writeBench(storage, total, log, label) {
+  const data = dataset(11);
+  const ledger = await Ledger.open({
+    storage,
+    keys: new MemoryKeySource(),
+    clock: systemClock,
+    random: systemRandom,
+  });
+  const writers = [];
+  for (let i = 0; i < 16; i++) writers.push((await ledger.registerPrincipal('user', `w${i}`)).id);
+  await writeLoad(ledger, writers, 1000, 256, data.point);
+  const rate = await writeLoad(ledger, writers, total, 256, data.point, log, label);
+  const perCpuS = writeLoad.perCpuS;
+  log(
+    `${label}: ${Math.round(rate)} entries/s (${Math.round(perCpuS)} per CPU-second of this process)`,
+  );
+  return { ledger, rate, perCpuS };
+}
+
+export async function run({ log }) {
+  const figures = {};
+  const ratios = {};
+  const targets = [];
+
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const msg = Buffer.alloc(600, 7);
+  const sig = nodeSign(null, msg, privateKey);
+  const rawVerify = () => measureUs(() => nodeVerify(null, msg, publicKey, sig), { perBatch: 50 });
+  const v0 = rawVerify();
+
+  await searchBench(log, figures);
+
+  log('writes, PGlite (data folder on disk)');
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'mw-store-bench-'));
+  try {
+    const storage = await PgliteBackend.open({ dataDir: tmp });
+    const { ledger, rate, perCpuS } = await writeBench(storage, 8000, log, 'pglite');
+    figures.writes_per_s_embedded = Math.round(rate);
+    // Load-independent companion: entries per CPU-second of this process (PGlite runs in it).
+    figures.writes_per_cpu_s_embedded = Math.round(perCpuS);
+
+    // Verification on the embedded store: entries this process has not verified yet.
+    log('verification');
+    const stored = await storage.listEntries({ limit: 400 });
+    let k = 0;
+    const firstUs = await measureAsyncUs(() => ledger.verifyStored(stored[k++]), {
+      perBatch: 20,
+      batches: 15,
+      warmup: 1,
+    });
+    const again = stored[0];
+    const reverifyUs = await measureAsyncUs(() => ledger.verifyStored(again), {
+      perBatch: 200,
+      batches: 15,
+    });
+    const v1 = rawVerify();
+    const verifyUs = Math.min(v0, v1);
+    figures.ed25519_verify_us = round(verifyUs);
+    figures.first_verify_us = round(firstUs);
+    figures.reverify_us = round(reverifyUs);
+    ratios.first_verify_over_verify = round(firstUs / verifyUs);
+    ratios.reverify_over_verify = round(reverifyUs / verifyUs);
+    await ledger.close();
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+
+  const url = process.env.MEMWARDEN_TEST_DATABASE_URL;
+  if (url) {
+    log('writes, PostgreSQL server');
+    const { PgBackend } = await import('../dist/adapters/pg/index.js');
+    const schema = `mwbench_${process.pid}`;
+    const storage = await PgBackend.open({ connectionString: url, schema, maxConnections: 8 });
+    try {
+      const { ledger, rate, perCpuS } = await writeBench(storage, 15000, log, 'postgres');
+      figures.writes_per_s_postgres = Math.round(rate);
+      // Client side only (the server's CPU is not counted).
+      figures.writes_per_client_cpu_s_postgres = Math.round(perCpuS);
+      figures.postgres_has_pgvector = storage.hasVector ? 1 : 0;
+      await ledger.drain();
+    } finally {
+      await storage.close();
+      const pg = (await import('pg')).default;
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    }
+  } else {
+    figures.writes_per_s_postgres = null;
+    log('MEMWARDEN_TEST_DATABASE_URL unset: writes_per_s_postgres not measured');
+  }
+
+  targets.push(
+    { name: 'search_100k_p50_ms', value: figures.search_100k_p50_ms, op: '<=', limit: 10 },
+    { name: 'writes_per_s_embedded', value: figures.writes_per_s_embedded, op: '>=', limit: 3000 },
+    {
+      name: 'writes_per_s_postgres',
+      value: figures.writes_per_s_postgres ?? 'not measured (MEMWARDEN_TEST_DATABASE_URL unset)',
+      op: '>=',
+      limit: 5000,
+    },
+    { name: 'reverify_over_verify', value: ratios.reverify_over_verify, op: '<=', limit: 0.1 },
+    {
+      name: 'first_verify_over_verify',
+      value: ratios.first_verify_over_verify,
+      op: '<=',
+      limit: 1.1,
+    },
+  );
+  for (const t of targets) {
+    t.ok = typeof t.value === 'number' && (t.op === '<=' ? t.value <= t.limit : t.value >= t.limit);
+  }
+  return { figures, ratios, targets };
+}

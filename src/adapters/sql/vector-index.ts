@@ -1,0 +1,161 @@
+/**
+ * @module adapters/sql/vector-index
+ * Approximate-nearest-neighbour index management for `entries.embedding_vec` (pgvector).
+ *
+ * Policy: below {@link VectorIndexOptions.minRows} rows with an embedding there is no ANN
+ * index and search is an exact scan (exact results for small stores). At the threshold an
+ * IVFFlat index with `lists ≈ √rows` is built (pgvector's guidance for up to ~1M rows), and
+ * rebuilt with a new `lists` once the row count has doubled since it was built (`rows ≥ 2·lists²`);
+ * `ANALYZE` follows every build so the planner sees the new statistics. The index name carries
+ * its `lists` (`entries_emb_ivf_<lists>`), so any process can tell what is built without a
+ * bookkeeping table.
+ *
+ * Search (see `./search.js`) sets `ivfflat.probes` and `ivfflat.iterative_scan = relaxed_order`
+ * (pgvector ≥ 0.8) transaction-locally, so a scan whose candidates are mostly filtered out by
+ * row-level security or the live/tier filters keeps probing lists until it has `limit` rows.
+ */
+
+/** Index-name prefix; the suffix is the index's `lists`. */
+export const IVF_PREFIX = 'entries_emb_ivf_';
+
+export interface VectorIndexOptions {
+  /** Rows with an embedding at which the ANN index is first built (default 10,000). */
+  readonly minRows?: number;
+  /** IVFFlat lists probed per query before the iterative scan widens (default 10). */
+  readonly probes?: number;
+  /** Build and rebuild automatically after writes cross the thresholds (default true). */
+  readonly auto?: boolean;
+}
+
+export const DEFAULT_MIN_ROWS = 10_000;
+export const DEFAULT_PROBES = 10;
+
+/** What {@link planIndex} and a maintenance run report. */
+export interface VectorIndexStatus {
+  /** Rows with an embedding (all principals). */
+  readonly rows: number;
+  /** `lists` of the IVFFlat index in place; undefined: none (exact scan). */
+  readonly lists: number | undefined;
+  /** Whether this run built (or rebuilt) the index. */
+  readonly built: boolean;
+}
+
+/** The `lists` to build for `rows`, or undefined to keep what is there. */
+export function planIndex(
+  rows: number,
+  current: number | undefined,
+  minRows: number,
+): number | undefined {
+  if (rows < minRows) return undefined;
+  const want = Math.max(1, Math.round(Math.sqrt(rows)));
+  if (current === undefined) return want;
+  return rows >= 2 * current * current ? want : undefined;
+}
+
+/** The row count at which the next check is due (rows only grow between checks). */
+export function nextCheckAt(rows: number, current: number | undefined, minRows: number): number {
+  if (current === undefined) return Math.max(minRows, rows + 1);
+  return Math.max(2 * current * current, rows + 1);
+}
+
+/** SQL listing the IVFFlat indexes of `entries` in the current schema: rows `{ name }`. */
+export const LIST_INDEXES_SQL = `SELECT indexname AS name FROM pg_indexes
+  WHERE schemaname = current_schema() AND tablename = 'entries' AND indexname LIKE '${IVF_PREFIX}%'`;
+
+/** Lists of each named index (unparseable names are ignored). */
+export function listsOf(names: readonly string[]): number[] {
+  return names
+    .map((n) => Number(n.slice(IVF_PREFIX.length)))
+    .filter((n) => Number.isSafeInteger(n) && n > 0);
+}
+
+/** Rows with an embedding; run in the system scope (row-level security hides rows otherwise). */
+export const COUNT_SQL = 'SELECT count(*) AS n FROM entries WHERE embedding_vec IS NOT NULL';
+
+/**
+ * `lists` is an integer computed here, never caller text, so interpolating it is safe (DDL
+ * takes no parameters).
+ */
+export function createIndexSql(lists: number, concurrently: boolean): string {
+  if (!Number.isSafeInteger(lists) || lists < 1)
+    throw new RangeError('lists must be a positive integer');
+  return `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${IVF_PREFIX}${lists}
+    ON entries USING ivfflat (embedding_vec vector_cosine_ops) WITH (lists = ${lists})`;
+}
+
+/** Whether a pgvector version string (`0.8.1`) has iterative index scans (≥ 0.8). */
+export function hasIterativeScan(version: string | undefined): boolean {
+  if (version === undefined) return false;
+  const [maj, min] = version.split('.').map(Number);
+  return (maj ?? 0) > 0 || (min ?? 0) >= 8;
+}
+
+/** How a driver runs the three steps of a maintenance run. */
+export interface IndexDriver {
+  /** Rows with an embedding, counted in the system scope ({@link COUNT_SQL}). */
+  count(): Promise<number>;
+  /** Names of the IVFFlat indexes in place ({@link LIST_INDEXES_SQL}). */
+  indexes(): Promise<string[]>;
+  /** Build `entries_emb_ivf_<lists>`, drop `old`, then ANALYZE entries (as the table owner). */
+  build(lists: number, old: readonly string[]): Promise<void>;
+}
+
+/** One maintenance run: count, compare with what is built, (re)build when due. */
+export async function maintainIndex(d: IndexDriver, minRows: number): Promise<VectorIndexStatus> {
+  const rows = await d.count();
+  const names = await d.indexes();
+  const have = listsOf(names);
+  const current = have.length === 0 ? undefined : Math.max(...have);
+  const lists = planIndex(rows, current, minRows);
+  if (lists === undefined || lists === current) return { rows, lists: current, built: false };
+  await d.build(
+    lists,
+    names.filter((n) => n !== `${IVF_PREFIX}${lists}`),
+  );
+  return { rows, lists, built: true };
+}
+
+/** Auto-maintenance bookkeeping shared by a backend's views. */
+export class IndexTracker {
+  readonly minRows: number;
+  readonly probes: number;
+  readonly auto: boolean;
+  private rows = 0;
+  private nextAt = Number.POSITIVE_INFINITY;
+  private running: Promise<VectorIndexStatus> | undefined;
+  /** The last automatic run's failure (automatic runs never fail a write). */
+  lastError: unknown;
+
+  constructor(opts: VectorIndexOptions | undefined) {
+    this.minRows = opts?.minRows ?? DEFAULT_MIN_ROWS;
+    this.probes = opts?.probes ?? DEFAULT_PROBES;
+    this.auto = opts?.auto ?? true;
+    if (!Number.isSafeInteger(this.minRows) || this.minRows < 1)
+      throw new RangeError('vectorIndex.minRows must be a positive integer');
+    if (!Number.isSafeInteger(this.probes) || this.probes < 1)
+      throw new RangeError('vectorIndex.probes must be a positive integer');
+  }
+
+  /** Record a run's outcome: the next check is due when the count crosses the next threshold. */
+  settle(s: VectorIndexStatus): VectorIndexStatus {
+    this.rows = s.rows;
+    this.nextAt = nextCheckAt(s.rows, s.lists, this.minRows);
+    return s;
+  }
+
+  /** One run at a time; concurrent callers share it. */
+  run(fn: () => Promise<VectorIndexStatus>): Promise<VectorIndexStatus> {
+    this.running ??= fn()
+      .then((s) => this.settle(s))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  /** Count `n` inserted embeddings; true when an automatic run is due. */
+  inserted(n: number): boolean {
+    this.rows += n;
+    return this.auto && this.running === undefined && this.rows >= this.nextAt;
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * @module core/detect/embedding-checks
+ * Detectors over vectors other than MemSAD:
+ * - `Proactive` (MemSAD paper §5, App. C): mean cosine similarity of a candidate to 16
+ *   domain probe queries (8 subtopics × 2); an entry built to be retrieved broadly (a
+ *   centroid passage, a broad anchor) sits close to all probes at once. τ = mean + κσ over
+ *   benign entries, or fixed.
+ * - `implausibleSimilarity` (article failure-mode table, "vector index poisoning via
+ *   embedding collisions"): a retrieved entry whose similarity to the query is abnormally
+ *   high — above the calibrated benign ceiling — while its words barely overlap the query's.
+ * - `embeddingMismatch`: the stored vector does not represent the stored content (re-embedded
+ *   content vs stored vector) — a forged or collided index entry.
+ */
+import { cosineSim, normalized, dotProduct } from './kernel.js';
+import { type Finding, abstain, finding, meanStd } from './types.js';
+
+export interface ProactiveOptions {
+  readonly kappa?: number;
+  readonly threshold?: number;
+}
+
+export class Proactive {
+  readonly kappa: number;
+  readonly #fixed: number | undefined;
+  #probes: Float32Array[] = [];
+  #threshold: number | undefined;
+
+  constructor(o: ProactiveOptions = {}) {
+    this.kappa = o.kappa ?? 3;
+    this.#fixed = o.threshold;
+  }
+
+  get threshold(): number | undefined {
+    return this.#fixed ?? this.#threshold;
+  }
+
+  setProbes(probes: readonly ArrayLike<number>[]): void {
+    this.#probes = probes.map((p) => normalized(p));
+  }
+
+  /** τ from benign entry embeddings. */
+  calibrate(benign: readonly ArrayLike<number>[]): void {
+    const xs = benign.map((b) => this.score(b));
+    const { mean, std } = meanStd(xs);
+    this.#threshold = mean + this.kappa * std;
+  }
+
+  score(v: ArrayLike<number>): number {
+    if (this.#probes.length === 0) return 0;
+    const u = normalized(v);
+    let s = 0;
+    for (const p of this.#probes) s += dotProduct(p, u);
+    return s / this.#probes.length;
+  }
+
+  detect(v: ArrayLike<number>): Finding {
+    const th = this.threshold;
+    if (this.#probes.length === 0 || th === undefined)
+      return abstain('proactive', 'no probes or threshold');
+    const s = this.score(v);
+    return finding(
+      'proactive',
+      s,
+      th,
+      `mean probe similarity ${s.toFixed(3)} ${s > th ? '>' : '≤'} τ ${th.toFixed(3)}`,
+    );
+  }
+}
+
+const WORD_RE = /[\p{L}\p{N}]{3,}/gu;
+
+/** Share of the query's content words (≥ 3 letters) present in the text. */
+export function lexicalOverlap(query: string, text: string): number {
+  const q = new Set(query.toLowerCase().match(WORD_RE) ?? []);
+  if (q.size === 0) return 1;
+  const t = new Set(text.toLowerCase().match(WORD_RE) ?? []);
+  let k = 0;
+  for (const w of q) if (t.has(w)) k++;
+  return k / q.size;
+}
+
+export interface ImplausibleOptions {
+  /** Similarity above which a hit is implausible if lexically unrelated (default 0.85). */
+  readonly maxPlausible?: number;
+  /** Lexical overlap below which the content counts as unrelated (default 0.2). */
+  readonly minOverlap?: number;
+}
+
+/**
+ * Score = cosine(query, entry). Flag when it exceeds `maxPlausible` and (when the query text
+ * is known) the entry shares under `minOverlap` of the query's words.
+ */
+export function implausibleSimilarity(
+  queryEmbedding: ArrayLike<number>,
+  entryEmbedding: ArrayLike<number>,
+  o: ImplausibleOptions & { query?: string; content?: string } = {},
+): Finding {
+  if (queryEmbedding.length !== entryEmbedding.length || queryEmbedding.length === 0)
+    return abstain('implausible_similarity', 'vector widths differ');
+  const th = o.maxPlausible ?? 0.85;
+  const cos = cosineSim(queryEmbedding, entryEmbedding);
+  let lexicallyUnrelated = true;
+  let lex = Number.NaN;
+  if (o.query !== undefined && o.content !== undefined) {
+    lex = lexicalOverlap(o.query, o.content);
+    lexicallyUnrelated = lex < (o.minOverlap ?? 0.2);
+  }
+  const flagged = cos > th && lexicallyUnrelated;
+  return finding(
+    'implausible_similarity',
+    cos,
+    th,
+    flagged
+      ? `similarity ${cos.toFixed(3)} > ${th}${Number.isNaN(lex) ? '' : ` with word overlap ${lex.toFixed(2)}`}`
+      : `similarity ${cos.toFixed(3)} plausible`,
+    { flagged },
+  );
+}
+
+/** Flag a stored vector that no longer matches its content's embedding (default < 0.98). */
+export function embeddingMismatch(
+  contentEmbedding: ArrayLike<number>,
+  storedEmbedding: ArrayLike<number>,
+  minAgreement = 0.98,
+): Finding {
+  if (contentEmbedding.length !== storedEmbedding.length)
+    return finding('embedding_mismatch', 1, 0.5, 'stored vector has a different width', {
+      flagged: true,
+    });
+  const c = cosineSim(contentEmbedding, storedEmbedding);
+  return finding(
+    'embedding_mismatch',
+    1 - c,
+    1 - minAgreement,
+    c < minAgreement
+      ? `stored vector agrees ${c.toFixed(3)} with its content`
+      : 'stored vector matches content',
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * @module core/detect
+ * Write-time and read-time poisoning detectors (issue 7): MemSAD and MemSAD+, watermark,
+ * validation, proactive probes, the composite, injection-risk and implausible-similarity.
+ * All return `Finding` values and never throw on content.
+ */
+export { type DetectorName, type Finding, abstain, finding, meanStd } from './types.js';
+export { DotMatrix, cosineSim, dotProduct, normalized, strideOf } from './kernel.js';
+export {
+  Memsad,
+  type MemsadCalibration,
+  type MemsadMode,
+  type MemsadOptions,
+  type MemsadScores,
+} from './memsad.js';
+export { NgramJsd, type NgramOptions, jsdAgainst, ngramCounts } from './ngram.js';
+export { Watermark, type WatermarkOptions } from './watermark.js';
+export {
+  INJECTION_PATTERNS,
+  type InjectionRiskOptions,
+  type Rule,
+  VALIDATION_RULES,
+  injectionRisk,
+  validate,
+} from './rules.js';
+export {
+  type ImplausibleOptions,
+  Proactive,
+  type ProactiveOptions,
+  embeddingMismatch,
+  implausibleSimilarity,
+  lexicalOverlap,
+} from './embedding-checks.js';
+export { COMPOSITE_MEMBERS, composite } from './composite.js';

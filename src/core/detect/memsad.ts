@@ -1,0 +1,264 @@
+/**
+ * @module core/detect/memsad
+ * MemSAD (MemSAD paper §4, Definition 6, Eq. 7): a write is anomalous when it is too close to
+ * the queries the agent is being asked. Poisoning works because an adversarial entry sits
+ * near its victim queries; that closeness is the signal.
+ *
+ * - Query history: FIFO ring of the last `capacity` query embeddings (unit vectors).
+ * - Scores of a candidate p against the history Q: s_max = max_q cos(p, q),
+ *   s_mean = mean_q cos(p, q), s_comb = α·s_max + (1 − α)·s_mean (Eq. 7, α = ½ by default).
+ * - Calibration: the same score over a benign reference set R; τ = mean + κ·σ.
+ * - Triggered calibration (§6.3, App. C "Evaluation correction"): calibrate against a query
+ *   set that contains the triggered / domain-matched victim queries, so the threshold is set
+ *   where the attack lives (`calibrate({ queries })`).
+ * - Rolling recalibration (Theorem 12): recompute τ on the current window every
+ *   `recalibrateEvery` observed queries.
+ * - Certified radius (Lemma 8): with calibration tolerance ε = σ·√(2·ln(2/δ)/n) (the
+ *   Gaussian-tail form of Theorem 11), a flagged entry whose margin s − τ exceeds ε is
+ *   detected for every threshold within tolerance; the finding carries r = s − τ − ε > 0.
+ *   The certificate is exact for the max mode and holds for the combined mode under the
+ *   typical-query condition (Assumption 9), which this class checks for the query that
+ *   attains the max.
+ *
+ * Pure: vectors in, findings out; no clock, no randomness.
+ */
+import { DotMatrix, dotProduct, normalized } from './kernel.js';
+import { type Finding, abstain, finding, meanStd } from './types.js';
+
+export type MemsadMode = 'max' | 'mean' | 'combined';
+
+export interface MemsadOptions {
+  readonly dimensions: number;
+  /** History capacity N (default 1,000). */
+  readonly capacity?: number;
+  /**
+   * κ in τ = mean + κσ. Default 4: the paper's κ = 2 (App. D) gave 4–6 % FPR with MiniLM on
+   * our benign corpus (the score distribution has a heavy upper tail); κ = 4 gave ≤ 0.1 %
+   * with TPR 1.0 on AgentPoison / MINJA (`memwarden eval detect`). Configure per deployment.
+   */
+  readonly kappa?: number;
+  readonly mode?: MemsadMode;
+  /** α of Eq. 7 (weight of s_max in the combined score; default 0.5). */
+  readonly alpha?: number;
+  /** Recalibrate after this many new queries (0 = never; default 0). */
+  readonly recalibrateEvery?: number;
+  /** δ of the calibration tolerance (default 0.05). */
+  readonly delta?: number;
+  /** Fixed threshold: overrides calibration (per-deployment configuration). */
+  readonly threshold?: number;
+  /** Disable the WebAssembly SIMD kernel (tests of the fallback). */
+  readonly simd?: boolean;
+}
+
+export interface MemsadScores {
+  readonly max: number;
+  readonly mean: number;
+  readonly combined: number;
+  /** Storage slot of the max-attaining query. */
+  readonly argmax: number;
+}
+
+export interface MemsadCalibration {
+  readonly mean: number;
+  readonly std: number;
+  readonly threshold: number;
+  /** ε of Lemma 8 / Theorem 11. */
+  readonly epsilon: number;
+  readonly n: number;
+}
+
+export class Memsad {
+  readonly dimensions: number;
+  readonly capacity: number;
+  readonly kappa: number;
+  readonly mode: MemsadMode;
+  readonly alpha: number;
+  readonly #recalEvery: number;
+  readonly #delta: number;
+  readonly #fixed: number | undefined;
+  readonly #m: DotMatrix;
+  #count = 0; // queries held
+  #next = 0; // ring write slot
+  #sinceCal = 0;
+  #reference: Float32Array[] = [];
+  #cal: MemsadCalibration | undefined;
+  /** JS copies of the held queries (for Assumption 9 statistics). */
+  readonly #rows: Float32Array[] = [];
+  /** Per held query: mean cos(q, R), for the typical-query check of Assumption 9. */
+  readonly #qMean: Float32Array;
+
+  constructor(o: MemsadOptions) {
+    this.dimensions = o.dimensions;
+    this.capacity = o.capacity ?? 1000;
+    this.kappa = o.kappa ?? 4;
+    this.mode = o.mode ?? 'combined';
+    this.alpha = o.alpha ?? 0.5;
+    this.#recalEvery = o.recalibrateEvery ?? 0;
+    this.#delta = o.delta ?? 0.05;
+    this.#fixed = o.threshold;
+    this.#m = new DotMatrix(
+      this.dimensions,
+      this.capacity,
+      o.simd === false ? { simd: false } : {},
+    );
+    this.#qMean = new Float32Array(this.capacity);
+  }
+
+  get historySize(): number {
+    return this.#count;
+  }
+
+  get calibration(): MemsadCalibration | undefined {
+    return this.#cal;
+  }
+
+  get simd(): boolean {
+    return this.#m.simd;
+  }
+
+  /** Add a query embedding to the FIFO history (oldest evicted at capacity). */
+  observeQuery(q: ArrayLike<number>): void {
+    if (q.length !== this.dimensions) return;
+    const u = normalized(q);
+    const slot = this.#next;
+    this.#m.setRow(slot, u);
+    this.#rows[slot] = u;
+    this.#queryStat(slot);
+    this.#next = (slot + 1) % this.capacity;
+    if (this.#count < this.capacity) this.#count++;
+    this.#sinceCal++;
+    if (this.#recalEvery > 0 && this.#sinceCal >= this.#recalEvery && this.#reference.length > 0)
+      this.recalibrate();
+  }
+
+  /** Forget every held query (e.g. before a triggered calibration). */
+  clearHistory(): void {
+    this.#count = 0;
+    this.#next = 0;
+  }
+
+  /**
+   * Calibrate on a benign reference set. With `queries`, the history is first replaced by
+   * them (triggered calibration: domain-matched / triggered victim queries).
+   */
+  calibrate(
+    reference: readonly ArrayLike<number>[],
+    queries?: readonly ArrayLike<number>[],
+  ): MemsadCalibration {
+    this.#reference = reference
+      .filter((r) => r.length === this.dimensions)
+      .map((r) => normalized(r));
+    if (queries !== undefined) {
+      this.clearHistory();
+      for (const q of queries) this.observeQuery(q);
+    }
+    return this.recalibrate();
+  }
+
+  /** Recompute τ from the reference set against the current history (rolling recalibration). */
+  recalibrate(): MemsadCalibration {
+    this.#sinceCal = 0;
+    const xs: number[] = [];
+    for (const r of this.#reference) {
+      const s = this.scores(r);
+      if (s !== undefined) xs.push(this.#pick(s));
+    }
+    const { mean, std } = meanStd(xs);
+    const n = xs.length;
+    const epsilon =
+      n > 0 ? std * Math.sqrt((2 * Math.log(2 / this.#delta)) / n) : Number.POSITIVE_INFINITY;
+    // Per-query typical-similarity statistics (Assumption 9) against the reference set.
+    for (let slot = 0; slot < this.#count; slot++) this.#queryStat(slot);
+    this.#cal = { mean, std, threshold: this.#fixed ?? mean + this.kappa * std, epsilon, n };
+    return this.#cal;
+  }
+
+  /** max / mean / combined similarity of `p` against the history; undefined when empty. */
+  scores(p: ArrayLike<number>): MemsadScores | undefined {
+    if (this.#count === 0 || p.length !== this.dimensions) return undefined;
+    let nn = 0;
+    for (let i = 0; i < p.length; i++) nn += (p[i] as number) ** 2;
+    if (nn === 0) return { max: 0, mean: 0, combined: 0, argmax: 0 };
+    // Normalise on the copy into the kernel's buffer: no allocation per write.
+    const sims = this.#m.dots(p, this.#count, 1 / Math.sqrt(nn));
+    let max = Number.NEGATIVE_INFINITY;
+    let arg = 0;
+    let sum = 0;
+    for (let i = 0; i < sims.length; i++) {
+      const s = sims[i] as number;
+      sum += s;
+      if (s > max) {
+        max = s;
+        arg = i;
+      }
+    }
+    const mean = sum / sims.length;
+    const combined = this.alpha * max + (1 - this.alpha) * mean;
+    return { max, mean, combined, argmax: arg };
+  }
+
+  /** The deployed score of `p` (by `mode`), or undefined when the history is empty. */
+  score(p: ArrayLike<number>): number | undefined {
+    const s = this.scores(p);
+    return s === undefined ? undefined : this.#pick(s);
+  }
+
+  /** Judge one candidate write. Never throws. */
+  detect(p: ArrayLike<number>): Finding {
+    if (p.length !== this.dimensions)
+      return abstain('memsad', `vector width ${p.length} ≠ ${this.dimensions}`);
+    const s = this.scores(p);
+    if (s === undefined) return abstain('memsad', 'empty query history');
+    const cal = this.#cal;
+    const threshold = this.#fixed ?? cal?.threshold;
+    if (threshold === undefined) return abstain('memsad', 'not calibrated');
+    const score = this.#pick(s);
+    const flagged = score > threshold;
+    let radius: number | undefined;
+    if (flagged && cal !== undefined) {
+      const r = score - threshold - cal.epsilon;
+      if (r > 0 && (this.mode === 'max' || this.#typical(s.argmax))) radius = r;
+    }
+    return finding(
+      'memsad',
+      score,
+      threshold,
+      flagged
+        ? `${this.mode} similarity to recent queries ${score.toFixed(3)} > τ ${threshold.toFixed(3)}`
+        : `${this.mode} similarity ${score.toFixed(3)} ≤ τ ${threshold.toFixed(3)}`,
+      radius === undefined ? { flagged } : { flagged, certifiedRadius: radius },
+    );
+  }
+
+  #pick(s: MemsadScores): number {
+    return this.mode === 'max' ? s.max : this.mode === 'mean' ? s.mean : s.combined;
+  }
+
+  /**
+   * Assumption 9 (typical victim query): the query attaining the max is not an outlier of
+   * the history, judged by its mean similarity to the reference set (within 3σ of the
+   * history's mean of that statistic). A colluding user's crafted queries fail it.
+   */
+  #typical(argmax: number): boolean {
+    const n = this.#count;
+    if (n < 2 || this.#reference.length === 0) return true;
+    const { mean, std } = meanStd(this.#qMean.subarray(0, n));
+    const q = this.#qMean[argmax] as number;
+    return Math.abs(q - mean) <= 3 * Math.max(std, 1e-6);
+  }
+
+  #queryStat(slot: number): void {
+    // Mean cos(q, r) over a bounded sample of the reference set (≤ 64): O(64·d) per query.
+    const ref = this.#reference;
+    if (ref.length === 0) {
+      this.#qMean[slot] = 0;
+      return;
+    }
+    const step = Math.max(1, Math.floor(ref.length / 64));
+    const row = this.#rows[slot] as Float32Array;
+    let sum = 0;
+    let k = 0;
+    for (let i = 0; i < ref.length; i += step, k++) sum += dotProduct(ref[i] as Float32Array, row);
+    this.#qMean[slot] = sum / k;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * @module core/detect/ngram
+ * MemSAD+ (MemSAD paper §4.5, Appendix R, Proposition 27): the lexical half. Synonym
+ * substitution keeps an entry near its victim queries in embedding space (Proposition 13)
+ * but moves its character n-gram distribution; the Jensen–Shannon divergence between an
+ * entry's n-gram distribution and the benign corpus baseline catches part of that shift.
+ * MemSAD+ flags when MemSAD or this detector flags (the OR is done by the composite).
+ *
+ * JSD in bits (∈ [0, 1]); computed in O(|entry n-grams|) because for a gram absent from the
+ * entry the baseline's term is ½·q·log₂(q/(q/2)) = ½·q.
+ */
+import { type Finding, abstain, finding, meanStd } from './types.js';
+
+export interface NgramOptions {
+  /** n (default 3). */
+  readonly n?: number;
+  /** κ in τ = mean + κσ over benign entries (default 2.5). */
+  readonly kappa?: number;
+  /** Fixed threshold (overrides calibration). */
+  readonly threshold?: number;
+}
+
+/** Character n-gram counts of lower-cased, whitespace-collapsed text (padded with spaces). */
+export function ngramCounts(text: string, n: number): Map<string, number> {
+  const t = ` ${text.toLowerCase().replace(/\s+/g, ' ').trim()} `;
+  const m = new Map<string, number>();
+  for (let i = 0; i + n <= t.length; i++) {
+    const g = t.slice(i, i + n);
+    m.set(g, (m.get(g) ?? 0) + 1);
+  }
+  return m;
+}
+
+/** Jensen–Shannon divergence (bits) of an entry's counts against a baseline distribution. */
+export function jsdAgainst(counts: Map<string, number>, base: Map<string, number>): number {
+  let total = 0;
+  for (const c of counts.values()) total += c;
+  if (total === 0) return 1;
+  let acc = 0;
+  let qSeen = 0;
+  for (const [g, c] of counts) {
+    const p = c / total;
+    const q = base.get(g) ?? 0;
+    qSeen += q;
+    const m = (p + q) / 2;
+    acc += 0.5 * p * Math.log2(p / m);
+    if (q > 0) acc += 0.5 * q * Math.log2(q / m);
+  }
+  acc += 0.5 * Math.max(0, 1 - qSeen);
+  return Math.min(1, Math.max(0, acc));
+}
+
+export class NgramJsd {
+  readonly n: number;
+  readonly kappa: number;
+  readonly #fixed: number | undefined;
+  #base = new Map<string, number>();
+  #threshold: number | undefined;
+  #stats: { mean: number; std: number } | undefined;
+
+  constructor(o: NgramOptions = {}) {
+    this.n = o.n ?? 3;
+    this.kappa = o.kappa ?? 2.5;
+    this.#fixed = o.threshold;
+  }
+
+  get threshold(): number | undefined {
+    return this.#fixed ?? this.#threshold;
+  }
+
+  get stats(): { mean: number; std: number } | undefined {
+    return this.#stats;
+  }
+
+  /** Build the benign baseline and the threshold from benign texts. */
+  calibrate(benign: readonly string[]): void {
+    const agg = new Map<string, number>();
+    const per = benign.map((t) => ngramCounts(t, this.n));
+    let total = 0;
+    for (const c of per)
+      for (const [g, k] of c) {
+        agg.set(g, (agg.get(g) ?? 0) + k);
+        total += k;
+      }
+    const base = new Map<string, number>();
+    if (total > 0) for (const [g, k] of agg) base.set(g, k / total);
+    this.#base = base;
+    const xs = per.map((c) => jsdAgainst(c, base));
+    this.#stats = meanStd(xs);
+    this.#threshold = this.#stats.mean + this.kappa * this.#stats.std;
+  }
+
+  score(text: string): number {
+    return jsdAgainst(ngramCounts(text, this.n), this.#base);
+  }
+
+  detect(text: string): Finding {
+    const th = this.threshold;
+    if (th === undefined || this.#base.size === 0)
+      return abstain('memsad_plus', 'no benign baseline');
+    const s = this.score(text);
+    return finding(
+      'memsad_plus',
+      s,
+      th,
+      `char ${this.n}-gram JSD ${s.toFixed(3)} ${s > th ? '>' : '≤'} τ ${th.toFixed(3)}`,
+    );
+  }
+}

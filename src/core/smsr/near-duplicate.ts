@@ -1,0 +1,59 @@
+/**
+ * @module core/smsr/near-duplicate
+ * Write-time near-duplicate rejection, one of the controls that keep the adversary budget t
+ * small (SMSR §VIII (b)): an entry whose embedding has cosine similarity above a threshold to
+ * an existing verified memory is refused, so a flooding adversary cannot multiply one claim
+ * into many pool slots (which would raise t′ and with it δ — Theorem 2 is parameterised by t′).
+ *
+ * Wiring (write path): embed the candidate with the same model as the store, fetch its nearest
+ * verified neighbours (vector search, e.g. limit 20, same owner scope), call
+ * `nearDuplicate(vec, neighbours, threshold)` and refuse (or hold for review) when
+ * `duplicate` is true. Thresholds are model-specific; for all-MiniLM-L6-v2 paraphrases of one
+ * sentence typically score ≥ 0.9, so 0.92–0.95 rejects floods while keeping distinct facts.
+ */
+
+export interface NearDuplicate {
+  readonly duplicate: boolean;
+  /** Highest cosine similarity found (−1 when `existing` is empty). */
+  readonly similarity: number;
+  /** Index in `existing` of the most similar vector (−1 when empty). */
+  readonly index: number;
+}
+
+/** Cosine similarity; 0 when either vector is all zeros. Vectors must have equal length. */
+export function cosine(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) throw new RangeError('cosine: vectors differ in length');
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/**
+ * Is `candidate` a near-duplicate of any of `existing` (cosine ≥ threshold)? Vectors of another
+ * width are skipped (a different model's vectors are not comparable).
+ */
+export function nearDuplicate(
+  candidate: Float32Array,
+  existing: readonly Float32Array[],
+  threshold: number,
+): NearDuplicate {
+  let similarity = -1;
+  let index = -1;
+  existing.forEach((e, i) => {
+    if (e.length !== candidate.length) return;
+    const s = cosine(candidate, e);
+    if (s > similarity) {
+      similarity = s;
+      index = i;
+    }
+  });
+  return { duplicate: index >= 0 && similarity >= threshold, similarity, index };
+}

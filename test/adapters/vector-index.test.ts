@@ -1,0 +1,126 @@
+/**
+ * ANN index management (adapters/sql/vector-index): the thresholds, and on PGlite the automatic
+ * IVFFlat build, the doubling rebuild, and that a principal still gets `limit` of its own rows
+ * through the index (iterative scan past other principals' rows that RLS filters out).
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgliteBackend } from '../../src/adapters/pglite/index.js';
+import { nextCheckAt, planIndex } from '../../src/adapters/sql/vector-index.js';
+import type { StoredEntry } from '../../src/ports/storage.js';
+
+describe('vector index policy', () => {
+  it('exact below the threshold, lists ≈ √rows at it, rebuild once rows double', () => {
+    expect(planIndex(9_999, undefined, 10_000)).toBeUndefined();
+    expect(planIndex(10_000, undefined, 10_000)).toBe(100);
+    expect(planIndex(19_999, 100, 10_000)).toBeUndefined();
+    expect(planIndex(20_000, 100, 10_000)).toBe(141);
+    expect(nextCheckAt(0, undefined, 10_000)).toBe(10_000);
+    expect(nextCheckAt(10_000, 100, 10_000)).toBe(20_000);
+  });
+});
+
+/** Clustered unit vectors (deterministic). */
+function point(i: number, clusters = 20): Float32Array {
+  let s = (i * 2654435761) >>> 0;
+  const r = (): number => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  const c = i % clusters;
+  const v = new Float32Array(384);
+  for (let k = 0; k < 384; k++) v[k] = (k % clusters === c ? 1 : 0) + 0.15 * r();
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+}
+
+const entry = (i: number, owner: string): StoredEntry => ({
+  id: `${owner}-${i}`,
+  owner,
+  tier: 'USER_OBSERVED',
+  bytes: new Uint8Array([i & 0xff]),
+  leafIndex: i,
+  macKid: 'm',
+  mac: new Uint8Array(32),
+  writer: owner,
+  content: `entry ${i}`,
+  embedding: point(i),
+});
+
+describe('PGlite IVFFlat maintenance', () => {
+  let db: PGlite;
+  beforeAll(async () => {
+    db = await PGlite.create({ extensions: { vector } });
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it('builds at the threshold, rebuilds on doubling, and serves each principal its own rows', async () => {
+    const b = await PgliteBackend.open({ instance: db, vectorIndex: { minRows: 400, probes: 2 } });
+    const indexes = async (): Promise<string[]> =>
+      (
+        await db.query<{ n: string }>(
+          "SELECT indexname AS n FROM pg_indexes WHERE indexname LIKE 'entries_emb_ivf_%'",
+        )
+      ).rows.map((r) => r.n);
+    // 360 rows of user:a, 40 of user:b interleaved in log order.
+    const es: StoredEntry[] = [];
+    for (let i = 0; i < 400; i++) es.push(entry(i, i % 10 === 0 ? 'user:b' : 'user:a'));
+    await b.transaction(async (tx) => {
+      await tx.putEntries!(es.slice(0, 300));
+    });
+    expect(await indexes()).toEqual([]);
+    await b.transaction(async (tx) => {
+      await tx.putEntries!(es.slice(300));
+    });
+    const s1 = await b.maintainVectorIndex(); // joins (or follows) the automatic run
+    expect(s1.rows).toBe(400);
+    expect(await indexes()).toEqual(['entries_emb_ivf_20']);
+
+    // At this size the planner would rather scan; make it use the index, as it does at scale.
+    await db.exec('SET enable_seqscan = off');
+    const plan = await db.transaction(async (tx) => {
+      await tx.exec('SET LOCAL ROLE memwarden_system');
+      return (
+        await tx.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN SELECT id FROM entries ORDER BY embedding_vec <=> '${JSON.stringify(Array.from(point(5)))}' LIMIT 5`,
+        )
+      ).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+    });
+    expect(plan).toContain('entries_emb_ivf_20');
+    // user:b owns 10% of the rows: the index scan must keep probing until it has `limit`.
+    const B = b.asPrincipal('user:b');
+    const hits = await B.searchEntries({ embedding: point(5), nowNs: 1n, limit: 30 });
+    expect(hits).toHaveLength(30);
+    expect(hits.every((h) => h.entry.owner === 'user:b')).toBe(true);
+    const scores = hits.map((h) => h.vectorScore!);
+    expect([...scores].sort((x, y) => y - x)).toEqual(scores);
+
+    // Recall against the exact scan.
+    const A = b.asPrincipal('user:a');
+    let found = 0;
+    for (let q = 0; q < 10; q++) {
+      const approx = new Set(
+        (await A.searchEntries({ embedding: point(1000 + q), nowNs: 1n, limit: 10 })).map(
+          (h) => h.entry.id,
+        ),
+      );
+      await db.exec('SET enable_indexscan = off; RESET enable_seqscan');
+      const exact = await A.searchEntries({ embedding: point(1000 + q), nowNs: 1n, limit: 10 });
+      await db.exec('RESET enable_indexscan; SET enable_seqscan = off');
+      found += exact.filter((h) => approx.has(h.entry.id)).length;
+    }
+    expect(found / 100).toBeGreaterThanOrEqual(0.8);
+
+    await db.exec('RESET enable_seqscan');
+    // Doubling (400 → 800 ≥ 2·20²) rebuilds with lists = √800 ≈ 28 and drops the old index.
+    await b.transaction(async (tx) => {
+      await tx.putEntries!(Array.from({ length: 400 }, (_, i) => entry(400 + i, 'user:a')));
+    });
+    const s2 = await b.maintainVectorIndex();
+    expect(s2.rows).toBe(800);
+    expect(await indexes()).toEqual(['entries_emb_ivf_28']);
+    await b.close();
+  });
+});

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { DotMatrix, Memsad, dotProduct, normalized } from '../../../src/core/detect/index.js';
+
+/** Deterministic PRNG (mulberry32) so the tests need no ambient randomness. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const randVec = (r: () => number, d: number): Float32Array =>
+  normalized(Float32Array.from({ length: d }, () => r() - 0.5));
+/** A unit vector near `base` (cosine ≈ 1 − noise²/2). */
+function near(r: () => number, base: Float32Array, noise: number): Float32Array {
+  return normalized(base.map((x) => x + noise * (r() - 0.5)));
+}
+
+describe('DotMatrix', () => {
+  it('SIMD kernel and JS fallback agree with a naive dot product (odd widths too)', () => {
+    const r = rng(1);
+    for (const d of [3, 8, 13, 384]) {
+      const a = new DotMatrix(d, 50);
+      const b = new DotMatrix(d, 50, { simd: false });
+      const rows = Array.from({ length: 50 }, () => randVec(r, d));
+      rows.forEach((v, i) => {
+        a.setRow(i, v);
+        b.setRow(i, v);
+      });
+      const x = randVec(r, d);
+      const da = Array.from(a.dots(x, 50));
+      const db = Array.from(b.dots(x, 50));
+      rows.forEach((v, i) => {
+        expect(da[i]).toBeCloseTo(dotProduct(v, x), 5);
+        expect(db[i]).toBeCloseTo(dotProduct(v, x), 5);
+      });
+    }
+  });
+
+  it('uses the SIMD kernel on Node 20', () => {
+    expect(new DotMatrix(384, 10).simd).toBe(true);
+  });
+});
+
+describe('Memsad', () => {
+  const d = 64;
+  function setup(mode: 'max' | 'mean' | 'combined' = 'combined') {
+    const r = rng(7);
+    const m = new Memsad({ dimensions: d, capacity: 100, kappa: 2, mode });
+    const queries = Array.from({ length: 100 }, () => randVec(r, d));
+    for (const q of queries) m.observeQuery(q);
+    const benign = Array.from({ length: 300 }, () => randVec(r, d));
+    m.calibrate(benign);
+    return { r, m, queries };
+  }
+
+  it('abstains without history or calibration, and on a wrong width, never throws', () => {
+    const m = new Memsad({ dimensions: 8 });
+    expect(m.detect(new Float32Array(8)).flagged).toBe(false);
+    expect(m.detect(new Float32Array(8)).reason).toMatch(/empty/);
+    m.observeQuery(normalized([1, 0, 0, 0, 0, 0, 0, 0]));
+    expect(m.detect(normalized([1, 0, 0, 0, 0, 0, 0, 0])).reason).toMatch(/not calibrated/);
+    expect(m.detect(new Float32Array(3)).flagged).toBe(false);
+  });
+
+  it('computes max / mean / combined (Eq. 7) exactly', () => {
+    const m = new Memsad({ dimensions: 2, capacity: 4, alpha: 0.5 });
+    m.observeQuery([1, 0]);
+    m.observeQuery([0, 1]);
+    const s = m.scores([1, 0])!;
+    expect(s.max).toBeCloseTo(1);
+    expect(s.mean).toBeCloseTo(0.5);
+    expect(s.combined).toBeCloseTo(0.75);
+  });
+
+  it('τ = mean + κσ of benign scores; benign passes, a passage near a victim query is flagged with a Lemma 8 radius', () => {
+    const { r, m, queries } = setup();
+    const cal = m.calibration!;
+    expect(cal.threshold).toBeCloseTo(cal.mean + 2 * cal.std, 6);
+    expect(cal.epsilon).toBeGreaterThan(0);
+    const fp = Array.from({ length: 200 }, () => randVec(r, d)).filter(
+      (v) => m.detect(v).flagged,
+    ).length;
+    expect(fp / 200).toBeLessThan(0.06);
+    const poison = near(r, queries[3]!, 0.2);
+    const f = m.detect(poison);
+    expect(f.flagged).toBe(true);
+    expect(f.detector).toBe('memsad');
+    expect(f.certifiedRadius).toBeGreaterThan(0);
+    expect(f.certifiedRadius).toBeCloseTo(f.score - f.threshold - cal.epsilon, 6);
+  });
+
+  it('FIFO history evicts the oldest query', () => {
+    const m = new Memsad({ dimensions: 2, capacity: 2, mode: 'max' });
+    m.observeQuery([1, 0]);
+    m.observeQuery([0, 1]);
+    m.observeQuery([0, -1]); // evicts [1, 0]
+    expect(m.historySize).toBe(2);
+    expect(m.scores([1, 0])!.max).toBeCloseTo(0);
+  });
+
+  it('triggered calibration replaces the history with the given queries', () => {
+    const r = rng(3);
+    const m = new Memsad({ dimensions: d, capacity: 50, mode: 'max' });
+    for (let i = 0; i < 50; i++) m.observeQuery(randVec(r, d));
+    const trigger = randVec(r, d);
+    const triggered = Array.from({ length: 10 }, () => near(r, trigger, 0.3));
+    const benign = Array.from({ length: 200 }, () => randVec(r, d));
+    const poison = near(r, trigger, 0.2);
+    m.calibrate(benign);
+    expect(m.detect(poison).flagged).toBe(false); // plain calibration misses it
+    m.calibrate(benign, triggered);
+    expect(m.historySize).toBe(10);
+    expect(m.detect(poison).flagged).toBe(true);
+  });
+
+  it('rolling recalibration recomputes τ every N queries', () => {
+    const r = rng(5);
+    const m = new Memsad({ dimensions: d, capacity: 20, recalibrateEvery: 5 });
+    for (let i = 0; i < 20; i++) m.observeQuery(randVec(r, d));
+    m.calibrate(Array.from({ length: 100 }, () => randVec(r, d)));
+    const before = m.calibration!;
+    for (let i = 0; i < 4; i++) m.observeQuery(randVec(r, d));
+    expect(m.calibration).toBe(before);
+    m.observeQuery(randVec(r, d));
+    expect(m.calibration).not.toBe(before);
+  });
+
+  it('a fixed threshold overrides calibration', () => {
+    const m = new Memsad({ dimensions: 2, threshold: 0.9, mode: 'max' });
+    m.observeQuery([1, 0]);
+    expect(m.detect([1, 0.1]).flagged).toBe(true);
+    expect(m.detect([0.5, 1]).flagged).toBe(false);
+  });
+});

@@ -1,0 +1,136 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  type AuthSelectEvalResult,
+  DEFENCES,
+  TransferLedger,
+  generateCorpus,
+  registerEvalAuthselect,
+  runAuthSelectEval,
+  writeAuthSelectReport,
+} from '../../src/eval/authselect/index.js';
+
+let res: AuthSelectEvalResult;
+const dir = mkdtempSync(join(tmpdir(), 'authselect-'));
+beforeAll(async () => {
+  res = await runAuthSelectEval({});
+}, 60_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('AuthSelect evaluation', () => {
+  it('the corpus is deterministic and has known gold passages', () => {
+    const a = generateCorpus(1);
+    expect(generateCorpus(1)).toEqual(a);
+    const keys = new Set(a.passages.map((p) => p.key));
+    for (const q of a.questions) for (const g of q.goldPassages) expect(keys.has(g)).toBe(true);
+    expect(new Set(a.questions.map((q) => q.kind))).toEqual(
+      new Set(['bridge', 'composition', 'session']),
+    );
+  });
+
+  it('reports harm, overblock and ifcBlindRows per defence, on a non-vacuous grid', () => {
+    const s = res.summary;
+    expect(s.corpus.cleanCorrect).toBeGreaterThan(10);
+    for (const d of DEFENCES) {
+      expect(s.defences[d].rows).toBeGreaterThan(100);
+      expect(typeof s.defences[d].harm).toBe('number');
+      expect(typeof s.defences[d].overblock).toBe('number');
+      expect(typeof s.defences[d].ifcBlindRows).toBe('number');
+    }
+    expect(s.runtimeMs).toBeLessThan(60_000);
+  });
+
+  it('reproduces the paper’s picture: faithful IFC is blind to the oracle write, AuthSelect closes it', () => {
+    const o = res.summary.arms.oracle!;
+    expect(o.defences.none.harm).toBeGreaterThan(0);
+    expect(o.defences.justification_ifc.harm).toBe(o.defences.none.harm);
+    expect(o.defences.justification_ifc.ifcBlindRows).toBeGreaterThan(0);
+    expect(o.defences.post_selection_rerank.harm).toBe(o.defences.none.harm);
+    expect(o.defences.authselect.harm).toBe(0);
+    expect(res.summary.defences.authselect.overblock).toBe(0);
+    expect(res.summary.defences.context_ifc.overblock).toBeGreaterThan(0);
+    // Inject-only: harm is visible (never IFC-blind), and justification IFC catches it.
+    const inj = res.summary.arms.inject_only!;
+    expect(inj.defences.none.ifcBlindRows).toBe(0);
+    expect(inj.defences.justification_ifc.harm).toBe(0);
+  });
+
+  it('the criterion table: PPR and community open, RRF and node-distance immune', () => {
+    const by = Object.fromEntries(res.summary.criterion.map((c) => [c.selector, c]));
+    expect(by.ppr!.verdict).toBe('open');
+    expect(by.community!.verdict).toBe('open');
+    expect(by.rrf!.verdict).toBe('immune');
+    expect(by.rrf!.divergence).toBe(0);
+    expect(by.node_distance!.verdict).toBe('immune');
+    expect(by.ppr!.rows).toBeGreaterThan(0);
+    expect(by.node_distance!.rows).toBeGreaterThan(0);
+  });
+
+  it('live action: misdirected transfers without a defence, none under AuthSelect', () => {
+    const l = res.summary.ledger;
+    expect(l.attempted).toBeGreaterThan(0);
+    expect(l.misdirected.none).toBeGreaterThan(0);
+    expect(l.misdirected.justification_ifc).toBe(l.misdirected.none);
+    expect(l.misdirected.authselect).toBe(0);
+    expect(l.chainValid).toBe(true);
+    const t = new TransferLedger();
+    t.commit('A', 'x');
+    t.commit('B', 'y');
+    expect(t.verify()).toBe(true);
+    expect(Object.isFrozen(t.entries[0])).toBe(true);
+  });
+
+  it('is deterministic', async () => {
+    const again = await runAuthSelectEval({});
+    expect({ ...again.summary, runtimeMs: 0 }).toEqual({ ...res.summary, runtimeMs: 0 });
+  });
+
+  it('writes CSV, summary.json and a self-contained HTML report', async () => {
+    const files = await writeAuthSelectReport(res, dir);
+    expect(files.map((f) => f.split('/').pop())).toEqual([
+      'rows.csv',
+      'criterion.csv',
+      'summary.json',
+      'report.html',
+    ]);
+    const html = readFileSync(join(dir, 'report.html'), 'utf8');
+    expect(html).toContain('<svg');
+    expect(html).not.toMatch(/<script|src=|href=/);
+    expect(readFileSync(join(dir, 'rows.csv'), 'utf8').split('\n')[0]).toContain('defence');
+    expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).eval).toBe('authselect');
+  });
+
+  it('the CLI subcommand prints one JSON summary with --json', async () => {
+    const program = new Command().exitOverride();
+    registerEvalAuthselect(program.command('eval'));
+    const out: string[] = [];
+    const w = vi
+      .spyOn(process.stdout, 'write')
+      .mockImplementation((c: string | Uint8Array) => (out.push(String(c)), true));
+    const e = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      await program.parseAsync([
+        'node',
+        'memwarden',
+        'eval',
+        'authselect',
+        '--json',
+        '--no-files',
+        '--attack-seeds',
+        '1',
+      ]);
+    } finally {
+      w.mockRestore();
+      e.mockRestore();
+    }
+    expect(out.length).toBe(1);
+    const s = JSON.parse(out[0]!);
+    for (const d of DEFENCES)
+      expect(Object.keys(s.defences[d])).toEqual(
+        expect.arrayContaining(['harm', 'overblock', 'ifcBlindRows']),
+      );
+  }, 60_000);
+});

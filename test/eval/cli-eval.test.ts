@@ -1,0 +1,56 @@
+/**
+ * `memwarden eval memlineage` as registered by `registerEval`, run in-process on a fresh
+ * commander program: writes the artifacts, prints the summary with --json.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { registerEval } from '../../src/cli/eval.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mw-eval-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('registerEval', () => {
+  it('writes CSVs, summary.json and a self-contained report.html', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const so = vi
+      .spyOn(process.stdout, 'write')
+      .mockImplementation((s) => (out.push(String(s)), true));
+    const se = vi
+      .spyOn(process.stderr, 'write')
+      .mockImplementation((s) => (err.push(String(s)), true));
+    try {
+      const program = new Command().exitOverride();
+      registerEval(program);
+      await program.parseAsync(['node', 'memwarden', 'eval', 'memlineage', '--out', dir, '--json']);
+    } finally {
+      so.mockRestore();
+      se.mockRestore();
+    }
+    const files = readdirSync(dir).sort();
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'asr_matrix.csv',
+        'r_k_ablation.csv',
+        'utility_baseline.csv',
+        'summary.json',
+        'report.html',
+      ]),
+    );
+    expect(readFileSync(join(dir, 'r_k_ablation.csv'), 'utf8').split('\n')[0]).toBe(
+      'algorithm,judge_init,judge_decay,tau,K,propagated',
+    );
+    expect(readFileSync(join(dir, 'utility_baseline.csv'), 'utf8').split('\n')[0]).toBe(
+      'defense,workflow,dispatch_rate',
+    );
+    const html = readFileSync(join(dir, 'report.html'), 'utf8');
+    expect(html).toContain('<svg');
+    expect(html).not.toMatch(/(src|href)=["']https?:/);
+    const summary = JSON.parse(out.join('')) as { checks: Record<string, boolean> };
+    expect(Object.values(summary.checks).every(Boolean)).toBe(true);
+    expect(err.join('')).toContain('[memlineage]');
+  }, 60_000);
+});
