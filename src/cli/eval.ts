@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { OpenAiCompatibleProvider } from '../adapters/llm/index.js';
 import { registerEvalAuthselect } from '../eval/authselect/index.js';
 import { registerEvalDetect } from '../eval/detect/index.js';
+import { measureTimings, timingsCsv } from '../eval/memlineage/timings.js';
 import {
   LlmAgent,
   artifacts,
@@ -23,6 +24,7 @@ import {
 interface EvalOptions {
   readonly out: string;
   readonly json?: boolean;
+  readonly timings?: boolean;
   readonly model?: string;
   readonly baseUrl?: string;
 }
@@ -34,6 +36,7 @@ export function registerEval(program: Command): Command {
     .description('replay the MemLineage §5–§6 experiments (deterministic; byte-identical reruns)')
     .option('--out <dir>', 'output folder', 'eval-out/memlineage')
     .option('--json', 'print the summary JSON to stdout')
+    .option('--timings', 'also regenerate perf_baseline.csv (Table 7; wall-clock, not byte-stable)')
     .option('--model <name>', 'also run the Table 1 matrix with this OpenAI-compatible model')
     .option(
       '--base-url <url>',
@@ -55,6 +58,9 @@ export function registerEval(program: Command): Command {
         });
         const cells = await runLlmMatrix(new LlmAgent(llm), { progress });
         files.set('asr_matrix_llm.csv', csv(cells, ['defense', 'attack', 'asr', 'evidence']));
+      }
+      if (o.timings === true) {
+        files.set('perf_baseline.csv', timingsCsv(await measureTimings(progress)));
       }
       const names = await writeArtifacts(files, o.out);
       progress(`wrote ${names.length} files to ${o.out}`);
