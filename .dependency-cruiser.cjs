@@ -62,10 +62,24 @@ module.exports = {
       to: { path: '^node_modules/(ai|@ai-sdk/[^/]+)/' },
     },
     {
+      name: 'langchain-only-in-langgraph-integration',
+      severity: 'error',
+      comment: 'LangChain / LangGraph packages (@langchain/*): only in the LangGraph.js store integration.',
+      from: { pathNot: '^src/integrations/langgraph/' },
+      to: { path: '^node_modules/@langchain/' },
+    },
+    {
       name: 'hono-only-in-server',
       severity: 'error',
       from: { pathNot: '^src/server/' },
       to: { path: '^node_modules/(hono|@hono/)' },
+    },
+    {
+      name: 'mcp-sdk-only-in-mcp',
+      severity: 'error',
+      comment: 'The MCP TypeScript SDK is imported only by the MCP server edge (src/mcp).',
+      from: { pathNot: '^src/mcp/' },
+      to: { path: '^node_modules/@modelcontextprotocol/' },
     },
     {
       name: 'prom-client-only-in-metrics',
@@ -111,8 +125,8 @@ module.exports = {
       name: 'only-edges-wire',
       severity: 'error',
       comment: 'Nothing below the edges imports the CLI, server or integrations.',
-      from: { pathNot: ['^src/cli/', '^src/server/', '^src/integrations/', '^src/index\\.ts$'] },
-      to: { path: ['^src/cli/', '^src/server/', '^src/integrations/'] },
+      from: { pathNot: ['^src/cli/', '^src/server/', '^src/mcp/', '^src/integrations/', '^src/index\\.ts$'] },
+      to: { path: ['^src/cli/', '^src/server/', '^src/mcp/', '^src/integrations/'] },
     },
   ],
   options: {

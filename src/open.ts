@@ -24,6 +24,8 @@ import { retentionConfig } from './memory/config.js';
 import { Ledger } from './memory/ledger.js';
 import { Memory as MemoryCore } from './memory/memory.js';
 import type { WriteScreen } from './memory/screen.js';
+import { type DetectionConfig, DetectionPipeline } from './memory/detect.js';
+import type { LlmProvider } from './ports/llm.js';
 import type { AttributionSpec } from './memory/lineage.js';
 import type { LineageOptions } from './core/lineage/index.js';
 
@@ -52,6 +54,38 @@ export interface OpenOptions {
   readonly explicitParentsOnly?: boolean;
   /** The sensitive-action gate's policy document; default `DEFAULT_POLICY`. */
   readonly policy?: unknown;
+  /**
+   * The detection pipeline (issue 7) on the write and read paths. Default: a pipeline over the
+   * memory's embedder with the rule-based detectors (markers, rule validation at write time;
+   * trust-aware injection risk and implausible similarity at read time). The statistical
+   * detectors (MemSAD, MemSAD+, proactive probes) need a benign reference set: pass
+   * `{ benign: [...] }` (calibrated lazily, on the first write or search) and optionally
+   * `config`. Your own `DetectionPipeline` is used as given; `false` turns detection off.
+   */
+  readonly detection?:
+    | false
+    | DetectionPipeline
+    | { readonly config?: DetectionConfig; readonly benign?: readonly string[] };
+  /** Extraction model (article Pattern 3): untrusted content is stored as extracted facts. */
+  readonly extractor?: LlmProvider;
+}
+
+/** The uncalibrated default: statistical detectors would only abstain, so they are off. */
+const RULES_ONLY: DetectionConfig = { memsad: false, ngram: false, proactive: false };
+
+function pickDetection(
+  option: OpenOptions['detection'],
+  embedder: Embedder,
+): { detection?: DetectionPipeline; detectionBenign?: readonly string[] } {
+  if (option === false) return {};
+  if (option instanceof DetectionPipeline) return { detection: option };
+  const benign = option?.benign;
+  const calibrated = benign !== undefined && benign.length > 0;
+  const config = option?.config ?? (calibrated ? {} : RULES_ONLY);
+  return {
+    detection: new DetectionPipeline(embedder, config),
+    ...(calibrated ? { detectionBenign: benign } : {}),
+  };
 }
 
 function pickEmbedder(option: OpenOptions['embedder']): Embedder {
@@ -125,10 +159,13 @@ export class Memory extends MemoryCore {
       random,
       ...(opts.origin === undefined ? {} : { origin: opts.origin }),
     });
+    const embedder = pickEmbedder(opts.embedder);
     const m = new Memory({
       ledger,
       storage,
-      embedder: pickEmbedder(opts.embedder),
+      embedder,
+      ...pickDetection(opts.detection, embedder),
+      ...(opts.extractor === undefined ? {} : { extractor: opts.extractor }),
       clock,
       random,
       retention: retentionConfig(opts.retention),

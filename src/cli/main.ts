@@ -14,6 +14,7 @@ import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { entryJson, printJson } from './format.js';
 import { serve } from './serve.js';
 import { registerEval } from './eval.js';
+import { registerMcp } from './mcp.js';
 import { registerScan } from './scan.js';
 import { registerEvalSmsr, registerSmsr } from './smsr.js';
 
@@ -294,6 +295,7 @@ store(
 
 registerSmsr(program);
 registerScan(program);
+registerMcp(program);
 registerEvalSmsr(registerEval(program));
 
 program.parseAsync(process.argv).catch((e: unknown) => {

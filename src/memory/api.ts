@@ -69,11 +69,24 @@ export interface AddOptions {
   readonly ttlMs?: number | null;
   /** A precomputed embedding (384-d for the default model); computed if absent. */
   readonly embedding?: Float32Array;
+  /**
+   * Store untrusted (EXTERNAL_*) content as given instead of extracting short facts from it
+   * (article Pattern 3: an explicit opt-out). Screening and near-duplicate checks still apply.
+   */
+  readonly verbatim?: boolean;
 }
 
 /** Result of an add: committed, or held for review (never silently dropped). */
 export type AddResult =
-  | { readonly status: 'stored'; readonly memory: MemoryRecord }
+  | {
+      readonly status: 'stored';
+      /** The (first) stored memory. */
+      readonly memory: MemoryRecord;
+      /** Further facts stored from the same content by extraction (Pattern 3), if any. */
+      readonly extra?: readonly MemoryRecord[];
+      /** Review ids of extracted facts that were held for review, if any. */
+      readonly heldFacts?: readonly string[];
+    }
   | {
       readonly status: 'pending_review';
       readonly reviewId: string;

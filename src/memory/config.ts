@@ -16,6 +16,16 @@ export interface RetentionConfig {
   readonly quotaPerDay: Readonly<Record<SourceTier, number | null>>;
   /** Largest accepted content, in UTF-8 bytes. */
   readonly maxContentBytes: number;
+  /**
+   * SMSR §VIII: a non-OPERATOR write whose embedding has cosine ≥ this to one of the writer's
+   * own verified memories is refused (`STORAGE_CONFLICT`, reason `near_duplicate`); null disables.
+   */
+  readonly nearDuplicateThreshold: number | null;
+  /**
+   * Untrusted (EXTERNAL_*) content up to this many characters and free of markers may be stored
+   * as is when no extractor is configured; longer content is held (`extraction_required`).
+   */
+  readonly shortFactChars: number;
 }
 
 /** The article's Pattern 5 table; EXTERNAL_* quotas are ours (the article names only USER_*). */
@@ -36,6 +46,8 @@ export const DEFAULT_RETENTION: RetentionConfig = {
     EXTERNAL_WEB: 20_000,
   },
   maxContentBytes: 64 * 1024,
+  nearDuplicateThreshold: 0.97,
+  shortFactChars: 500,
 };
 
 /** Merge a partial override into the defaults. */
@@ -44,12 +56,19 @@ export function retentionConfig(over?: {
   quotaPerDay?: Partial<Record<SourceTier, number | null>>;
   renewOnUse?: boolean;
   maxContentBytes?: number;
+  nearDuplicateThreshold?: number | null;
+  shortFactChars?: number;
 }): RetentionConfig {
   return {
     ttlMs: { ...DEFAULT_RETENTION.ttlMs, ...over?.ttlMs },
     quotaPerDay: { ...DEFAULT_RETENTION.quotaPerDay, ...over?.quotaPerDay },
     renewOnUse: over?.renewOnUse ?? DEFAULT_RETENTION.renewOnUse,
     maxContentBytes: over?.maxContentBytes ?? DEFAULT_RETENTION.maxContentBytes,
+    nearDuplicateThreshold:
+      over?.nearDuplicateThreshold === undefined
+        ? DEFAULT_RETENTION.nearDuplicateThreshold
+        : over.nearDuplicateThreshold,
+    shortFactChars: over?.shortFactChars ?? DEFAULT_RETENTION.shortFactChars,
   };
 }
 

@@ -36,6 +36,9 @@ import type { Ledger } from './ledger.js';
 import { nsToIso, toCheckpointView, toMemoryRecord } from './records.js';
 import { type WriteScreen, MarkerScreen } from './screen.js';
 import { SearchEngine } from './search.js';
+import type { LlmProvider } from '../ports/llm.js';
+import { type DetectionPipeline, extractFacts } from './detect.js';
+import { LazyDetection, findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
 import { type AttributionSpec, type ResolvedLineage, LineageWriter, lineageConfig } from './lineage.js';
 
 export interface MemoryOptions {
@@ -58,6 +61,19 @@ export interface MemoryOptions {
   readonly explicitParentsOnly?: boolean;
   /** The gate's policy document (object or JSON text); default `DEFAULT_POLICY`. */
   readonly policy?: unknown;
+  /**
+   * The detection pipeline of issue 7: screens every write (`screenWrite`; flagged → review
+   * queue) and scores every retrieved entry (`scoreRead`; flagged → dropped with
+   * `POISONING_SIGNAL`). Absent: only `screens` run at write time and reads are not scored.
+   */
+  readonly detection?: DetectionPipeline;
+  /** Benign reference texts the pipeline is calibrated on before its first use (lazily). */
+  readonly detectionBenign?: readonly string[];
+  /**
+   * The extraction model (article Pattern 3): untrusted content becomes short facts, each
+   * stored as its own entry. Absent: long untrusted content is held (`extraction_required`).
+   */
+  readonly extractor?: LlmProvider;
 }
 
 /** What a held write carries so approval can replay it exactly. */
@@ -85,6 +101,8 @@ export class Memory implements MemoryApi {
   private readonly search_: SearchEngine;
   private readonly lineage: LineageWriter;
   private readonly actions: ActionChecker;
+  private readonly detection: LazyDetection | undefined;
+  private readonly extractor: LlmProvider | undefined;
 
   constructor(opts: MemoryOptions) {
     this.ledger = opts.ledger;
@@ -95,7 +113,12 @@ export class Memory implements MemoryApi {
     this.metrics = opts.metrics ?? noopMetrics;
     this.retention = opts.retention ?? retentionConfig();
     this.screens = opts.screens ?? [new MarkerScreen()];
+    this.detection =
+      opts.detection === undefined ? undefined : new LazyDetection(opts.detection, opts.detectionBenign);
+    this.extractor = opts.extractor;
+    const detection = this.detection;
     this.search_ = new SearchEngine({
+      ...(detection === undefined ? {} : { detection: () => detection.get() }),
       random: this.random,
       ledger: this.ledger,
       embedder: this.embedder,
@@ -150,27 +173,144 @@ export class Memory implements MemoryApi {
       ...(opts.step === undefined ? {} : { step: opts.step }),
     });
     const lineage: WriteLineage = { parents: resolved.parents, weights: resolved.weights, label: resolved.label };
-    const findings = this.screens.flatMap((s) => s.screen(content, tier));
-    if (findings.length > 0) {
-      const reviewId = this.newId();
-      const { embedding: _e, ...rest } = opts;
-      const held: HeldWrite = { content, opts: rest, lineage };
-      await this.view(opts.principal).enqueueReview({
-        id: reviewId,
-        principal: opts.principal,
-        tier,
-        content,
-        reasons: findings.map((f) => `${f.reason}: ${f.detail}`),
-        payload: utf8.encode(JSON.stringify(held)),
-        createdAtNs: this.clock.nowNs(),
-      });
-      for (const f of findings) this.metrics.recordRejected(f.reason);
-      await this.audit(opts.principal, 'write.held', reviewId, {
-        reasons: findings.map((f) => f.reason),
-      });
-      return { status: 'pending_review', reviewId, reasons: findings.map((f) => f.reason) };
+    // Pattern 3: untrusted content is never stored verbatim by default.
+    const untrusted = needsExtraction(content, tier, {
+      ...(opts.verbatim === undefined ? {} : { verbatim: opts.verbatim }),
+      shortFactChars: this.retention.shortFactChars,
+    });
+    if (untrusted && this.extractor !== undefined) {
+      return this.addExtracted(content, opts, tier, lineage, this.extractor);
     }
-    return { status: 'stored', memory: await this.commit(content, opts, tier, lineage) };
+    // Without an extractor, a short marker-free untrusted fact may be stored as is (documented);
+    // longer untrusted content waits for a reviewer unless the caller opted out (verbatim).
+    if (untrusted && content.length > this.retention.shortFactChars) {
+      return this.hold(content, opts, tier, lineage, [
+        {
+          reason: 'extraction_required',
+          detail: `untrusted content over ${this.retention.shortFactChars} chars and no extractor configured`,
+        },
+      ]);
+    }
+    return this.addOne(content, opts, tier, lineage);
+  }
+
+  /** Screen (markers, then the detection pipeline), reject near-duplicates, then commit. */
+  private async addOne(
+    content: string,
+    opts: AddOptions,
+    tier: SourceTier,
+    lineage: WriteLineage,
+  ): Promise<AddResult> {
+    // One embedding, computed before screening and reused for storage.
+    const embedding = opts.embedding ?? (await this.embed(content));
+    const findings: { reason: string; detail: string }[] = this.screens.flatMap((s) => s.screen(content, tier));
+    if (this.detection !== undefined) {
+      const pipeline = await this.detection.get();
+      const seen = new Set(findings.map((f) => f.reason));
+      const screened = await pipeline.screenWrite({ content, tier, principal: opts.principal, embedding });
+      for (const f of flaggedOf(screened)) {
+        if (seen.has(f.detector)) continue; // the marker screen already reported it
+        seen.add(f.detector);
+        findings.push({ reason: f.detector, detail: f.reason });
+      }
+    }
+    if (findings.length > 0) return this.hold(content, opts, tier, lineage, findings);
+    const threshold = this.retention.nearDuplicateThreshold;
+    if (threshold !== null && tier !== 'OPERATOR') {
+      const dup = await findNearDuplicate(this.view(opts.principal), this.ledger, {
+        principal: opts.principal,
+        embedding,
+        threshold,
+        nowNs: this.clock.nowNs(),
+      });
+      if (dup !== undefined) {
+        this.metrics.recordRejected('near_duplicate');
+        throw new MemwardenError('STORAGE_CONFLICT', 'a near-duplicate of an existing memory', {
+          details: { reason: 'near_duplicate', of: dup.id, similarity: Number(dup.similarity.toFixed(4)) },
+        });
+      }
+    }
+    return { status: 'stored', memory: await this.commit(content, { ...opts, embedding }, tier, lineage) };
+  }
+
+  /** Extraction (Pattern 3): each short fact the model finds is written as its own entry. */
+  private async addExtracted(
+    content: string,
+    opts: AddOptions,
+    tier: SourceTier,
+    lineage: WriteLineage,
+    extractor: LlmProvider,
+  ): Promise<AddResult> {
+    let facts: readonly string[];
+    try {
+      const r = await extractFacts(content, extractor, { tier });
+      facts = r.facts.map((f) => f.fact);
+      for (const d of r.dropped) for (const reason of d.reasons) this.metrics.recordRejected(`extraction_${reason}`);
+    } catch (e) {
+      if (!(e instanceof MemwardenError)) throw e;
+      // Fail closed: nothing stored, the content waits for a reviewer.
+      return this.hold(content, opts, tier, lineage, [{ reason: 'extraction_failed', detail: e.code }]);
+    }
+    if (facts.length === 0) {
+      return this.hold(content, opts, tier, lineage, [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }]);
+    }
+    const { embedding: _e, ...rest } = opts;
+    const stored: MemoryRecord[] = [];
+    const held: { reviewId: string; reasons: readonly string[] }[] = [];
+    let firstError: unknown;
+    for (const fact of facts) {
+      try {
+        const r = await this.addOne(fact, { ...rest, verbatim: true }, tier, lineage);
+        if (r.status === 'stored') stored.push(r.memory);
+        else held.push({ reviewId: r.reviewId, reasons: r.reasons });
+      } catch (e) {
+        // A near-duplicate fact is already known: skip it, keep the others.
+        if (e instanceof MemwardenError && e.code === 'STORAGE_CONFLICT') {
+          firstError ??= e;
+          continue;
+        }
+        throw e;
+      }
+    }
+    const [first, ...others] = stored;
+    if (first === undefined) {
+      const h = held[0];
+      if (h !== undefined) return { status: 'pending_review', reviewId: h.reviewId, reasons: h.reasons };
+      throw firstError;
+    }
+    return {
+      status: 'stored',
+      memory: first,
+      ...(others.length === 0 ? {} : { extra: others }),
+      ...(held.length === 0 ? {} : { heldFacts: held.map((h) => h.reviewId) }),
+    };
+  }
+
+  /** Hold a write in the review queue (pending, never dropped), counted per reason. */
+  private async hold(
+    content: string,
+    opts: AddOptions,
+    tier: SourceTier,
+    lineage: WriteLineage,
+    findings: readonly { reason: string; detail: string }[],
+  ): Promise<AddResult> {
+    const reviewId = this.newId();
+    const { embedding: _e, ...rest } = opts;
+    const held: HeldWrite = { content, opts: rest, lineage };
+    await this.view(opts.principal).enqueueReview({
+      id: reviewId,
+      principal: opts.principal,
+      tier,
+      content,
+      reasons: findings.map((f) => `${f.reason}: ${f.detail}`),
+      payload: utf8.encode(JSON.stringify(held)),
+      createdAtNs: this.clock.nowNs(),
+    });
+    for (const f of findings) this.metrics.recordRejected(f.reason);
+    await this.audit(opts.principal, 'write.held', reviewId, {
+      reasons: findings.map((f) => f.reason),
+    });
+    return { status: 'pending_review', reviewId, reasons: findings.map((f) => f.reason) };
   }
 
   /** Validation that changes nothing: principal, tier, size. */

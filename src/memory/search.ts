@@ -17,6 +17,10 @@ import type { MemoryRecord, SearchHit, SearchOptions, SearchResult } from './api
 import type { RetentionConfig } from './config.js';
 import type { Ledger } from './ledger.js';
 import { toMemoryRecord } from './records.js';
+import type { DetectionPipeline } from './detect.js';
+import { flaggedOf } from './write.js';
+
+const NO_VECTOR = new Float32Array(0);
 
 /** Tiers a normal query sees (article Pattern 2); research mode adds the external ones. */
 const NORMAL_TIERS: readonly SourceTier[] = ['OPERATOR', 'USER_VERIFIED', 'USER_OBSERVED'];
@@ -31,6 +35,11 @@ export interface SearchDeps {
   readonly random: RandomSource;
   readonly metrics: MetricsSink;
   readonly retention: RetentionConfig;
+  /**
+   * The read-time detection pipeline (issue 7 Pattern 6), when configured: each query joins
+   * MemSAD's history and each verified hit is scored; a flagged hit is dropped.
+   */
+  readonly detection?: () => Promise<DetectionPipeline>;
   readonly audit: (
     actor: string,
     action: string,
@@ -58,8 +67,12 @@ export class SearchEngine {
     let tiers = opts.mode === 'research' ? [...SourceTiers] : [...NORMAL_TIERS];
     if (opts.allowTiers !== undefined) tiers = tiers.filter((t) => opts.allowTiers?.includes(t));
     const nowNs = this.d.clock.nowNs();
+    const pipeline = this.d.detection === undefined ? undefined : await this.d.detection();
+    const queryEmbedding =
+      ranking === 'lexical' && pipeline === undefined ? undefined : await this.embedQuery(query);
+    if (pipeline !== undefined && queryEmbedding !== undefined) await pipeline.observeQuery(queryEmbedding);
     const hits = await view.searchEntries({
-      ...(ranking === 'lexical' ? {} : { embedding: await this.embedQuery(query) }),
+      ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
       ...(ranking === 'vector' ? {} : { text: query }),
       tiers,
       ...(opts.filters?.kind === undefined ? {} : { kinds: [opts.filters.kind] }),
@@ -91,6 +104,32 @@ export class SearchEngine {
         dropped.push({ id: entry.id, code: 'AUTH_FORBIDDEN' });
         await this.d.audit(opts.principal, 'isolation.violation', entry.id, { owner: v.entry.ns });
         continue;
+      }
+      if (pipeline !== undefined && queryEmbedding !== undefined) {
+        // Pattern 6: trust-aware injection risk and implausible similarity (the latter only
+        // when the backend returned the stored vector; otherwise it abstains).
+        const findings = await pipeline.scoreRead({
+          content: v.entry.content,
+          tier: v.entry.tier,
+          queryEmbedding,
+          entryEmbedding: entry.embedding ?? NO_VECTOR,
+          query,
+        });
+        // Without the stored vector the vector checks have nothing to compare: skip them.
+        const flagged = flaggedOf(
+          entry.embedding === undefined
+            ? findings.filter((f) => f.detector !== 'embedding_mismatch' && f.detector !== 'implausible_similarity')
+            : findings,
+        );
+        if (flagged.length > 0) {
+          dropped.push({ id: entry.id, code: 'POISONING_SIGNAL' });
+          for (const f of flagged) this.d.metrics.recordSignal(f.detector);
+          await this.d.audit(opts.principal, 'entry.poisoning_signal', entry.id, {
+            detectors: flagged.map((f) => f.detector).join(','),
+            reasons: flagged.map((f) => `${f.detector}: ${f.reason}`).join('; '),
+          });
+          continue;
+        }
       }
       const expires = await this.renew(view, entry, nowNs);
       this.d.metrics.recordRead(v.entry.tier);

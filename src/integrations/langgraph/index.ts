@@ -1,0 +1,16 @@
+/**
+ * @module integrations/langgraph
+ * memwarden as a LangGraph.js store (`memwarden/langgraph`):
+ *
+ *     const store = new MemwardenStore({ memory, principal });
+ *     const graph = builder.compile({ store });
+ */
+export {
+  MemwardenStore,
+  PutHeldForReviewError,
+  type MemwardenPutOperation,
+  type MemwardenPutOptions,
+  type MemwardenStoreOptions,
+  type MemwardenStoreTtlConfig,
+} from './store.js';
+export { LANGGRAPH_KIND, addressUri, parseAddressUri } from './address.js';

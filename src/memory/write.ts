@@ -1,0 +1,94 @@
+/**
+ * @module memory/write
+ * Write-path helpers for `Memory.add` (issue 7 Pattern 3, issue 6 §VIII):
+ * - `LazyDetection` — the detection pipeline, calibrated once on first use when a benign
+ *   sample is given (so opening a memory never waits for the embedding model);
+ * - `flaggedOf` — the flagged, non-composite findings of a screen (what holds a write);
+ * - `needsExtraction` — untrusted content is extracted into short facts (or held) unless
+ *   the caller opts out with `verbatim: true`;
+ * - `findNearDuplicate` — SMSR §VIII near-duplicate rejection against the principal's own
+ *   verified memories.
+ */
+import type { Finding } from '../core/detect/index.js';
+import { cosine } from '../core/smsr/near-duplicate.js';
+import type { SourceTier } from '../core/trust.js';
+import type { StorageBackend } from '../ports/storage.js';
+import type { DetectionPipeline } from './detect.js';
+import type { Ledger } from './ledger.js';
+import { MarkerScreen } from './screen.js';
+
+/** Tiers whose content is never stored verbatim by default (article Pattern 3). */
+export const UNTRUSTED_WRITE_TIERS: ReadonlySet<SourceTier> = new Set(['EXTERNAL_TOOL', 'EXTERNAL_WEB']);
+
+/** The pipeline, calibrated on `benign` before its first use (once; concurrent callers share it). */
+export class LazyDetection {
+  #ready: Promise<DetectionPipeline> | undefined;
+
+  constructor(
+    private readonly pipeline: DetectionPipeline,
+    private readonly benign?: readonly string[],
+  ) {}
+
+  get(): Promise<DetectionPipeline> {
+    if (this.#ready === undefined) {
+      const benign = this.benign;
+      this.#ready =
+        benign === undefined || benign.length === 0
+          ? Promise.resolve(this.pipeline)
+          : this.pipeline.calibrate(benign).then(() => this.pipeline);
+      // A failed calibration (model unavailable) is retried on the next call.
+      this.#ready.catch(() => {
+        this.#ready = undefined;
+      });
+    }
+    return this.#ready;
+  }
+}
+
+/** Flagged findings that hold a write / drop a read (the composite only summarises them). */
+export function flaggedOf(findings: readonly Finding[]): Finding[] {
+  return findings.filter((f) => f.flagged && f.detector !== 'composite');
+}
+
+/**
+ * Why untrusted content cannot be stored as given, or undefined when it can: verbatim opt-out,
+ * a trusted tier, or a short fact (≤ `shortFactChars`, no instruction / role / delimiter marker).
+ */
+export function needsExtraction(
+  content: string,
+  tier: SourceTier,
+  opts: { verbatim?: boolean; shortFactChars: number },
+): boolean {
+  if (opts.verbatim === true || !UNTRUSTED_WRITE_TIERS.has(tier)) return false;
+  if (content.length > opts.shortFactChars) return true;
+  return new MarkerScreen(Number.POSITIVE_INFINITY).screen(content, tier).length > 0;
+}
+
+/**
+ * The principal's own verified memory nearest to `embedding` with cosine ≥ threshold, or
+ * undefined. Looks at the `limit` nearest rows in the principal's view (OPERATOR rows and
+ * rows that fail verification do not count).
+ */
+export async function findNearDuplicate(
+  view: StorageBackend,
+  ledger: Ledger,
+  q: { principal: string; embedding: Float32Array; threshold: number; nowNs: bigint; limit?: number },
+): Promise<{ id: string; similarity: number } | undefined> {
+  const hits = await view.searchEntries({ embedding: q.embedding, nowNs: q.nowNs, limit: q.limit ?? 5 });
+  const scored = hits
+    .map((h) => ({
+      entry: h.entry,
+      similarity:
+        h.entry.embedding !== undefined && h.entry.embedding.length === q.embedding.length
+          ? cosine(q.embedding, h.entry.embedding)
+          : (h.vectorScore ?? -1),
+    }))
+    .filter((h) => h.similarity >= q.threshold && h.entry.owner === q.principal)
+    .sort((a, b) => b.similarity - a.similarity);
+  for (const h of scored) {
+    if (h.entry.deleted === true || h.entry.supersededBy !== undefined) continue;
+    const v = await ledger.verifyStored(h.entry);
+    if (v.ok && v.entry.ns === q.principal) return { id: h.entry.id, similarity: h.similarity };
+  }
+  return undefined;
+}
