@@ -75,3 +75,42 @@ export type { LlmProvider, LlmRequest, LlmResponse } from './ports/llm.js';
 export type { MetricsSink } from './ports/metrics.js';
 export type { KeySource } from './ports/keysource.js';
 export type { RootStorage, StorageBackend, StoredEntry } from './ports/storage.js';
+export { Memory, type OpenOptions } from './open.js';
+export { retentionConfig, type RetentionConfig } from './memory/config.js';
+export {
+  Gate,
+  loadPolicy,
+  safeLoadPolicy,
+  type PolicyDocument,
+  type Verdict,
+} from './core/gate/index.js';
+export { DEFAULT_POLICY } from './memory/default-policy.js';
+export {
+  CoarseAttribution,
+  DEFAULT_LINEAGE_OPTIONS,
+  LmSelfEval,
+  ScriptedJudge,
+  propagate,
+  strictLineageOptions,
+  type Attribution,
+  type LineageOptions,
+} from './core/lineage/index.js';
+export { escapeContent, parseSegments, renderSegments } from './core/render/sentinel.js';
+export {
+  certificate,
+  nearDuplicate,
+  planPoolSize,
+  type Certificate,
+  type Plan,
+} from './core/smsr/index.js';
+export {
+  SmoothedRetrieval,
+  llmGenerator,
+  llmJudge,
+  macVerifiedRetriever,
+  type SmoothedAnswer,
+  type SmsrOptions,
+} from './memory/smsr.js';
+export { DetectionPipeline, verdictOf } from './memory/detect.js';
+export { GraphMemory } from './memory/graph.js';
+export { KnowledgeGraphTools } from './memory/graph-mcp.js';
