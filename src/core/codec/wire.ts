@@ -66,6 +66,11 @@ export class CborWriter {
     this.buf = new Uint8Array(size);
   }
 
+  /** Bytes written so far. */
+  get offset(): number {
+    return this.pos;
+  }
+
   private ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));

@@ -60,3 +60,23 @@ describe('entry codec vs cbor2 oracle', () => {
     );
   });
 });
+
+describe('signEntry splices the signature at its canonical position', () => {
+  it('produces exactly encodeSignedEntry(entry) for random bodies, and bodyBytes = encodeEntryBody', async () => {
+    const fcMod = await import('fast-check');
+    const { signEntry, encodeSignedEntry: enc, encodeEntryBody: encBody, decodeSignedEntry: dec } = await import(
+      '../../../src/core/entry/index.js'
+    );
+    const { signerFromSeed } = await import('../../../src/core/crypto/ed25519.js');
+    const signer = signerFromSeed(new Uint8Array(32).fill(7));
+    fcMod.default.assert(
+      fcMod.default.property(arbSignedEntry, ({ sig: _sig, ...body }) => {
+        const r = signEntry(body, signer);
+        expect(r.bytes).toEqual(enc(r.entry));
+        expect(r.bodyBytes).toEqual(encBody(r.entry));
+        expect(dec(r.bytes)).toEqual(r.entry);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
