@@ -63,7 +63,17 @@ export function tierRank(t: SourceTier): number {
 
 /** MemLineage's numeric trust value 0..3 (larger is less safe). */
 export function labelValue(l: TrustLabel): 0 | 1 | 2 | 3 {
-  return TrustLabels.indexOf(l) as 0 | 1 | 2 | 3;
+  // A switch, not indexOf: the gate and propagation call this on their hot paths.
+  switch (l) {
+    case 'TRUSTED':
+      return 0;
+    case 'DERIVED_TRUSTED':
+      return 1;
+    case 'DERIVED_UNTRUSTED':
+      return 2;
+    case 'EXTERNAL':
+      return 3;
+  }
 }
 
 export function labelFromValue(v: number): TrustLabel {
@@ -74,7 +84,16 @@ export function labelFromValue(v: number): TrustLabel {
 
 /** 0 (⊥) … 3 (T). */
 export function authorityRank(a: Authority): number {
-  return AuthorityLevels.indexOf(a);
+  switch (a) {
+    case 'BOTTOM':
+      return 0;
+    case 'U':
+      return 1;
+    case 'A':
+      return 2;
+    case 'T':
+      return 3;
+  }
 }
 
 /** The label an entry carries from its own channel, before any lineage is considered. */

@@ -24,7 +24,7 @@
  * 7. Allow, or Repair-and-Retry when step 4 rewrote a parameter.
  */
 import type { LineageOptions } from '../lineage/propagation.js';
-import type { Authority, TrustLabel } from '../trust.js';
+import { type TrustLabel, authorityRank, labelValue } from '../trust.js';
 import {
   ContextCache,
   type Needles,
@@ -81,7 +81,8 @@ export class Gate {
 
   constructor(policy: Policy, options: GateOptions = {}) {
     this.policy = policy;
-    this.#parentlessDeny = policy.parentlessSensitiveDeny || options.lineage?.parentlessSensitiveDeny === true;
+    this.#parentlessDeny =
+      policy.parentlessSensitiveDeny || options.lineage?.parentlessSensitiveDeny === true;
     this.#cache = new ContextCache(options.cacheSize ?? 32);
   }
 
@@ -108,19 +109,29 @@ export class Gate {
       unauthorised: [],
     };
     const args = call?.arguments;
-    if (typeof call?.tool !== 'string' || args === null || typeof args !== 'object' || Array.isArray(args))
+    if (
+      typeof call?.tool !== 'string' ||
+      args === null ||
+      typeof args !== 'object' ||
+      Array.isArray(args)
+    )
       return finish(st, 'deny', 'malformed_call');
 
     const tool = this.policy.tools.get(call.tool);
     if (tool === undefined) {
       const u = this.policy.unknownTools;
       st.sensitive = u !== 'allow';
-      return finish(st, u === 'allow' ? 'allow' : u, u === 'allow' ? 'non_sensitive' : 'unknown_tool');
+      return finish(
+        st,
+        u === 'allow' ? 'allow' : u,
+        u === 'allow' ? 'non_sensitive' : 'unknown_tool',
+      );
     }
     st.sensitive = tool.sensitive;
     st.mode = tool.mode;
     for (const r of tool.deny) if (r.test(args)) return finish(st, 'deny', 'policy_rule_deny');
-    if (tool.allow.length > 0 && !tool.allow.some((r) => r.test(args))) return finish(st, 'deny', 'policy_rule_no_allow');
+    if (tool.allow.length > 0 && !tool.allow.some((r) => r.test(args)))
+      return finish(st, 'deny', 'policy_rule_no_allow');
     if (!tool.sensitive) return finish(st, 'allow', 'non_sensitive');
 
     const pc = this.#cache.get(typeof input.context === 'string' ? input.context : '', input.seal);
@@ -132,12 +143,20 @@ export class Gate {
       this.#governParam(gp, args[gp.name], input, pc, st, exempt as Set<string>);
     }
     if (st.unauthorised.length > 0) {
-      if (st.mode === 'deny' || st.mode === 'repair_and_retry') return finish(st, 'deny', 'parameter_unauthorised');
+      if (st.mode === 'deny' || st.mode === 'repair_and_retry')
+        return finish(st, 'deny', 'parameter_unauthorised');
       if (st.mode === 'require_user') return finish(st, 'require_user', 'parameter_unauthorised');
       const strip = new Set<string>();
-      for (const r of st.rejected) if (r.entryId !== undefined && pc.byId.has(r.entryId)) strip.add(r.entryId);
+      for (const r of st.rejected)
+        if (r.entryId !== undefined && pc.byId.has(r.entryId)) strip.add(r.entryId);
       if (strip.size === 0) return finish(st, 'deny', 'parameter_unauthorised');
-      return finish(st, 'strip_and_retry', 'parameter_unauthorised', undefined, stripped(input.context, pc, strip));
+      return finish(
+        st,
+        'strip_and_retry',
+        'parameter_unauthorised',
+        undefined,
+        stripped(input.context, pc, strip),
+      );
     }
     let finalArgs: Readonly<Record<string, unknown>> = args;
     if (st.repairs.length > 0) {
@@ -151,9 +170,10 @@ export class Gate {
     const budget = { leaves: 256 };
     for (const k in finalArgs) {
       if (!own(finalArgs, k) || exempt?.has(k) === true) continue;
-      if (!collectNeedles(finalArgs[k], needles, 1, budget)) return finish(st, 'deny', 'malformed_call');
+      if (!collectNeedles(finalArgs[k], needles, 1, budget))
+        return finish(st, 'deny', 'malformed_call');
     }
-    const required = rankOf(tool.authority);
+    const required = authorityRank(tool.authority);
     const all = this.policy.layer1Scope === 'context';
     let flagged: Set<string> | undefined; // allocated on the first untrusted segment
     const justifying: string[] = [];
@@ -161,10 +181,10 @@ export class Gate {
     for (let i = 0; i < pc.segments.length; i++) {
       if (!all && !segmentMentioned(pc, i, needles)) continue;
       const s = pc.segments[i] as ParsedSegment;
-      const v = valueOf(s.label);
+      const v = labelValue(s.label);
       if (v > weakest) weakest = v;
       const untrusted = v >= 2; // core/trust isUntrustedLabel
-      if (untrusted || rankOf(s.authority) < required) {
+      if (untrusted || authorityRank(s.authority) < required) {
         (flagged ??= new Set<string>()).add(s.id);
         st.rejected.push({
           kind: 'segment',
@@ -181,13 +201,20 @@ export class Gate {
     if (weakest >= 0) st.weakest = labelOf(weakest);
     if (flagged !== undefined) {
       if (st.mode === 'strip_and_retry')
-        return finish(st, 'strip_and_retry', 'untrusted_context', undefined, stripped(input.context, pc, flagged));
+        return finish(
+          st,
+          'strip_and_retry',
+          'untrusted_context',
+          undefined,
+          stripped(input.context, pc, flagged),
+        );
       return finish(st, st.mode === 'require_user' ? 'require_user' : 'deny', 'untrusted_context');
     }
 
     // §6.6 strict: parentless sensitive deny, over every entry that justifies the call.
     if (this.#parentlessDeny) {
-      for (const r of st.used) if (r.kind === 'parameter' && r.entryId !== undefined) justifying.push(r.entryId);
+      for (const r of st.used)
+        if (r.kind === 'parameter' && r.entryId !== undefined) justifying.push(r.entryId);
       let parentless = false;
       for (const id of justifying) {
         if (!isParentless(input, id)) continue;
@@ -209,9 +236,13 @@ export class Gate {
     st: State,
     exempt: Set<string>,
   ): void {
-    const given = input.sources !== undefined && own(input.sources, gp.name) ? (input.sources[gp.name] ?? EMPTY) : EMPTY;
+    const given =
+      input.sources !== undefined && own(input.sources, gp.name)
+        ? (input.sources[gp.name] ?? EMPTY)
+        : EMPTY;
     const checked: Checked[] = [];
-    for (const src of Array.isArray(given) ? given : EMPTY) checked.push(this.#check(gp, src, input, pc));
+    for (const src of Array.isArray(given) ? given : EMPTY)
+      checked.push(this.#check(gp, src, input, pc));
     // A fresh user request that mentions the proposed value authorises it for user_request classes.
     if (typeof input.userRequest === 'string')
       for (const cls of gp.sources)
@@ -234,7 +265,8 @@ export class Gate {
       exempt.add(gp.name);
       return;
     }
-    if (matched === 0) st.rejected.push({ kind: 'parameter', param: gp.name, why: 'no_provenance' });
+    if (matched === 0)
+      st.rejected.push({ kind: 'parameter', param: gp.name, why: 'no_provenance' });
     else for (const c of checked) if (c.key === proposedKey) st.rejected.push(c.ref);
 
     if (st.mode === 'repair_and_retry') {
@@ -249,7 +281,12 @@ export class Gate {
         }
         if (first === undefined) continue;
         if (ambiguous) break; // ambiguous: fail closed
-        st.repairs.push({ param: gp.name, rejectedValue: proposed, value: first.src.value, selected: first.ref });
+        st.repairs.push({
+          param: gp.name,
+          rejectedValue: proposed,
+          value: first.src.value,
+          selected: first.ref,
+        });
         st.used.push(first.ref);
         exempt.add(gp.name);
         return;
@@ -274,18 +311,26 @@ export class Gate {
       else {
         seg = pc.segments[i] as ParsedSegment;
         if (!keyMentionedIn(pc, i, key)) why = 'value_not_in_segment';
-        else if (spec?.maxLabel !== undefined && valueOf(seg.label) > valueOf(spec.maxLabel))
+        else if (spec?.maxLabel !== undefined && labelValue(seg.label) > labelValue(spec.maxLabel))
           why = 'label_above_class_max';
       }
     }
     if (
       why === undefined &&
       spec?.origin === 'user_request' &&
-      !(typeof input.userRequest === 'string' && valueMentioned(normText(input.userRequest), src.value))
+      !(
+        typeof input.userRequest === 'string' &&
+        valueMentioned(normText(input.userRequest), src.value)
+      )
     )
       why = 'not_in_user_request';
     if (why === undefined && !gp.sources.includes(cls)) why = 'class_not_allowed';
-    return { src, ref: parameterRef(gp.name, cls, entryId, seg, why), valid: why === undefined, key };
+    return {
+      src,
+      ref: parameterRef(gp.name, cls, entryId, seg, why),
+      valid: why === undefined,
+      key,
+    };
   }
 }
 
@@ -301,7 +346,9 @@ function parameterRef(
   why: SourceRef['why'],
 ): SourceRef {
   if (entryId === undefined)
-    return why === undefined ? { kind: 'parameter', param, sourceClass } : { kind: 'parameter', param, sourceClass, why };
+    return why === undefined
+      ? { kind: 'parameter', param, sourceClass }
+      : { kind: 'parameter', param, sourceClass, why };
   if (seg === undefined)
     return why === undefined
       ? { kind: 'parameter', param, sourceClass, entryId }
@@ -321,36 +368,14 @@ interface Checked {
 
 type ParsedSegment = ParsedContext['segments'][number];
 
-/** core/trust `labelValue` as a switch (no indexOf on the hot path). */
-function valueOf(l: TrustLabel): number {
-  switch (l) {
-    case 'TRUSTED':
-      return 0;
-    case 'DERIVED_TRUSTED':
-      return 1;
-    case 'DERIVED_UNTRUSTED':
-      return 2;
-    case 'EXTERNAL':
-      return 3;
-  }
-}
-
-/** core/trust `authorityRank` as a switch: ⊥ 0 < U 1 < A 2 < T 3. */
-function rankOf(a: Authority): number {
-  switch (a) {
-    case 'BOTTOM':
-      return 0;
-    case 'U':
-      return 1;
-    case 'A':
-      return 2;
-    case 'T':
-      return 3;
-  }
-}
-
 function labelOf(v: number): TrustLabel {
-  return v === 0 ? 'TRUSTED' : v === 1 ? 'DERIVED_TRUSTED' : v === 2 ? 'DERIVED_UNTRUSTED' : 'EXTERNAL';
+  return v === 0
+    ? 'TRUSTED'
+    : v === 1
+      ? 'DERIVED_TRUSTED'
+      : v === 2
+        ? 'DERIVED_UNTRUSTED'
+        : 'EXTERNAL';
 }
 
 function isParentless(input: DecideInput, id: string): boolean {
@@ -362,7 +387,11 @@ function isParentless(input: DecideInput, id: string): boolean {
   }
 }
 
-function stripped(context: string, pc: ParsedContext, ids: ReadonlySet<string>): { ids: string[]; context: string } {
+function stripped(
+  context: string,
+  pc: ParsedContext,
+  ids: ReadonlySet<string>,
+): { ids: string[]; context: string } {
   let out = '';
   let at = 0;
   for (const s of pc.segments) {
@@ -409,7 +438,15 @@ function finish(
   const used = st.used;
   const rejected = st.rejected;
   if (strip !== undefined)
-    return { kind, reason, usedSources: used, rejectedSources: rejected, strippedSegmentIds: strip.ids, retryContext: strip.context, audit };
+    return {
+      kind,
+      reason,
+      usedSources: used,
+      rejectedSources: rejected,
+      strippedSegmentIds: strip.ids,
+      retryContext: strip.context,
+      audit,
+    };
   if (repairedArguments !== undefined)
     return { kind, reason, usedSources: used, rejectedSources: rejected, repairedArguments, audit };
   return { kind, reason, usedSources: used, rejectedSources: rejected, audit };

@@ -31,7 +31,7 @@
  * issue target is ≤ 1 µs for 8 parents.
  */
 import { MemwardenError } from '../errors.js';
-import { type SourceTier, type TrustLabel, baseLabel, isTrustLabel } from '../trust.js';
+import { type SourceTier, type TrustLabel, baseLabel, isTrustLabel, labelValue } from '../trust.js';
 
 /** Returned by {@link strongMax} when no parent edge is strong. */
 export const NO_STRONG_PARENT = -1;
@@ -100,9 +100,19 @@ export function validateLineageOptions(o: LineageOptions): LineageOptions {
   if (!inUnit(o.tau)) throw new MemwardenError('LINEAGE_INVALID', 'tau must be in [0, 1]');
   if (o.multiHopTau !== undefined && !inUnit(o.multiHopTau))
     throw new MemwardenError('LINEAGE_INVALID', 'multiHopTau must be in [0, 1]');
-  if (o.fallback !== 'TRUSTED' && o.fallback !== 'DERIVED_TRUSTED' && o.fallback !== 'DERIVED_UNTRUSTED')
-    throw new MemwardenError('LINEAGE_INVALID', 'fallback must be TRUSTED, DERIVED_TRUSTED or DERIVED_UNTRUSTED');
-  if (typeof o.zeroThresholdExplicitEdges !== 'boolean' || typeof o.parentlessSensitiveDeny !== 'boolean')
+  if (
+    o.fallback !== 'TRUSTED' &&
+    o.fallback !== 'DERIVED_TRUSTED' &&
+    o.fallback !== 'DERIVED_UNTRUSTED'
+  )
+    throw new MemwardenError(
+      'LINEAGE_INVALID',
+      'fallback must be TRUSTED, DERIVED_TRUSTED or DERIVED_UNTRUSTED',
+    );
+  if (
+    typeof o.zeroThresholdExplicitEdges !== 'boolean' ||
+    typeof o.parentlessSensitiveDeny !== 'boolean'
+  )
     throw new MemwardenError('LINEAGE_INVALID', 'strict knobs must be booleans');
   return Object.isFrozen(o) ? o : Object.freeze({ ...o });
 }
@@ -154,28 +164,17 @@ export interface ChildFacts {
   readonly multiHop?: boolean;
 }
 
-// labelValue via a switch: avoids indexOf in the hot path.
-function valueOf(l: TrustLabel): number {
-  switch (l) {
-    case 'TRUSTED':
-      return 0;
-    case 'DERIVED_TRUSTED':
-      return 1;
-    case 'DERIVED_UNTRUSTED':
-      return 2;
-    case 'EXTERNAL':
-      return 3;
-  }
-}
-
 /** The threshold that applies to a child (τ, or the lower multi-hop τ). */
 export function thresholdFor(child: Pick<ChildFacts, 'multiHop'>, o: LineageOptions): number {
-  return child.multiHop === true && o.multiHopTau !== undefined ? Math.min(o.tau, o.multiHopTau) : o.tau;
+  return child.multiHop === true && o.multiHopTau !== undefined
+    ? Math.min(o.tau, o.multiHopTau)
+    : o.tau;
 }
 
 /** Whether one edge is strong under `o` for a child with threshold `tau` (see {@link strongMax}). */
 export function isStrongEdge(edge: ParentEdge, tau: number, o: LineageOptions): boolean {
-  const zero = o.zeroThresholdExplicitEdges && edge.explicit === true && valueOf(edge.label) >= 2;
+  const zero =
+    o.zeroThresholdExplicitEdges && edge.explicit === true && labelValue(edge.label) >= 2;
   return edge.weight > (zero ? 0 : tau);
 }
 
@@ -183,12 +182,16 @@ export function isStrongEdge(edge: ParentEdge, tau: number, o: LineageOptions): 
  * Raw Equation (1) over labelled edges: the max numeric trust over strong parents, or
  * {@link NO_STRONG_PARENT}. No allocation.
  */
-export function propagateRaw(parents: readonly ParentEdge[], tau: number, o: LineageOptions): number {
+export function propagateRaw(
+  parents: readonly ParentEdge[],
+  tau: number,
+  o: LineageOptions,
+): number {
   let best = NO_STRONG_PARENT;
   const zeroExplicit = o.zeroThresholdExplicitEdges;
   for (let i = 0; i < parents.length; i++) {
     const p = parents[i] as ParentEdge;
-    const t = valueOf(p.label);
+    const t = labelValue(p.label);
     const threshold = zeroExplicit && p.explicit === true && t >= 2 ? 0 : tau;
     if (p.weight > threshold && t > best) best = t;
   }
@@ -205,7 +208,11 @@ export function derivedLabel(raw: number, fallback: LineageOptions['fallback']):
  * The label of a child (module table). Weights must be in [0, 1] and labels valid; callers on
  * untrusted input validate first ({@link validateEdges}) — the DAG does.
  */
-export function propagate(child: ChildFacts, parents: readonly ParentEdge[], o: LineageOptions): TrustLabel {
+export function propagate(
+  child: ChildFacts,
+  parents: readonly ParentEdge[],
+  o: LineageOptions,
+): TrustLabel {
   const own = baseLabel(child.tier);
   if (own === 'EXTERNAL') return 'EXTERNAL';
   const derived = child.derived ?? parents.length > 0;
