@@ -71,7 +71,8 @@ module.exports = {
     {
       name: 'hono-only-in-server',
       severity: 'error',
-      from: { pathNot: '^src/server/' },
+      comment: 'Hono serves HTTP only in the two HTTP edges: the service and the witness.',
+      from: { pathNot: ['^src/server/', '^src/witness/'] },
       to: { path: '^node_modules/(hono|@hono/)' },
     },
     {
@@ -124,9 +125,9 @@ module.exports = {
     {
       name: 'only-edges-wire',
       severity: 'error',
-      comment: 'Nothing below the edges imports the CLI, server or integrations.',
-      from: { pathNot: ['^src/cli/', '^src/server/', '^src/mcp/', '^src/integrations/', '^src/index\\.ts$'] },
-      to: { path: ['^src/cli/', '^src/server/', '^src/mcp/', '^src/integrations/'] },
+      comment: 'Nothing below the edges imports the CLI, server, witness or integrations.',
+      from: { pathNot: ['^src/cli/', '^src/server/', '^src/mcp/', '^src/witness/', '^src/integrations/', '^src/index\\.ts$'] },
+      to: { path: ['^src/cli/', '^src/server/', '^src/mcp/', '^src/witness/', '^src/integrations/'] },
     },
   ],
   options: {

@@ -46,6 +46,12 @@ export {
   verifyInclusion,
   formatVerifierKey,
   type Checkpoint,
+  // witnessing (C2SP tlog-cosignature): clients that require N witness cosignatures
+  verifyCosignedCheckpoint,
+  parseCosignerVerifierKey,
+  type CosignedCheckpoint,
+  type CosignedCheckpointPolicy,
+  type VerifiedCosignature,
 } from './core/merkle/index.js';
 export { verifyEd25519 } from './core/crypto/ed25519.js';
 export {

@@ -48,6 +48,7 @@ describe('public API surface', () => {
         "nearDuplicate",
         "nodeHash",
         "parseCheckpoint",
+        "parseCosignerVerifierKey",
         "parseSegments",
         "planPoolSize",
         "propagate",
@@ -61,6 +62,7 @@ describe('public API surface', () => {
         "verdictOf",
         "verifyCheckpoint",
         "verifyConsistency",
+        "verifyCosignedCheckpoint",
         "verifyEd25519",
         "verifyInclusion",
       ]

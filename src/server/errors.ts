@@ -57,6 +57,14 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   LOG_CHECKPOINT_MALFORMED: 500,
   LOG_CHECKPOINT_SIGNATURE_INVALID: 500,
   LOG_CORRUPT: 500,
+  // cosignatures come from witnesses we called: a bad one or too few is an upstream fault
+  LOG_COSIGNATURE_INVALID: 502,
+  LOG_COSIGNATURES_INSUFFICIENT: 503,
+  // witnesses: a malformed add-checkpoint body is the caller's; a refusing or unreachable
+  // witness is a gateway fault
+  WITNESS_REQUEST_MALFORMED: 400,
+  WITNESS_REFUSED: 502,
+  WITNESS_UNREACHABLE: 502,
   // storage
   STORAGE_CONFLICT: 409,
   STORAGE_NOT_FOUND: 404,
