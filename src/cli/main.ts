@@ -7,7 +7,7 @@
 import { Command, Option } from 'commander';
 import { toBase64 } from '../core/bytes.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
-import { formatVerifierKey } from '../core/merkle/index.js';
+import { formatVerifierKey, parseCheckpoint, parseNote } from '../core/merkle/index.js';
 import { PrincipalKinds, SourceTiers, type PrincipalKind, type SourceTier } from '../core/trust.js';
 import type { Ledger } from '../memory/ledger.js';
 import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
@@ -17,6 +17,13 @@ import { registerEval } from './eval.js';
 import { registerMcp } from './mcp.js';
 import { registerScan } from './scan.js';
 import { registerEvalSmsr, registerSmsr } from './smsr.js';
+import {
+  type CheckpointVerifyOptions,
+  checkCosigned,
+  fetchCheckpointNote,
+  readNoteFile,
+  registerWitness,
+} from './witness.js';
 
 const program = new Command();
 program
@@ -205,17 +212,65 @@ program
 
 program
   .command('checkpoint')
-  .description('sign a checkpoint of the current log (C2SP tlog-checkpoint signed note)')
+  .description(
+    'sign a checkpoint of the current log (C2SP tlog-checkpoint signed note), or check one ' +
+      '(--from a server / --note a file) against the log key and N witness cosignatures',
+  )
   .addOption(dataOption())
   .addOption(pgOption())
   .option('--json', 'print { origin, size, root, note } instead of the note')
-  .action(async (o: StoreOptions & { json?: boolean }) => {
-    await withLedger(o, async (l) => {
-      const cp = await l.checkpoint();
+  .option('--from <url>', 'fetch the served (cosigned) checkpoint of a memwarden server')
+  .addOption(new Option('--api-key <key>', 'API key for --from').env('MEMWARDEN_API_KEY'))
+  .option('--note <file>', "check a saved checkpoint note ('-' reads stdin)")
+  .option('--log-key <vkey>', "the log's vkey (required with --from / --note)")
+  .option('--witness-key <vkey>', 'a trusted witness vkey (repeatable)', (v: string, p?: string[]) => [...(p ?? []), v])
+  .option('--min-cosignatures <n>', 'distinct trusted witnesses that must have cosigned (default 1 with --witness-key)')
+  .action(async (o: StoreOptions & CheckpointVerifyOptions & { json?: boolean }) => {
+    const remote = o.from !== undefined || o.note !== undefined;
+    if (o.from !== undefined && o.note !== undefined)
+      throw new MemwardenError('INPUT_INVALID', 'give --from or --note, not both');
+    const checking = remote || o.witnessKey !== undefined || o.minCosignatures !== undefined;
+    let note: string;
+    let logKey: string;
+    if (remote) {
+      if (o.logKey === undefined)
+        throw new MemwardenError('INPUT_INVALID', '--from / --note need --log-key');
+      logKey = o.logKey;
+      note = o.from !== undefined ? await fetchCheckpointNote(o.from, o.apiKey) : readNoteFile(o.note as string);
+    } else {
+      [note, logKey] = await withLedger(o, async (l) => [
+        (await l.checkpoint()).note,
+        o.logKey ?? formatVerifierKey(l.log.origin, l.checkpointPublicKey),
+      ]);
+    }
+    if (!checking) {
+      const cp = parseCheckpoint(parseNote(note).text);
       if (o.json === true)
-        printJson({ origin: l.log.origin, size: cp.size, root: toBase64(cp.root), note: cp.note });
-      else process.stdout.write(cp.note);
-    });
+        printJson({ origin: cp.origin, size: cp.size, root: toBase64(cp.root), note });
+      else process.stdout.write(note);
+      return;
+    }
+    let r;
+    try {
+      r = checkCosigned(note, logKey, o);
+    } catch (e) {
+      // A checkpoint that fails the policy is a failed verification (exit 1), not a usage error.
+      if (isMemwardenError(e) && e.code !== 'INPUT_INVALID' && e.code !== 'KEY_INVALID') {
+        process.stderr.write(`error ${e.code}: ${e.message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      throw e;
+    }
+    if (o.json === true)
+      printJson({
+        origin: r.checkpoint.origin,
+        size: r.checkpoint.size,
+        root: toBase64(r.checkpoint.root),
+        cosignatures: r.cosignatures,
+        note,
+      });
+    else process.stdout.write(note);
   });
 
 program
@@ -284,8 +339,13 @@ store(
     .command('serve')
     .description('serve the HTTP API, OpenAPI document and Prometheus metrics')
     .option('--port <n>', 'port (0 picks a free one)', '7411')
-    .option('--host <addr>', 'address to bind', '127.0.0.1'),
-).action(async (o: StoreOptions & { port: string; host: string }) => {
+    .option('--host <addr>', 'address to bind', '127.0.0.1')
+    .option(
+      '--witness <url=vkey>',
+      'push each new checkpoint to this C2SP witness and serve its cosignature (repeatable)',
+      (v: string, p?: string[]) => [...(p ?? []), v],
+    ),
+).action(async (o: StoreOptions & { port: string; host: string; witness?: string[] }) => {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new MemwardenError('INPUT_INVALID', '--port must be an integer in 0..65535');
@@ -294,6 +354,7 @@ store(
 });
 
 registerSmsr(program);
+registerWitness(program);
 registerScan(program);
 registerMcp(program);
 registerEvalSmsr(registerEval(program));

@@ -8,12 +8,24 @@ import { createLogger } from '../server/logger.js';
 import { Metrics } from '../server/metrics.js';
 import { startServer } from '../server/serve.js';
 import { type StoreOptions, openMemory } from './context.js';
+import { witnessHook } from './witness.js';
 
-export async function serve(o: StoreOptions & { port: number; host: string }): Promise<void> {
+export async function serve(
+  o: StoreOptions & { port: number; host: string; witness?: readonly string[] },
+): Promise<void> {
   const metrics = new Metrics();
   const logger = createLogger();
   const memory = await openMemory(o, metrics);
-  const app = createApp({ memory, auth: { authenticate: (t) => memory.authenticate(t) }, metrics, logger });
+  const cosign = witnessHook(o.witness ?? [], memory, (witness, e) =>
+    logger.warn({ witness, code: e.code, details: e.details }, 'witness failed'),
+  );
+  const app = createApp({
+    memory,
+    auth: { authenticate: (t) => memory.authenticate(t) },
+    metrics,
+    logger,
+    ...(cosign === undefined ? {} : { cosignCheckpoint: cosign }),
+  });
   const server = await startServer({ app, port: o.port, host: o.host });
   logger.info({ url: server.url, data: o.data, backend: o.postgres === undefined ? 'pglite' : 'postgres' }, 'memwarden serving');
   process.stdout.write(`memwarden listening on ${server.url}\n`);

@@ -17,7 +17,7 @@ import { EdgeError, mapError } from './errors.js';
 import type { RequestLogger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { registerRoutes, type AppEnv } from './routes.js';
+import { registerRoutes, type AppEnv, type CheckpointHook } from './routes.js';
 import { MAX_BODY_BYTES } from './schemas.js';
 
 /** Who may read `/metrics`. */
@@ -30,6 +30,11 @@ export interface AppOptions {
   readonly logger: RequestLogger;
   /** Default `public` (scrapers on a private network); `authenticated` requires a key. */
   readonly metricsAccess?: MetricsAccess;
+  /**
+   * Called with each checkpoint before `GET /v1/log/checkpoint` serves it; returns it with
+   * witness cosignatures appended to the note (`memwarden serve --witness`, src/witness).
+   */
+  readonly cosignCheckpoint?: CheckpointHook;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -132,7 +137,7 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     else app.get('/metrics', handler);
   }
 
-  registerRoutes(app, memory, metrics);
+  registerRoutes(app, memory, metrics, opts.cosignCheckpoint);
 
   app.notFound((c) => errorResponse(c, new EdgeError('ROUTE_NOT_FOUND', 'no such route'), logger));
   app.onError((err, c) => errorResponse(c, err, logger));

@@ -5,7 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { MemwardenError } from '../core/errors.js';
-import type { AddOptions, MemoryApi, SearchOptions } from '../memory/api.js';
+import type { AddOptions, CheckpointView, MemoryApi, SearchOptions } from '../memory/api.js';
 import type { MetricsSink } from './metrics.js';
 import { assertContentSize, defined, readId, readJson, readQuery } from './request.js';
 import {
@@ -36,8 +36,16 @@ export type AppEnv = { Variables: AppVariables };
 /** Default reason recorded on a DELETE that gives none. */
 export const DEFAULT_DELETE_REASON = 'deleted through the HTTP API';
 
+/** Turns a published checkpoint into the one served (e.g. with witness cosignatures). */
+export type CheckpointHook = (cp: CheckpointView) => Promise<CheckpointView>;
+
 /** Register every `/v1` route on `app`. */
-export function registerRoutes(app: Hono<AppEnv>, memory: MemoryApi, metrics: MetricsSink): void {
+export function registerRoutes(
+  app: Hono<AppEnv>,
+  memory: MemoryApi,
+  metrics: MetricsSink,
+  cosignCheckpoint?: CheckpointHook,
+): void {
   app.post('/v1/memories', async (c) => {
     let body;
     try {
@@ -159,7 +167,8 @@ export function registerRoutes(app: Hono<AppEnv>, memory: MemoryApi, metrics: Me
 
   app.get('/v1/log/checkpoint', async (c) => {
     readQuery(c, EmptyQuerySchema);
-    return c.json(await memory.checkpoint());
+    const cp = await memory.checkpoint();
+    return c.json(cosignCheckpoint === undefined ? cp : await cosignCheckpoint(cp));
   });
 
   app.get('/v1/log/consistency', async (c) => {
