@@ -77,11 +77,12 @@ export function registerWitness(program: Command): void {
         process.once('SIGTERM', () => void stop());
       },
     );
+  // `--data` / `--name` are the parent's options (commander parses them there wherever they
+  // appear), so the subcommand reads them from it.
   w.command('vkey')
     .description("print the witness's cosigner vkey (creating its key on first use)")
-    .addOption(dataOption())
-    .option('--name <name>', 'witness name on first use')
-    .action(async (o: { data: string; name?: string }) => {
+    .action(async (_: unknown, cmd: Command) => {
+      const o = cmd.optsWithGlobals<{ data: string; name?: string }>();
       const id = await loadIdentity(o.data, o.name);
       process.stdout.write(`${id.vkey}\n`);
     });
