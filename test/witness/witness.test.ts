@@ -14,7 +14,6 @@ import {
   formatAddCheckpointRequest,
   formatVerifierKey,
   parseCosignerVerifierKey,
-  parseNote,
   signCheckpoint,
   verifyCosignatures,
   verifyCosignedCheckpoint,
