@@ -45,7 +45,7 @@ import type {
   StoredEntry,
 } from '../ports/storage.js';
 import { HostKeys } from './keys.js';
-import { MerkleLog } from './log.js';
+import { type LockedAppend, MerkleLog } from './log.js';
 import { VerifierRegistry, rotationStatement } from './registry.js';
 
 /** What a caller supplies for a new entry; the ledger fills in id, time, nonce and key. */
@@ -140,12 +140,21 @@ async function persistBatch(
 }
 
 const EMPTY_CTX = sha256(new Uint8Array(0));
+/** Commit transactions open at once: one holding the log head, one queued behind it. */
+const COMMIT_DEPTH = 2;
+/** Most records one commit transaction takes (bounds its statements and its lock hold). */
+const MAX_BATCH = 2048;
 /** How long a resolved writer key is reused (1 s). */
 const WRITER_CACHE_NS = 1_000_000_000n;
 
 export class Ledger {
   private pending: Pending[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Commit transactions open (≤ COMMIT_DEPTH). */
+  private inflight = 0;
+  /** A commit transaction is waiting for the log head. */
+  private waiting = false;
+  /** Settles when the most recently opened commit transaction has finished. */
+  private lastCommit: Promise<void> = Promise.resolve();
   /** Resolved writers (kind, current key, signer), see `resolveWriter`. */
   private readonly writers = new Map<
     string,
@@ -212,6 +221,7 @@ export class Ledger {
   /** Revoke a key; nothing appended from now on verifies under it, whatever its timestamp. */
   async revokeKey(kid: string, reason: string): Promise<void> {
     await this.drain();
+    await this.log.refresh(); // other processes may have appended: revoke at the real size
     await this.registry.revoke(kid, reason, { atNs: this.clock.nowNs(), logSize: this.log.size });
     this.writers.clear();
   }
@@ -426,9 +436,14 @@ export class Ledger {
   }
 
   /**
-   * Group commit: records queue while a transaction is in flight and the next transaction
-   * takes them all. A write resolves only after its transaction committed (no acknowledged
-   * write is ever lost); a failed transaction rejects every write in it and changes nothing.
+   * Pipelined group commit (ADR 0010). Records queue; up to {@link COMMIT_DEPTH} commit
+   * transactions are open at once: one holds the log head (appending and committing its
+   * batch), the next waits for the head lock in the database. A transaction takes its batch
+   * only once it holds the head — everything signed while the previous one committed — so
+   * leaf order is commit order, batches are as large as the load makes them, and signing the
+   * next batch overlaps the database work of this one. A write resolves only after its
+   * transaction committed (no acknowledged write is ever lost); a failed transaction rejects
+   * every write in it and changes nothing.
    */
   private enqueue(
     id: string,
@@ -438,42 +453,73 @@ export class Ledger {
   ): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       this.pending.push({ id, leafData, kind, persist, resolve, reject });
-      if (this.flushing === undefined) this.flushing = this.flushLoop();
+      this.pump();
     });
   }
 
-  private async flushLoop(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
-      try {
-        const start = await this.storage.transaction(async (tx) => {
-          const r = await this.log.append(
-            batch.map((p) => ({ data: p.leafData, entryId: p.id, kind: p.kind })),
-            tx,
-          );
-          await persistBatch(tx, batch, r.start);
-          return r.start;
-        });
-        batch.forEach((p, i) => p.resolve(start + i));
-      } catch (e) {
-        await this.log.reload().catch(() => undefined);
-        for (const p of batch) p.reject(e);
-      }
+  /** Open the next commit transaction if records wait, none is queued for the head, and the pipeline has room. */
+  private pump(): void {
+    if (this.waiting || this.inflight >= COMMIT_DEPTH || this.pending.length === 0) return;
+    this.inflight++;
+    this.waiting = true;
+    const previous = this.lastCommit;
+    let settle!: () => void;
+    this.lastCommit = new Promise<void>((r) => (settle = r));
+    void this.commitNext(previous).finally(() => {
+      this.inflight--;
+      settle();
+      this.pump();
+    });
+  }
+
+  private async commitNext(previous: Promise<void>): Promise<void> {
+    let batch: Pending[] | undefined;
+    let appended: LockedAppend | undefined;
+    try {
+      await this.storage.transaction(async (tx) => {
+        const size = await this.log.lockHead(tx);
+        // The head is ours, so the previous transaction has ended in the database; wait for
+        // its outcome here too (the log's tip is trusted only after a commit).
+        await previous;
+        batch = this.pending.splice(0, MAX_BATCH);
+        this.waiting = false;
+        this.pump(); // the next transaction queues for the head while this one commits
+        if (batch.length === 0) return;
+        appended = await this.log.appendLocked(
+          size,
+          batch.map((p) => ({ data: p.leafData, entryId: p.id, kind: p.kind })),
+          tx,
+        );
+        await persistBatch(tx, batch, appended.start);
+      });
+    } catch (e) {
+      this.waiting = false;
+      this.log.abandon();
+      // Failed before taking a batch (e.g. no connection): fail what waits, do not spin.
+      for (const p of batch ?? this.pending.splice(0)) p.reject(e);
+      return;
     }
-    this.flushing = undefined;
+    if (appended === undefined || batch === undefined) return;
+    this.log.committed(appended);
+    const start = appended.start;
+    batch.forEach((p, i) => p.resolve(start + i));
   }
 
   /** Wait until every queued write has committed or failed. */
   async drain(): Promise<void> {
-    while (this.flushing !== undefined) await this.flushing;
+    while (this.inflight > 0 || this.pending.length > 0) await this.lastCommit;
   }
 
   // ---- checkpoints and proofs ---------------------------------------------------------------
 
-  /** Sign (or return the existing) checkpoint of the current log size. */
+  /**
+   * Sign (or return the existing) checkpoint of the current log size: every leaf committed so
+   * far, by this process or another sharing the store (only committed leaves are ever counted,
+   * so a checkpoint is published only after its leaves are integrated).
+   */
   async checkpoint(): Promise<CheckpointRecord> {
     await this.drain();
+    await this.log.refresh();
     const s = this.keys.logSigner;
     return this.log.checkpoint({
       keyName: this.log.origin,
@@ -588,6 +634,8 @@ export class Ledger {
       return 'LOG_PROOF_INVALID';
     const cp = await this.checkpointCovering(leafIndex);
     if (cp === 'LOG_CHECKPOINT_SIGNATURE_INVALID') return cp;
+    // A leaf appended by another process sharing the store: catch up with the log first.
+    if (cp === undefined && leafIndex >= this.log.size) await this.log.refresh();
     const size = cp !== undefined ? cp.size : this.log.size;
     const root = cp !== undefined ? cp.root : await this.log.root(size);
     const proof = await this.log.inclusionProof(leafIndex, size);

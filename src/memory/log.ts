@@ -10,7 +10,10 @@
  *
  * Appends through one MerkleLog are serialised. Another writer moving the log is detected by
  * the store (`STORAGE_CONFLICT`): the log reloads its state and rethrows, so it never forks.
- * Full recomputation lives in ./log-audit.ts.
+ * The ledger's group commit appends under the database's sequencing instead (`lockHead` +
+ * `appendLocked`, ADR 0010): the head is locked inside the commit transaction, a stale
+ * frontier is re-read there, and nothing becomes visible here until the commit is reported
+ * (`committed`). Full recomputation lives in ./log-audit.ts.
  */
 import { bytesEqual } from '../core/bytes.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
@@ -53,6 +56,12 @@ export interface AppendResult {
   readonly leafHashes: readonly Uint8Array[];
 }
 
+/** An append made under the head lock, not visible until its transaction commits. */
+export interface LockedAppend extends AppendResult {
+  /** The frontier after the append (what `committed` publishes). */
+  readonly frontier: Frontier;
+}
+
 /** The key that signs checkpoints (an Ed25519 key; the sign function is injected). */
 export interface CheckpointSigner {
   /** Signed-note key name; by the tlog-checkpoint spec it SHOULD equal the origin. */
@@ -82,6 +91,11 @@ export class MerkleLog {
   private border: Map<number, Uint8Array> | undefined;
   /** Tail of the append queue: appends through one instance run one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * The frontier after the newest `appendLocked` (committed or still in flight), or undefined
+   * when unknown (a transaction failed): the next locked append then re-reads the frontier.
+   */
+  private tip: Frontier | undefined;
 
   private constructor(
     private readonly store: LogStore,
@@ -107,6 +121,70 @@ export class MerkleLog {
     this.border = undefined;
   }
 
+  /**
+   * Catch up with leaves other processes appended (several processes sharing one database):
+   * re-read the committed size and, if it grew, the frontier. Never moves backwards.
+   */
+  async refresh(): Promise<void> {
+    const size = await this.store.logSize();
+    if (size <= this.frontier.size) return;
+    const f = await this.frontierAt(this.store, size);
+    if (f.size > this.frontier.size) {
+      this.frontier = f;
+      this.border = undefined;
+    }
+  }
+
+  private async frontierAt(store: LogStore, size: number): Promise<Frontier> {
+    const refs = frontierRefs(size);
+    return frontierFromHashes(size, refs.length === 0 ? [] : await store.getNodes(refs));
+  }
+
+  /**
+   * Inside a storage transaction `tx`: lock the log head for the rest of it (the database's
+   * sequence point, `LogStore.lockLogHead`; a single-writer store without one reads its size)
+   * and return the committed size. Waits while another transaction — of this process or
+   * another — holds the head.
+   */
+  lockHead(tx: LogStore): Promise<number> {
+    return tx.lockLogHead !== undefined ? tx.lockLogHead() : tx.logSize();
+  }
+
+  /**
+   * Append at `size`, the size `lockHead(tx)` returned, inside the same transaction. The
+   * frontier to extend is this instance's tip when it stands at `size` (our previous append
+   * committed and nobody appended since), else the committed frontier read through `tx`. The
+   * caller must not call this before the outcome of its previous locked append is known
+   * (`committed` or `abandon`), and reports this one's outcome the same way.
+   */
+  async appendLocked(
+    size: number,
+    leaves: readonly LogLeafInput[],
+    tx: LogStore,
+  ): Promise<LockedAppend> {
+    let base = this.tip;
+    if (base?.size !== size)
+      base = size === this.frontier.size ? this.frontier : await this.frontierAt(tx, size);
+    const { hashes, records } = leafRecords(size, leaves);
+    const next = appendToFrontier(base, hashes);
+    await tx.appendLeaves(size, records, next.completed);
+    this.tip = next.frontier;
+    return { start: size, size: next.frontier.size, leafHashes: hashes, frontier: next.frontier };
+  }
+
+  /** Publish a locked append whose transaction committed (sizes only grow). */
+  committed(r: LockedAppend): void {
+    if (r.frontier.size > this.frontier.size) {
+      this.frontier = r.frontier;
+      this.border = undefined;
+    }
+  }
+
+  /** A locked append's transaction failed: forget the tip (the next append re-reads). */
+  abandon(): void {
+    this.tip = undefined;
+  }
+
   /** Number of leaves. */
   get size(): number {
     return this.frontier.size;
@@ -128,23 +206,8 @@ export class MerkleLog {
   private async appendNow(leaves: readonly LogLeafInput[], store: LogStore): Promise<AppendResult> {
     const start = this.frontier.size;
     if (leaves.length === 0) return { start, size: start, leafHashes: [] };
-    const hashes = new Array<Uint8Array>(leaves.length);
-    const records = new Array<LeafRecord>(leaves.length);
-    for (let i = 0; i < leaves.length; i++) {
-      const l = leaves[i] as LogLeafInput;
-      if (
-        !(l.data instanceof Uint8Array) ||
-        typeof l.entryId !== 'string' ||
-        (l.kind !== 'entry' && l.kind !== 'tombstone')
-      ) {
-        throw new MemwardenError('INPUT_INVALID', 'malformed log leaf', {
-          details: { position: i },
-        });
-      }
-      const h = leafHash(l.data);
-      hashes[i] = h;
-      records[i] = { index: start + i, data: l.data, hash: h, entryId: l.entryId, kind: l.kind };
-    }
+    this.tip = undefined;
+    const { hashes, records } = leafRecords(start, leaves);
     const next = appendToFrontier(this.frontier, hashes);
     try {
       await store.appendLeaves(start, records, next.completed);
@@ -159,6 +222,7 @@ export class MerkleLog {
 
   /** MTH of the first `size` leaves (default: all). Current size: no store reads. */
   async root(size: number = this.size): Promise<Uint8Array> {
+    await this.reach(size);
     this.checkSize(size, 0);
     if (size === 0) return emptyRoot();
     if (size === this.size) return this.borderHashes().get(0) as Uint8Array;
@@ -170,12 +234,14 @@ export class MerkleLog {
 
   /** Audit path for leaf `leafIndex` in the tree of `treeSize` leaves (RFC 9162 §2.1.3.1). */
   async inclusionProof(leafIndex: number, treeSize: number = this.size): Promise<Uint8Array[]> {
+    await this.reach(treeSize);
     this.checkSize(treeSize, 1);
     return this.prove(inclusionPlan(leafIndex, treeSize), treeSize);
   }
 
   /** Consistency proof between sizes `size1` < `size2` (RFC 9162 §2.1.4.1); [] if equal. */
   async consistencyProof(size1: number, size2: number = this.size): Promise<Uint8Array[]> {
+    await this.reach(size2);
     this.checkSize(size2, 1);
     return this.prove(consistencyPlan(size1, size2), size2);
   }
@@ -202,13 +268,32 @@ export class MerkleLog {
       signer.publicKey,
     );
     const record: CheckpointRecord = { size, root, note, createdAtNs: this.clock.nowNs() };
-    await this.store.putCheckpoint(record);
+    try {
+      await this.store.putCheckpoint(record);
+    } catch (e) {
+      // Another process sharing the store published this size first: theirs stands, and it
+      // must commit to the same root (one log).
+      if (!isMemwardenError(e, 'STORAGE_CONFLICT')) throw e;
+      const theirs = await this.store.getCheckpoint(size);
+      if (theirs === undefined) throw e;
+      if (!bytesEqual(theirs.root, root))
+        throw new MemwardenError('LOG_CORRUPT', 'stored checkpoint root differs', {
+          details: { size },
+        });
+      return theirs;
+    }
     return record;
   }
 
   /** Recompute the whole tree from the stored leaves and compare (see ./log-audit.ts). */
   async audit(opts: AuditOptions = {}): Promise<AuditReport> {
+    await this.refresh(); // audit the whole stored log, whoever appended last
     return auditLog(this.store, this.origin, this.frontier, opts);
+  }
+
+  /** A size beyond what this process has seen may have been appended by another: catch up. */
+  private async reach(size: number): Promise<void> {
+    if (Number.isSafeInteger(size) && size > this.frontier.size) await this.refresh();
   }
 
   private checkSize(size: number, min: number): void {
@@ -258,6 +343,31 @@ export class MerkleLog {
     }
     return out;
   }
+}
+
+/** Validate leaf inputs and hash them into records at `start`, `start + 1`, … */
+function leafRecords(
+  start: number,
+  leaves: readonly LogLeafInput[],
+): { hashes: Uint8Array[]; records: LeafRecord[] } {
+  const hashes = new Array<Uint8Array>(leaves.length);
+  const records = new Array<LeafRecord>(leaves.length);
+  for (let i = 0; i < leaves.length; i++) {
+    const l = leaves[i] as LogLeafInput;
+    if (
+      !(l.data instanceof Uint8Array) ||
+      typeof l.entryId !== 'string' ||
+      (l.kind !== 'entry' && l.kind !== 'tombstone')
+    ) {
+      throw new MemwardenError('INPUT_INVALID', 'malformed log leaf', {
+        details: { position: i },
+      });
+    }
+    const h = leafHash(l.data);
+    hashes[i] = h;
+    records[i] = { index: start + i, data: l.data, hash: h, entryId: l.entryId, kind: l.kind };
+  }
+  return { hashes, records };
 }
 
 /** LOG_CORRUPT if the store lacks a node the tree must have (or holds a malformed one). */

@@ -57,6 +57,15 @@ export interface LogStore {
     leaves: readonly LeafRecord[],
     nodes: readonly NodeRecord[],
   ): Promise<void>;
+  /**
+   * The sequence point of a log shared by several processes: on a transaction view, lock the
+   * log head until the transaction ends and return the committed size. Another transaction
+   * calling it waits until this one commits or rolls back, so appends made under the lock are
+   * numbered in commit order. Optional: a store with a single writer (in-memory, the embedded
+   * store behind its data-folder lock) serialises transactions anyway, and callers then read
+   * `logSize` inside the transaction.
+   */
+  lockLogHead?(): Promise<number>;
   getLeaf(index: number): Promise<LeafRecord | undefined>;
   /** Leaves in [start, end). */
   getLeaves(start: number, end: number): Promise<LeafRecord[]>;

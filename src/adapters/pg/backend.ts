@@ -11,8 +11,10 @@
  * transaction-local, so a pooled connection never leaks a principal to the next checkout; and
  * because RLS is FORCEd, even a raw query by the owner outside the wrapper sees no tenant rows.
  *
- * Sequencing: log appends lock the `log_head` row, so concurrent processes serialise on the
- * database and a stale `start` fails with `STORAGE_CONFLICT` — one log, never a fork.
+ * Sequencing (ADR 0010): a commit transaction locks the `log_head` row first
+ * (`lockLogHead` on the transaction view), so the commits of every process sharing the server
+ * queue on the database and each appends at the size it reads under the lock; a stale
+ * `start` fails with `STORAGE_CONFLICT` — one log, never a fork.
  */
 import pg from 'pg';
 import { MemwardenError } from '../../core/errors.js';
@@ -27,6 +29,7 @@ import {
   principalScope,
 } from '../sql/queryable.js';
 import type { SqlFeatures } from '../sql/entries.js';
+import { lockLogHead } from '../sql/log.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
 import {
   COUNT_SQL,
@@ -137,6 +140,10 @@ class PgTxView extends SqlView {
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
     return fn(this);
   }
+  /** The log head row lock, held until this transaction ends (ADR 0010). */
+  lockLogHead(): Promise<number> {
+    return normalised(lockLogHead(this.q));
+  }
   async close(): Promise<void> {}
   /** Entries with an embedding inserted in this transaction (index bookkeeping). */
   embedded = 0;
@@ -186,9 +193,10 @@ export class PgBackend extends SqlView {
         );
         version = rows[0] === undefined ? undefined : String(rows[0].extversion);
       }
+      // `pg` sends byte arrays as binary parameters: embeddings travel in binary form.
       const features: SqlFeatures = hasIterativeScan(version)
-        ? { vector: migration.vector, ann: { probes: index.probes } }
-        : { vector: migration.vector };
+        ? { vector: migration.vector, ann: { probes: index.probes }, binaryParams: true }
+        : { vector: migration.vector, binaryParams: true };
       const b = new PgBackend({ pool, migration, features, index, closed: false }, SYSTEM_SCOPE);
       if (migration.vector && index.auto) await b.maintainVectorIndex();
       return b;

@@ -14,7 +14,13 @@ import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type { StoredEntry, TierCount } from '../../ports/storage.js';
 import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
 import type { Queryable } from './queryable.js';
-import { checkEmbedding, float4Literal, float4Out } from './rank.js';
+import {
+  checkEmbedding,
+  float4ArrayBinary,
+  float4Literal,
+  float4Out,
+  vectorBinary,
+} from './rank.js';
 
 /** What the connected database offers. */
 export interface SqlFeatures {
@@ -25,6 +31,11 @@ export interface SqlFeatures {
    * server's defaults (exact scan when no ANN index exists either way).
    */
   readonly ann?: { readonly probes: number };
+  /**
+   * The driver sends byte-array parameters in binary format whatever the parameter's type
+   * (`pg` does; PGlite does not): embeddings then travel in their binary send format.
+   */
+  readonly binaryParams?: boolean;
 }
 
 const BASE = 'id, owner, tier, bytes, leaf_index, mac_kid, mac';
@@ -47,6 +58,21 @@ export async function putEntry(q: Queryable, f: SqlFeatures, e: StoredEntry): Pr
 }
 
 const PUT_COLS = 15;
+/** `($1, …, $15::vector)` for row `i` of a multi-row INSERT, cached (built once per row number). */
+const TUPLES = { vector: [] as string[], 'real[]': [] as string[] };
+function tuple(i: number, embType: 'vector' | 'real[]'): string {
+  const cache = TUPLES[embType];
+  let t = cache[i];
+  if (t === undefined) {
+    const b = i * PUT_COLS;
+    const ps = Array.from({ length: PUT_COLS }, (_, k) => `$${b + k + 1}`);
+    ps[PUT_COLS - 1] += `::${embType}`;
+    ps[9] += '::bigint';
+    ps[10] += '::bigint';
+    t = cache[i] = `(${ps.join(', ')})`;
+  }
+  return t;
+}
 /** Rows per INSERT: PostgreSQL binds at most 65535 parameters per statement. */
 const PUT_CHUNK = 1000;
 
@@ -62,14 +88,17 @@ export async function putEntries(
 ): Promise<void> {
   const embCol = f.vector ? 'embedding_vec' : 'embedding';
   const embType = f.vector ? 'vector' : 'real[]';
+  const embIn = (v: Float32Array): unknown =>
+    f.binaryParams === true
+      ? f.vector
+        ? vectorBinary(v)
+        : float4ArrayBinary(v)
+      : float4Literal(v, f.vector ? '[' : '{', f.vector ? ']' : '}');
   for (let start = 0; start < es.length; start += PUT_CHUNK) {
     const chunk = es.slice(start, start + PUT_CHUNK);
     const params: unknown[] = [];
     const tuples = chunk.map((e, i) => {
-      const emb =
-        e.embedding === undefined
-          ? null
-          : float4Literal(checkEmbedding(e.embedding), f.vector ? '[' : '{', f.vector ? ']' : '}');
+      const emb = e.embedding === undefined ? null : embIn(checkEmbedding(e.embedding));
       params.push(
         e.id,
         e.owner,
@@ -87,12 +116,7 @@ export async function putEntries(
         e.srcHash ?? null,
         emb,
       );
-      const b = i * PUT_COLS;
-      const ps = Array.from({ length: PUT_COLS }, (_, k) => `$${b + k + 1}`);
-      ps[PUT_COLS - 1] += `::${embType}`;
-      ps[9] += '::bigint';
-      ps[10] += '::bigint';
-      return `(${ps.join(', ')})`;
+      return tuple(i, embType);
     });
     await q.query(
       `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, ${embCol})

@@ -3,11 +3,14 @@
  * Log queries (RFC 6962 leaves, subtree nodes, checkpoints). Every function runs on a
  * {@link Queryable} that is already inside a scoped transaction.
  *
- * Sequencing: `appendLeaves` locks the single `log_head` row (`SELECT … FOR UPDATE`), checks
- * the caller's expected start against the locked size, inserts, and bumps the size, all in the
- * caller's transaction. A concurrent appender blocks on the row lock and, once the first
- * commits, re-reads the new size (READ COMMITTED re-evaluates the locked row) and fails with
- * `STORAGE_CONFLICT`. So several processes sharing one server can never fork the log.
+ Sequencing (ADR 0010): the single `log_head` row is the log's sequence point. The ledger's
+ * commit transaction takes its row lock first (`lockLogHead`: `SELECT … FOR UPDATE`), so commit
+ * transactions of every process queue on it and each appends at the size it read under the
+ * lock. `appendLeaves` inserts the leaves and nodes and moves the head with
+ * `UPDATE … WHERE size = start`: a caller whose `start` is stale (no lock taken, or the log
+ * moved) gets `STORAGE_CONFLICT` — through the guarded update, or a unique violation on a leaf
+ * or node index inserted by a concurrent appender. So processes sharing one server can never
+ * fork the log.
  */
 import { MemwardenError } from '../../core/errors.js';
 import type { CheckpointRecord, LeafRecord, NodeRecord } from '../../ports/storage.js';
@@ -26,7 +29,18 @@ export async function logSize(q: Queryable): Promise<number> {
   return rows.length === 0 ? 0 : numOut(rows[0]!.size);
 }
 
-/** Append leaves and nodes atomically at `start`, sequenced on the log head row lock. */
+/** Lock the log head row until the transaction ends; the committed size. */
+export async function lockLogHead(q: Queryable): Promise<number> {
+  const { rows } = await q.query('SELECT size FROM log_head FOR UPDATE');
+  if (rows.length === 0) throw new MemwardenError('STORAGE_FAILED', 'log head row is missing');
+  return numOut(rows[0]!.size);
+}
+
+/**
+ * Append leaves and nodes atomically at `start`; the head moves only from `start` (else
+ * `STORAGE_CONFLICT`). Takes the head row lock at the latest at that update; the ledger takes
+ * it first (`lockLogHead`).
+ */
 export async function appendLeaves(
   q: Queryable,
   scope: Scope,
@@ -34,10 +48,12 @@ export async function appendLeaves(
   leaves: readonly LeafRecord[],
   nodes: readonly NodeRecord[],
 ): Promise<void> {
-  const { rows } = await q.query('SELECT size FROM log_head FOR UPDATE');
-  if (rows.length === 0) throw new MemwardenError('STORAGE_FAILED', 'log head row is missing');
-  const size = numOut(rows[0]!.size);
-  if (start !== size) throw conflict(`log append at ${start} but the log has ${size} leaves`);
+  if (leaves.length === 0) {
+    const size = await lockLogHead(q);
+    if (start !== size) throw conflict(`log append at ${start} but the log has ${size} leaves`);
+    if (nodes.length > 0) throw new MemwardenError('STORAGE_FAILED', 'nodes without leaves');
+    return;
+  }
   leaves.forEach((l, i) => {
     if (l.index !== start + i)
       throw new MemwardenError('STORAGE_FAILED', 'leaf indices must be consecutive');
@@ -47,22 +63,20 @@ export async function appendLeaves(
   const owner = scopeOwner(scope);
   // One statement per table, rows passed as parallel arrays (unnest): the per-statement cost
   // dominates a group commit of hundreds of leaves, in PGlite especially.
-  if (leaves.length > 0) {
-    await q.query(
-      `INSERT INTO log_leaves (idx, data, hash, entry_id, kind, owner)
-       SELECT t.idx, decode(t.data, 'hex'), decode(t.hash, 'hex'), t.entry_id, t.kind, $6::text
-         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])
-              AS t(idx, data, hash, entry_id, kind)`,
-      [
-        leaves.map((l) => l.index),
-        leaves.map((l) => hexIn(l.data)),
-        leaves.map((l) => hexIn(l.hash)),
-        leaves.map((l) => l.entryId),
-        leaves.map((l) => l.kind),
-        owner,
-      ],
-    );
-  }
+  await q.query(
+    `INSERT INTO log_leaves (idx, data, hash, entry_id, kind, owner)
+     SELECT t.idx, decode(t.data, 'hex'), decode(t.hash, 'hex'), t.entry_id, t.kind, $6::text
+       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])
+            AS t(idx, data, hash, entry_id, kind)`,
+    [
+      leaves.map((l) => l.index),
+      leaves.map((l) => hexIn(l.data)),
+      leaves.map((l) => hexIn(l.hash)),
+      leaves.map((l) => l.entryId),
+      leaves.map((l) => l.kind),
+      owner,
+    ],
+  );
   // A node that already exists is a unique violation → STORAGE_CONFLICT, aborting the append.
   if (nodes.length > 0) {
     await q.query(
@@ -72,7 +86,14 @@ export async function appendLeaves(
       [nodes.map((n) => n.level), nodes.map((n) => n.index), nodes.map((n) => hexIn(n.hash))],
     );
   }
-  if (leaves.length > 0) await q.query('UPDATE log_head SET size = size + $1', [leaves.length]);
+  const { rows } = await q.query(
+    'UPDATE log_head SET size = size + $1 WHERE size = $2 RETURNING size',
+    [leaves.length, start],
+  );
+  if (rows.length === 0) {
+    const size = await lockLogHead(q);
+    throw conflict(`log append at ${start} but the log has ${size} leaves`);
+  }
 }
 
 function leafOut(r: Record<string, unknown>): LeafRecord {

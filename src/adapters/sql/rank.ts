@@ -121,3 +121,38 @@ export function checkPage(opts: { limit: number; offset?: number }): void {
   if (opts.offset !== undefined && (!Number.isSafeInteger(opts.offset) || opts.offset < 0))
     throw new MemwardenError('INPUT_INVALID', 'offset must be a non-negative integer');
 }
+
+/** PostgreSQL's type oid of `float4` (the element type in a binary `real[]`). */
+const FLOAT4_OID = 700;
+
+/**
+ * The binary send format of a `real[]` (PostgreSQL `array_recv`: ndim, has-nulls flag,
+ * element oid, then per dimension its length and lower bound, then per element an int32
+ * length and the big-endian float4). For a driver that passes byte arrays as binary
+ * parameters (`pg`): the server copies the floats instead of parsing text, and the client
+ * builds no string — the write path's largest per-entry cost on the server backend.
+ */
+export function float4ArrayBinary(v: Float32Array): Uint8Array {
+  const out = new Uint8Array(20 + 8 * v.length);
+  const dv = new DataView(out.buffer);
+  dv.setInt32(0, 1); // ndim
+  dv.setInt32(4, 0); // no nulls
+  dv.setInt32(8, FLOAT4_OID);
+  dv.setInt32(12, v.length);
+  dv.setInt32(16, 1); // lower bound
+  for (let i = 0, o = 20; i < v.length; i++, o += 8) {
+    dv.setInt32(o, 4);
+    dv.setFloat32(o + 4, v[i]!);
+  }
+  return out;
+}
+
+/** The binary send format of a pgvector `vector` (`vector_recv`: int16 dim, int16 unused, float4s). */
+export function vectorBinary(v: Float32Array): Uint8Array {
+  const out = new Uint8Array(4 + 4 * v.length);
+  const dv = new DataView(out.buffer);
+  dv.setInt16(0, v.length);
+  dv.setInt16(2, 0);
+  for (let i = 0; i < v.length; i++) dv.setFloat32(4 + 4 * i, v[i]!);
+  return out;
+}
