@@ -15,7 +15,7 @@
  * - `writes_per_s_*`: `Ledger.write` (sign → log append → persist, group commit; a write
  *   resolves after its transaction committed) from 256 concurrent writers over 16 principals,
  *   embeddings supplied by the caller. PGlite on a data folder on disk. On the server the
- *   commit is pipelined (ADR 0010) and `writes_postgres_over_sign` relates the rate to raw
+ *   commit is pipelined (ADR 0011) and `writes_postgres_over_sign` relates the rate to raw
  *   Ed25519 signing on one core, timed in the same run.
  */
 import {

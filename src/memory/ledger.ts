@@ -436,7 +436,7 @@ export class Ledger {
   }
 
   /**
-   * Pipelined group commit (ADR 0010). Records queue; up to {@link COMMIT_DEPTH} commit
+   * Pipelined group commit (ADR 0011). Records queue; up to {@link COMMIT_DEPTH} commit
    * transactions are open at once: one holds the log head (appending and committing its
    * batch), the next waits for the head lock in the database. A transaction takes its batch
    * only once it holds the head — everything signed while the previous one committed — so

@@ -11,7 +11,7 @@
  * Appends through one MerkleLog are serialised. Another writer moving the log is detected by
  * the store (`STORAGE_CONFLICT`): the log reloads its state and rethrows, so it never forks.
  * The ledger's group commit appends under the database's sequencing instead (`lockHead` +
- * `appendLocked`, ADR 0010): the head is locked inside the commit transaction, a stale
+ * `appendLocked`, ADR 0011): the head is locked inside the commit transaction, a stale
  * frontier is re-read there, and nothing becomes visible here until the commit is reported
  * (`committed`). Full recomputation lives in ./log-audit.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * The log is sequenced in PostgreSQL (ADR 0010): two ledgers on two connection pools sharing
+ * The log is sequenced in PostgreSQL (ADR 0011): two ledgers on two connection pools sharing
  * one schema (what two `memwarden serve` processes are) write concurrently; the result is one
  * log — every write its own leaf, the stored tree recomputes, each ledger proves the other's
  * entries — and a stale append is refused. The child-process version is

@@ -1,5 +1,5 @@
 /**
- * The pipelined group commit (ADR 0010): at most two commit transactions are open, the second
+ * The pipelined group commit (ADR 0011): at most two commit transactions are open, the second
  * takes its batch only once it holds the log head (so everything signed while the first
  * committed goes into one batch, and leaf order is commit order); a failed transaction
  * rejects only its own writes and the next one re-reads the frontier; two ledgers sharing

@@ -11,7 +11,7 @@
  * transaction-local, so a pooled connection never leaks a principal to the next checkout; and
  * because RLS is FORCEd, even a raw query by the owner outside the wrapper sees no tenant rows.
  *
- * Sequencing (ADR 0010): a commit transaction locks the `log_head` row first
+ * Sequencing (ADR 0011): a commit transaction locks the `log_head` row first
  * (`lockLogHead` on the transaction view), so the commits of every process sharing the server
  * queue on the database and each appends at the size it reads under the lock; a stale
  * `start` fails with `STORAGE_CONFLICT` — one log, never a fork.
@@ -140,7 +140,7 @@ class PgTxView extends SqlView {
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
     return fn(this);
   }
-  /** The log head row lock, held until this transaction ends (ADR 0010). */
+  /** The log head row lock, held until this transaction ends (ADR 0011). */
   lockLogHead(): Promise<number> {
     return normalised(lockLogHead(this.q));
   }

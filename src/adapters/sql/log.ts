@@ -3,7 +3,7 @@
  * Log queries (RFC 6962 leaves, subtree nodes, checkpoints). Every function runs on a
  * {@link Queryable} that is already inside a scoped transaction.
  *
- Sequencing (ADR 0010): the single `log_head` row is the log's sequence point. The ledger's
+ * Sequencing (ADR 0011): the single `log_head` row is the log's sequence point. The ledger's
  * commit transaction takes its row lock first (`lockLogHead`: `SELECT … FOR UPDATE`), so commit
  * transactions of every process queue on it and each appends at the size it read under the
  * lock. `appendLeaves` inserts the leaves and nodes and moves the head with
