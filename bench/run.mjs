@@ -14,6 +14,7 @@ const GROUPS = {
   store: () => import('./store.mjs'),
   detect: () => import('./detect.mjs'),
   graph: () => import('./graph.mjs'),
+  load: () => import('./load.mjs'),
 };
 
 const { values } = parseArgs({

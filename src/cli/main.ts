@@ -334,6 +334,7 @@ program
     });
   });
 
+type ServeFlags = { port: string; host: string; witness?: string[]; acceptClientEmbeddings?: boolean };
 store(
   program
     .command('serve')
@@ -344,8 +345,12 @@ store(
       '--witness <url=vkey>',
       'push each new checkpoint to this C2SP witness and serve its cosignature (repeatable)',
       (v: string, p?: string[]) => [...(p ?? []), v],
+    )
+    .option(
+      '--accept-client-embeddings',
+      'accept a precomputed "embedding" on add and search (callers steer ranking of their own memories)',
     ),
-).action(async (o: StoreOptions & { port: string; host: string; witness?: string[] }) => {
+).action(async (o: StoreOptions & ServeFlags) => {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new MemwardenError('INPUT_INVALID', '--port must be an integer in 0..65535');

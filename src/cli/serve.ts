@@ -4,6 +4,7 @@
  * store (or a PostgreSQL server), until SIGINT / SIGTERM.
  */
 import { createApp } from '../server/app.js';
+import { createCachedAuthenticator } from '../server/auth.js';
 import { createLogger } from '../server/logger.js';
 import { Metrics } from '../server/metrics.js';
 import { startServer } from '../server/serve.js';
@@ -11,7 +12,12 @@ import { type StoreOptions, openMemory } from './context.js';
 import { witnessHook } from './witness.js';
 
 export async function serve(
-  o: StoreOptions & { port: number; host: string; witness?: readonly string[] },
+  o: StoreOptions & {
+    port: number;
+    host: string;
+    witness?: readonly string[];
+    acceptClientEmbeddings?: boolean;
+  },
 ): Promise<void> {
   const metrics = new Metrics();
   const logger = createLogger();
@@ -21,9 +27,11 @@ export async function serve(
   );
   const app = createApp({
     memory,
-    auth: { authenticate: (t) => memory.authenticate(t) },
+    // Successful key lookups are reused for 5 s (a revoked key stops working within that).
+    auth: createCachedAuthenticator({ authenticate: (t) => memory.authenticate(t) }),
     metrics,
     logger,
+    clientEmbeddings: o.acceptClientEmbeddings === true,
     ...(cosign === undefined ? {} : { cosignCheckpoint: cosign }),
   });
   const server = await startServer({ app, port: o.port, host: o.host });

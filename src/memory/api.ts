@@ -107,6 +107,12 @@ export interface SearchOptions {
   readonly ranking?: 'vector' | 'lexical' | 'hybrid';
   /** The conversation thread; the retrieval is remembered per (principal, thread) (§4.4). */
   readonly threadId?: string;
+  /**
+   * A precomputed query embedding from the same model as the store's (the caller embedded the
+   * query itself); the query text is still required for lexical / hybrid ranking and audit.
+   * Absent: the memory's embedder embeds `query` (cached per distinct query).
+   */
+  readonly embedding?: Float32Array;
 }
 
 export interface SearchHit {

@@ -41,7 +41,7 @@ import { type WriteScreen, MarkerScreen } from './screen.js';
 import { SearchEngine } from './search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect.js';
-import { LazyDetection } from './write.js';
+import { LazyDetection, callerVector } from './write.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './proofs.js';
 import { Principals } from './principals.js';
@@ -91,6 +91,8 @@ export class Memory implements MemoryApi {
   private readonly lineage: LineageWriter;
   private readonly actions: ActionChecker;
   private readonly writer: WritePath;
+  /** The embedder's dimensions: what a caller's vector must have. */
+  private readonly dimensions: number;
   private readonly versions: Versions;
   private readonly reviews: ReviewQueue;
   private readonly principals: Principals;
@@ -129,6 +131,7 @@ export class Memory implements MemoryApi {
     );
     const lineageOptions = this.lineage.config.options;
     this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.ledger, audit, lineageOptions);
+    this.dimensions = opts.embedder.dimensions;
     this.writer = new WritePath(ctx, this.lineage, {
       embedder: opts.embedder,
       screens: opts.screens ?? [new MarkerScreen()],
@@ -150,13 +153,18 @@ export class Memory implements MemoryApi {
 
   // ---- write path (write-path.ts) ------------------------------------------------------------
 
-  add(content: string, opts: AddOptions): Promise<AddResult> {
-    return this.writer.add(content, opts);
+  async add(content: string, opts: AddOptions): Promise<AddResult> {
+    if (opts.embedding === undefined) return this.writer.add(content, opts);
+    return this.writer.add(content, { ...opts, embedding: callerVector(opts.embedding, this.dimensions) });
   }
 
   // ---- read path (search.ts) -----------------------------------------------------------------
 
-  async search(query: string, opts: SearchOptions): Promise<SearchResult> {
+  async search(query: string, given: SearchOptions): Promise<SearchResult> {
+    const opts: SearchOptions =
+      given.embedding === undefined
+        ? given
+        : { ...given, embedding: callerVector(given.embedding, this.dimensions) };
     const r = await this.search_.search(this.view(opts.principal), query, opts);
     // on_retrieve (§4.4): these hits are the thread's candidate parents for the next write.
     this.lineage.recordRetrieval(

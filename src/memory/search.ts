@@ -25,6 +25,12 @@ const NO_VECTOR = new Float32Array(0);
 /** Tiers a normal query sees (article Pattern 2); research mode adds the external ones. */
 const NORMAL_TIERS: readonly SourceTier[] = ['OPERATOR', 'USER_VERIFIED', 'USER_OBSERVED'];
 const UNTRUSTED_TIERS: ReadonlySet<SourceTier> = new Set(['EXTERNAL_TOOL', 'EXTERNAL_WEB']);
+/**
+ * Renew-on-use moves an expiry only when it gains at least this share of the tier's TTL: a
+ * retrieved entry then always lives at least 99% of its TTL past its last use, and a hot entry
+ * is not rewritten (one transaction each) on every search that returns it.
+ */
+const RENEW_MIN_STEP = 0.01;
 /** Reciprocal-rank-fusion constant for hybrid ranking. */
 const RRF_K = 60;
 
@@ -69,7 +75,9 @@ export class SearchEngine {
     const nowNs = this.d.clock.nowNs();
     const pipeline = this.d.detection === undefined ? undefined : await this.d.detection();
     const queryEmbedding =
-      ranking === 'lexical' && pipeline === undefined ? undefined : await this.embedQuery(query);
+      ranking === 'lexical' && pipeline === undefined
+        ? undefined
+        : (opts.embedding ?? (await this.embedQuery(query)));
     if (pipeline !== undefined && queryEmbedding !== undefined) await pipeline.observeQuery(queryEmbedding);
     const hits = await view.searchEntries({
       ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
@@ -177,8 +185,10 @@ export class SearchEngine {
     if (!this.d.retention.renewOnUse || ttl === null || e.expiresAtNs === undefined) {
       return e.expiresAtNs;
     }
-    const target = nowNs + BigInt(Math.round(ttl)) * 1_000_000n;
-    if (target <= e.expiresAtNs) return e.expiresAtNs;
+    const ttlNs = BigInt(Math.round(ttl)) * 1_000_000n;
+    const target = nowNs + ttlNs;
+    const step = BigInt(Math.round(ttl * RENEW_MIN_STEP)) * 1_000_000n;
+    if (target - e.expiresAtNs < (step > 0n ? step : 1n)) return e.expiresAtNs;
     try {
       return await view.extendExpiry(e.id, target);
     } catch {

@@ -8,7 +8,7 @@
  */
 import { utf8 } from '../core/bytes.js';
 import { MemwardenError } from '../core/errors.js';
-import { type SourceTier, mayWriteTier } from '../core/trust.js';
+import { type PrincipalKind, type SourceTier, mayWriteTier } from '../core/trust.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { AddOptions, AddResult, MemoryRecord } from './api.js';
@@ -215,7 +215,7 @@ export class WritePath {
         `content over ${this.ctx.retention.maxContentBytes} bytes`,
       );
     }
-    const p = await this.ctx.storage.getPrincipal(principal);
+    const p = await this.principalOf(principal);
     if (p === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     if (!mayWriteTier(p.kind, tier)) {
       this.ctx.metrics.recordRejected('tier_not_allowed');
@@ -225,6 +225,22 @@ export class WritePath {
       );
     }
   }
+
+  /**
+   * A registered principal's kind, cached: principals are never deleted and their kind never
+   * changes, so a positive answer stays true; unknown ids are looked up every time.
+   */
+  private async principalOf(id: string): Promise<{ readonly kind: PrincipalKind } | undefined> {
+    const hit = this.kinds.get(id);
+    if (hit !== undefined) return hit;
+    const p = await this.ctx.storage.getPrincipal(id);
+    if (p === undefined) return undefined;
+    if (this.kinds.size >= 10_000) this.kinds.clear();
+    const kept = { kind: p.kind };
+    this.kinds.set(id, kept);
+    return kept;
+  }
+  private readonly kinds = new Map<string, { readonly kind: PrincipalKind }>();
 
   /** Quota, embedding, expiry, then the signed write (lineage as resolved by the caller). */
   async commit(

@@ -7,9 +7,11 @@
  * - `needsExtraction` — untrusted content is extracted into short facts (or held) unless
  *   the caller opts out with `verbatim: true`;
  * - `findNearDuplicate` — SMSR §VIII near-duplicate rejection against the principal's own
- *   verified memories.
+ *   verified memories;
+ * - `callerVector` — a caller's precomputed embedding, checked (ADR 0010).
  */
 import type { Finding } from '../core/detect/index.js';
+import { MemwardenError } from '../core/errors.js';
 import { cosine } from '../core/smsr/near-duplicate.js';
 import type { SourceTier } from '../core/trust.js';
 import type { StorageBackend } from '../ports/storage.js';
@@ -91,4 +93,26 @@ export async function findNearDuplicate(
     if (v.ok && v.entry.ns === q.principal) return { id: h.entry.id, similarity: h.similarity };
   }
   return undefined;
+}
+
+/**
+ * A caller's precomputed embedding, checked before it reaches storage or ranking: the
+ * embedder's dimensions, finite, non-zero; returned as a unit-length copy (the caller's array
+ * is never stored or mutated).
+ */
+export function callerVector(v: unknown, dims: number): Float32Array {
+  if (!(v instanceof Float32Array) || v.length !== dims) {
+    throw new MemwardenError('INPUT_INVALID', `embedding must be ${dims} numbers`, {
+      details: { field: 'embedding', dimensions: dims },
+    });
+  }
+  let sq = 0;
+  for (const x of v) sq += x * x;
+  if (!Number.isFinite(sq) || sq === 0) {
+    throw new MemwardenError('INPUT_INVALID', 'embedding must be finite and non-zero', {
+      details: { field: 'embedding' },
+    });
+  }
+  const norm = Math.sqrt(sq);
+  return v.map((x) => x / norm);
 }

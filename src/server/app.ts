@@ -35,6 +35,11 @@ export interface AppOptions {
    * witness cosignatures appended to the note (`memwarden serve --witness`, src/witness).
    */
   readonly cosignCheckpoint?: CheckpointHook;
+  /**
+   * Accept a precomputed `embedding` on add and search (ADR 0010). Default false: the server
+   * embeds every text with its own model.
+   */
+  readonly clientEmbeddings?: boolean;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -137,7 +142,10 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     else app.get('/metrics', handler);
   }
 
-  registerRoutes(app, memory, metrics, opts.cosignCheckpoint);
+  registerRoutes(app, memory, metrics, {
+    clientEmbeddings: opts.clientEmbeddings === true,
+    ...(opts.cosignCheckpoint === undefined ? {} : { cosignCheckpoint: opts.cosignCheckpoint }),
+  });
 
   app.notFound((c) => errorResponse(c, new EdgeError('ROUTE_NOT_FOUND', 'no such route'), logger));
   app.onError((err, c) => errorResponse(c, err, logger));

@@ -6,6 +6,7 @@
  * guessed. The in-memory authenticator compares hashes in constant time and always scans
  * every key.
  */
+import { createHash } from 'node:crypto';
 import { constantTimeEqual, toHex, utf8 } from '../core/bytes.js';
 import { sha256 } from '../core/crypto/sha256.js';
 
@@ -69,5 +70,56 @@ export function createStaticKeyAuthenticator(
         if (constantTimeEqual(k.hash, h) && found === undefined) found = k.principal;
       return found;
     },
+  };
+}
+
+export interface CachedAuthenticatorOptions {
+  /** How long a successful lookup is reused, in ms (default 5,000; 0 disables the cache). */
+  readonly ttlMs?: number;
+  /** Most keys remembered (default 10,000); the oldest is dropped first. */
+  readonly maxEntries?: number;
+  /** Monotonic milliseconds (tests inject a fake). */
+  readonly now?: () => number;
+}
+
+/**
+ * Reuse successful key lookups for a short time, so a busy client does not cost a database
+ * round trip per request. Safe by construction:
+ * - only successes are cached — an unknown, revoked or expired key goes to `inner` every
+ *   time, so guessing fills nothing and a refusal is never remembered as an acceptance;
+ * - entries are keyed by SHA-256 of the token (node:crypto), never the token itself;
+ * - a key revoked in storage stops working after at most `ttlMs` (also on other processes
+ *   sharing the database); call `forget()` to drop everything at once (e.g. after revoking
+ *   through this process).
+ */
+export function createCachedAuthenticator(
+  inner: Authenticator,
+  opts: CachedAuthenticatorOptions = {},
+): Authenticator & { forget(): void } {
+  const ttl = opts.ttlMs ?? 5_000;
+  const max = opts.maxEntries ?? 10_000;
+  const now = opts.now ?? (() => performance.now());
+  const cache = new Map<string, { principal: string; until: number }>();
+  return {
+    authenticate: async (token) => {
+      if (ttl <= 0) return inner.authenticate(token);
+      const k = createHash('sha256').update(token, 'utf8').digest('base64');
+      const hit = cache.get(k);
+      const t = now();
+      if (hit !== undefined) {
+        if (hit.until > t) return hit.principal;
+        cache.delete(k);
+      }
+      const principal = await inner.authenticate(token);
+      if (principal !== undefined) {
+        if (cache.size >= max) {
+          const oldest = cache.keys().next();
+          if (oldest.done !== true) cache.delete(oldest.value);
+        }
+        cache.set(k, { principal, until: now() + ttl });
+      }
+      return principal;
+    },
+    forget: () => cache.clear(),
   };
 }

@@ -5,12 +5,14 @@
 export { createApp, type AppOptions, type MetricsAccess } from './app.js';
 export { startServer, type RunningServer, type StartServerOptions } from './serve.js';
 export {
+  createCachedAuthenticator,
   createHashedKeyAuthenticator,
   createStaticKeyAuthenticator,
   hashApiKey,
   parseBearer,
   MAX_BEARER_TOKEN_LENGTH,
   type Authenticator,
+  type CachedAuthenticatorOptions,
 } from './auth.js';
 export {
   Metrics,

@@ -39,18 +39,46 @@ export const DEFAULT_DELETE_REASON = 'deleted through the HTTP API';
 /** Turns a published checkpoint into the one served (e.g. with witness cosignatures). */
 export type CheckpointHook = (cp: CheckpointView) => Promise<CheckpointView>;
 
+export interface RouteOptions {
+  /** Accept `embedding` (a precomputed vector) on add and search (ADR 0010); default false. */
+  readonly clientEmbeddings?: boolean;
+  /** Turns a published checkpoint into the one served (witness cosignatures). */
+  readonly cosignCheckpoint?: CheckpointHook;
+}
+
+/**
+ * The caller's vector as a Float32Array, or undefined when none was sent. Refused unless the
+ * server accepts client embeddings: a vector steers ranking, so taking one is an operator's
+ * choice, never a caller's.
+ */
+function clientVector(v: readonly number[] | undefined, accept: boolean): Float32Array | undefined {
+  if (v === undefined) return undefined;
+  if (!accept) {
+    throw new MemwardenError(
+      'INPUT_INVALID',
+      'this server does not accept client embeddings (serve --accept-client-embeddings)',
+      { details: { field: 'embedding' } },
+    );
+  }
+  return Float32Array.from(v);
+}
+
 /** Register every `/v1` route on `app`. */
 export function registerRoutes(
   app: Hono<AppEnv>,
   memory: MemoryApi,
   metrics: MetricsSink,
-  cosignCheckpoint?: CheckpointHook,
+  ropts: RouteOptions = {},
 ): void {
+  const acceptVectors = ropts.clientEmbeddings === true;
+  const cosignCheckpoint = ropts.cosignCheckpoint;
   app.post('/v1/memories', async (c) => {
     let body;
+    let vector: Float32Array | undefined;
     try {
       body = await readJson(c, AddBodySchema);
       assertContentSize(body.content, 'content');
+      vector = clientVector(body.embedding, acceptVectors);
     } catch (e) {
       // Refused at the door: count it with the memory layer's own refusals.
       metrics.recordRejected(
@@ -60,19 +88,25 @@ export function registerRoutes(
       );
       throw e;
     }
-    const { content, ...rest } = body;
-    const opts: AddOptions = { ...defined(rest), principal: c.get('principal') };
+    const { content, embedding: _sent, ...rest } = body;
+    const opts: AddOptions = {
+      ...defined(rest),
+      ...(vector === undefined ? {} : { embedding: vector }),
+      principal: c.get('principal'),
+    };
     const r = await memory.add(content, opts);
     if (r.status === 'stored') return c.json(r.memory, 201);
     return c.json({ status: r.status, reviewId: r.reviewId, reasons: r.reasons }, 202);
   });
 
   app.post('/v1/memories/search', async (c) => {
-    const { query, ...rest } = await readJson(c, SearchBodySchema);
+    const { query, embedding, ...rest } = await readJson(c, SearchBodySchema);
     assertContentSize(query, 'query');
+    const vector = clientVector(embedding, acceptVectors);
     const { filters, ...flat } = rest;
     const opts: SearchOptions = {
       ...defined(flat),
+      ...(vector === undefined ? {} : { embedding: vector }),
       ...(filters === undefined ? {} : { filters: defined(filters) }),
       principal: c.get('principal'),
     };

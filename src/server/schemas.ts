@@ -17,6 +17,12 @@ export const IdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 
 const Tier = z.enum(SourceTiers);
 const Reason = z.string().min(1).max(512);
 const MAX_TTL_MS = 100 * 365 * 24 * 3600 * 1000;
+/**
+ * A precomputed embedding from the store's model (384 numbers for the default MiniLM).
+ * Accepted only when the server was started with client embeddings on (ADR 0010); the memory
+ * layer checks the dimension and normalises.
+ */
+const Embedding = z.array(z.number()).min(1).max(4096);
 
 export const AddBodySchema = z.strictObject({
   content: z.string().min(1),
@@ -31,6 +37,7 @@ export const AddBodySchema = z.strictObject({
   multiHop: z.boolean().optional(),
   /** Milliseconds until expiry; `null` never expires (subject to the memory layer's policy). */
   ttlMs: z.number().int().min(1).max(MAX_TTL_MS).nullable().optional(),
+  embedding: Embedding.optional(),
 });
 
 export const SearchBodySchema = z.strictObject({
@@ -41,6 +48,7 @@ export const SearchBodySchema = z.strictObject({
   ranking: z.enum(['vector', 'lexical', 'hybrid']).optional(),
   allowTiers: z.array(Tier).min(1).max(SourceTiers.length).optional(),
   threadId: z.string().min(1).max(128).optional(),
+  embedding: Embedding.optional(),
   filters: z
     .strictObject({
       kind: z.string().min(1).max(64).optional(),
