@@ -12,7 +12,7 @@
  * What is measured, openly:
  * - The server is the shipped CLI (`dist/cli/main.js serve`, request logs on, metrics on, the
  *   real local MiniLM model, default quotas and screening), started with
- *   `--accept-client-embeddings` (ADR 0011) so the write run can send vectors.
+ *   `--accept-client-embeddings` (ADR 0012) so the write run can send vectors.
  * - The store: `--entries` (default 10,000) signed entries of ONE principal, loaded through
  *   `Ledger.write` before the server starts (signed, logged, RLS-scoped like any write).
  *   Their vectors are real MiniLM vectors of a pool of generated sentences with per-entry

@@ -8,7 +8,7 @@
  *   the caller opts out with `verbatim: true`;
  * - `findNearDuplicate` — SMSR §VIII near-duplicate rejection against the principal's own
  *   verified memories;
- * - `callerVector` — a caller's precomputed embedding, checked (ADR 0011).
+ * - `callerVector` — a caller's precomputed embedding, checked (ADR 0012).
  */
 import type { Finding } from '../core/detect/index.js';
 import { MemwardenError } from '../core/errors.js';

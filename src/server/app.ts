@@ -36,7 +36,7 @@ export interface AppOptions {
    */
   readonly cosignCheckpoint?: CheckpointHook;
   /**
-   * Accept a precomputed `embedding` on add and search (ADR 0011). Default false: the server
+   * Accept a precomputed `embedding` on add and search (ADR 0012). Default false: the server
    * embeds every text with its own model.
    */
   readonly clientEmbeddings?: boolean;

@@ -40,7 +40,7 @@ export const DEFAULT_DELETE_REASON = 'deleted through the HTTP API';
 export type CheckpointHook = (cp: CheckpointView) => Promise<CheckpointView>;
 
 export interface RouteOptions {
-  /** Accept `embedding` (a precomputed vector) on add and search (ADR 0011); default false. */
+  /** Accept `embedding` (a precomputed vector) on add and search (ADR 0012); default false. */
   readonly clientEmbeddings?: boolean;
   /** Turns a published checkpoint into the one served (witness cosignatures). */
   readonly cosignCheckpoint?: CheckpointHook;

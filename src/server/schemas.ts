@@ -19,7 +19,7 @@ const Reason = z.string().min(1).max(512);
 const MAX_TTL_MS = 100 * 365 * 24 * 3600 * 1000;
 /**
  * A precomputed embedding from the store's model (384 numbers for the default MiniLM).
- * Accepted only when the server was started with client embeddings on (ADR 0011); the memory
+ * Accepted only when the server was started with client embeddings on (ADR 0012); the memory
  * layer checks the dimension and normalises.
  */
 const Embedding = z.array(z.number()).min(1).max(4096);

@@ -1,5 +1,5 @@
 /**
- * Client-supplied embeddings over HTTP (ADR 0011): refused unless the server opts in; when on,
+ * Client-supplied embeddings over HTTP (ADR 0012): refused unless the server opts in; when on,
  * the vector is checked (dimension, finite, non-zero) before anything is written, and it is
  * what ranks the search.
  */
