@@ -3,13 +3,19 @@
  * The action path (MemLineage §3.7, M6): `Memory.checkAction` runs a proposed tool call through
  * the sensitive-action gate and writes the verdict's audit record.
  *
- * The gate itself is pure and never sees the store. The one thing it needs from memory is the
- * §6.6 strict knob's "does this entry have parents?": when parentless sensitive deny is on, the
- * segments sealed in the context are loaded through the principal's view, verified, and their
- * signed `parents` consulted. A segment that does not load or verify counts as parentless
- * (fail closed).
+ * The gate itself is pure and never sees the store. What it reads from memory is checked here
+ * first: the context and its seal come from the caller (over HTTP, from a client that could
+ * render its own "memory" segments), so every sealed segment is loaded through the principal's
+ * view and verified, and its header (label, tier, authority) and content must equal the signed
+ * record's. A segment that does not load, does not verify, is not visible to the principal, or
+ * differs from its record is re-rendered as EXTERNAL / EXTERNAL_WEB / ⊥ before the gate sees
+ * it (fail closed; the ids are listed in the audit record as `forged_segments`). The §6.6
+ * strict knob's "does this entry have parents?" reads the same verified records; a segment
+ * that did not verify counts as parentless.
  */
-import { parseSegments } from '../core/render/sentinel.js';
+import { type ParsedSegment, escapeContent, parseSegments, renderSegments } from '../core/render/sentinel.js';
+import { effectiveAuthority } from '../core/trust.js';
+import type { SignedEntry } from '../core/entry/index.js';
 import { type DecideInput, type ParameterSource, type Verdict, Gate } from '../core/gate/index.js';
 import type { LineageOptions } from '../core/lineage/index.js';
 import type { JsonValue, StorageBackend } from '../ports/storage.js';
@@ -44,9 +50,10 @@ export class ActionChecker {
   }
 
   async check(view: StorageBackend, input: CheckActionInput): Promise<Verdict> {
+    const checked = await this.#verifiedContext(view, input.principal, input.context, input.seal);
     const decide: DecideInput = {
       call: input.call,
-      context: input.context,
+      context: checked.context,
       seal: input.seal,
       ...(input.sources === undefined
         ? {}
@@ -55,21 +62,16 @@ export class ActionChecker {
     };
     let verdict: Verdict;
     if (this.#parentlessDeny && this.#sensitive(input.call?.tool)) {
-      const parentless = await this.#parentlessMap(
-        view,
-        input.principal,
-        input.context,
-        input.seal,
-      );
-      verdict = this.gate.decide({ ...decide, isParentless: (id) => parentless.get(id) ?? true });
+      const records = checked.records;
+      verdict = this.gate.decide({
+        ...decide,
+        isParentless: (id) => !((records.get(id)?.parents.length ?? 0) > 0),
+      });
     } else verdict = this.gate.decide(decide);
     const tool = typeof input.call?.tool === 'string' ? input.call.tool : '';
-    await this.#audit(
-      input.principal,
-      `gate.${verdict.kind}`,
-      tool,
-      toJson(verdict.audit) as { [k: string]: JsonValue },
-    );
+    const audit = toJson(verdict.audit) as { [k: string]: JsonValue };
+    if (checked.forged.length > 0) audit['forged_segments'] = checked.forged;
+    await this.#audit(input.principal, `gate.${verdict.kind}`, tool, audit);
     return verdict;
   }
 
@@ -79,24 +81,55 @@ export class ActionChecker {
     return t === undefined ? this.gate.policy.unknownTools !== 'allow' : t.sensitive;
   }
 
-  /** id → has no signed parents, for every segment sealed in the context. */
-  async #parentlessMap(
+  /**
+   * The context with every sealed segment checked against its signed record (see the module
+   * note), the verified records by id, and the ids of segments that did not match.
+   */
+  async #verifiedContext(
     view: StorageBackend,
     principal: string,
     context: string,
     seal: string,
-  ): Promise<Map<string, boolean>> {
-    const out = new Map<string, boolean>();
-    if (typeof context !== 'string' || typeof seal !== 'string') return out;
-    for (const s of parseSegments(context, seal)) {
-      if (out.has(s.id)) continue;
+  ): Promise<{ context: string; records: Map<string, SignedEntry>; forged: string[] }> {
+    const records = new Map<string, SignedEntry>();
+    const forged: string[] = [];
+    if (typeof context !== 'string' || typeof seal !== 'string') return { context, records, forged };
+    const segments = parseSegments(context, seal);
+    const failed = new Set<string>();
+    for (const s of segments) {
+      if (records.has(s.id) || failed.has(s.id)) continue;
       const stored = await view.getEntry(s.id);
       const v = stored === undefined ? undefined : await this.#ledger.verifyStored(stored);
       const visible = v?.ok === true && (v.entry.ns === principal || v.entry.tier === 'OPERATOR');
-      out.set(s.id, !(visible && v.entry.parents.length > 0));
+      if (visible) records.set(s.id, v.entry);
+      else failed.add(s.id);
     }
-    return out;
+    // Splice from the end so earlier offsets stay valid.
+    let out = context;
+    for (let i = segments.length - 1; i >= 0; i--) {
+      const s = segments[i]!;
+      const e = records.get(s.id);
+      if (e !== undefined && matches(s, e)) continue;
+      if (!forged.includes(s.id)) forged.push(s.id);
+      const downgraded = renderSegments(
+        [{ id: s.id, label: 'EXTERNAL', tier: 'EXTERNAL_WEB', authority: 'BOTTOM', content: s.content }],
+        seal,
+      );
+      out = out.slice(0, s.start) + downgraded + out.slice(s.end);
+    }
+    forged.reverse();
+    return { context: out, records, forged };
   }
+}
+
+/** A parsed segment says exactly what its signed record says (content as the renderer escapes it). */
+function matches(s: ParsedSegment, e: SignedEntry): boolean {
+  return (
+    s.label === e.label &&
+    s.tier === e.tier &&
+    s.authority === effectiveAuthority(e.tier, e.label, true) &&
+    s.content === escapeContent(e.content)
+  );
 }
 
 /** The audit record as JSON (repair values are arbitrary caller JSON; undefined dropped). */
