@@ -196,12 +196,24 @@ export interface MemoryApi {
   add(content: string, opts: AddOptions): Promise<AddResult>;
   search(query: string, opts: SearchOptions): Promise<SearchResult>;
   get(id: string, opts: { principal: string }): Promise<MemoryRecord | undefined>;
-  getAll(opts: { principal: string; limit?: number; offset?: number }): Promise<MemoryRecord[]>;
+  /** Visible live entries in log order; `source`: only those with this exact source URI. */
+  getAll(opts: {
+    principal: string;
+    limit?: number;
+    offset?: number;
+    source?: string;
+  }): Promise<MemoryRecord[]>;
+  /** A new signed version superseding `id`; `ttlMs` sets the new version's lifetime. */
   update(
     id: string,
     content: string,
-    opts: { principal: string; reason?: string },
+    opts: { principal: string; reason?: string; ttlMs?: number | null },
   ): Promise<MemoryRecord>;
+  /**
+   * Extend an own live entry's lifetime to now + `ttlMs` (default: its own signed lifetime);
+   * never shortens, audited as `entry.renewed`.
+   */
+  renew(id: string, opts: { principal: string; ttlMs?: number }): Promise<MemoryRecord>;
   delete(id: string, opts: { principal: string; reason: string }): Promise<void>;
   deleteAll(opts: { principal: string; reason?: string }): Promise<number>;
   history(id: string, opts: { principal: string }): Promise<HistoryEvent[]>;

@@ -2,6 +2,7 @@
  * @module memory/config
  * Retention and flood-control settings (article Pattern 5) with the article's defaults.
  */
+import { MemwardenError } from '../core/errors.js';
 import type { SourceTier } from '../core/trust.js';
 
 const HOUR = 3_600_000;
@@ -70,6 +71,25 @@ export function retentionConfig(over?: {
         : over.nearDuplicateThreshold,
     shortFactChars: over?.shortFactChars ?? DEFAULT_RETENTION.shortFactChars,
   };
+}
+
+/** The longest TTL a caller may ask for: 100 years, in ms. */
+export const MAX_TTL_MS = 100 * 365 * DAY;
+
+/**
+ * A caller-given TTL in ms: a positive integer number of ms up to {@link MAX_TTL_MS}, or null
+ * (never expires) where `allowNull`. Anything else is `INPUT_INVALID` (nothing has changed yet).
+ */
+export function checkTtlMs(ttlMs: unknown, allowNull: boolean): number | null {
+  if (ttlMs === null && allowNull) return null;
+  if (typeof ttlMs !== 'number' || !Number.isInteger(ttlMs) || ttlMs <= 0 || ttlMs > MAX_TTL_MS) {
+    throw new MemwardenError(
+      'INPUT_INVALID',
+      `ttlMs must be a positive integer number of milliseconds up to ${MAX_TTL_MS}${allowNull ? ', or null' : ''}`,
+      { details: { field: 'ttlMs' } },
+    );
+  }
+  return ttlMs;
 }
 
 /** UTC day key for quotas, e.g. `2026-11-21`. */

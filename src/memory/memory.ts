@@ -188,16 +188,25 @@ export class Memory implements MemoryApi {
     return this.search_.verified(stored, opts.principal);
   }
 
+  /**
+   * The principal's visible live entries (its own and OPERATOR ones), in log order; `source`
+   * narrows to one exact source URI (an index lookup, not a scan).
+   */
   async getAll(opts: {
     principal: string;
     limit?: number;
     offset?: number;
+    source?: string;
   }): Promise<MemoryRecord[]> {
-    const rows = await this.view(opts.principal).listEntriesFor({
-      limit: Math.min(Math.max(opts.limit ?? 100, 1), 1000),
-      offset: opts.offset ?? 0,
-      nowNs: this.ctx.clock.nowNs(),
-    });
+    const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
+    const offset = Math.max(opts.offset ?? 0, 0);
+    const view = this.view(opts.principal);
+    const rows =
+      opts.source === undefined
+        ? await view.listEntriesFor({ limit, offset, nowNs: this.ctx.clock.nowNs() })
+        : (await view.findEntriesBy({ uri: opts.source }))
+            .filter((r) => this.isLive(r))
+            .slice(offset, offset + limit);
     const out: MemoryRecord[] = [];
     for (const r of rows) {
       const m = await this.search_.verified(r, opts.principal);
@@ -214,8 +223,17 @@ export class Memory implements MemoryApi {
   // ---- update, delete, history, purge (versions.ts) ------------------------------------------
 
   /** A new signed version that supersedes the old one (never a silent overwrite). */
-  update(id: string, content: string, opts: { principal: string; reason?: string }): Promise<MemoryRecord> {
+  update(
+    id: string,
+    content: string,
+    opts: { principal: string; reason?: string; ttlMs?: number | null },
+  ): Promise<MemoryRecord> {
     return this.versions.update(id, content, opts);
+  }
+
+  /** Extend an own live entry's lifetime (default: its own signed lifetime again). */
+  renew(id: string, opts: { principal: string; ttlMs?: number }): Promise<MemoryRecord> {
+    return this.versions.renew(id, opts);
   }
 
   /** Signed tombstone; the entry disappears from reads, its leaf stays provable. */

@@ -9,8 +9,15 @@ import { MemwardenError } from '../core/errors.js';
 import type { StoredEntry } from '../ports/storage.js';
 import type { HistoryEvent, MemoryRecord } from './api.js';
 import type { MemoryContext } from './context.js';
+import { checkTtlMs } from './config.js';
 import { nsToIso, toMemoryRecord } from './records.js';
 import type { WriteLineage, WritePath } from './write-path.js';
+
+const NS_PER_MS = 1_000_000n;
+
+function tierSpan(ttlMs: number | null): bigint | undefined {
+  return ttlMs === null ? undefined : BigInt(Math.round(ttlMs)) * NS_PER_MS;
+}
 
 export class Versions {
   constructor(
@@ -35,8 +42,9 @@ export class Versions {
   async update(
     id: string,
     content: string,
-    opts: { principal: string; reason?: string },
+    opts: { principal: string; reason?: string; ttlMs?: number | null },
   ): Promise<MemoryRecord> {
+    if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
     const old = await this.owned(id, opts.principal);
     if (old.supersededBy !== undefined) {
       throw new MemwardenError('STORAGE_CONFLICT', 'memory already superseded', {
@@ -55,6 +63,7 @@ export class Versions {
         tier: old.tier,
         kind: prev.entry.kind,
         ...(prev.entry.uri === undefined ? {} : { source: prev.entry.uri }),
+        ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
       },
       old.tier,
       kept,
@@ -66,6 +75,36 @@ export class Versions {
       reason: opts.reason ?? null,
     });
     return next;
+  }
+
+  /**
+   * Extend a live entry's lifetime to now + `ttlMs` (default: the entry's own signed lifetime,
+   * `exp − ts`, else its tier's TTL). The expiry only ever moves forward and a never-expiring
+   * entry stays so; the signed record keeps its original `exp` (the stored expiry is the
+   * retention state, like renew-on-use). Only the owner renews; audited as `entry.renewed`.
+   */
+  async renew(id: string, opts: { principal: string; ttlMs?: number }): Promise<MemoryRecord> {
+    if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, false);
+    const stored = await this.owned(id, opts.principal);
+    const now = this.ctx.clock.nowNs();
+    if (stored.supersededBy !== undefined || (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)) {
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
+    }
+    const v = await this.ctx.ledger.verifyStored(stored);
+    if (!v.ok) throw new MemwardenError(v.code, 'stored entry failed verification');
+    if (stored.expiresAtNs === undefined) return toMemoryRecord(v.entry, v.leafIndex, stored.bytes);
+    const span =
+      opts.ttlMs !== undefined
+        ? BigInt(opts.ttlMs) * NS_PER_MS
+        : v.entry.exp !== undefined && v.entry.exp > v.entry.ts
+          ? v.entry.exp - v.entry.ts
+          : tierSpan(this.ctx.retention.ttlMs[v.entry.tier]);
+    if (span === undefined) return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
+    const exp = await this.ctx.view(opts.principal).extendExpiry(id, now + span);
+    await this.ctx.audit(opts.principal, 'entry.renewed', id, {
+      expiresAt: exp === undefined ? null : nsToIso(exp),
+    });
+    return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, exp);
   }
 
   /** Signed tombstone; the entry disappears from reads, its leaf stays provable. */

@@ -12,7 +12,7 @@ import { type PrincipalKind, type SourceTier, mayWriteTier } from '../core/trust
 import type { Embedder } from '../ports/embedder.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { AddOptions, AddResult, MemoryRecord } from './api.js';
-import { dayKey } from './config.js';
+import { checkTtlMs, dayKey } from './config.js';
 import type { MemoryContext } from './context.js';
 import { extractFacts } from './detect.js';
 import type { LineageWriter, ResolvedLineage } from './lineage.js';
@@ -50,6 +50,7 @@ export class WritePath {
   async add(content: string, opts: AddOptions): Promise<AddResult> {
     const tier: SourceTier = opts.tier ?? 'USER_OBSERVED';
     await this.checkWrite(content, opts.principal, tier);
+    if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
     // Lineage first: an unknown or unverifiable parent rejects the write before anything else.
     const resolved = await this.lineage.resolve(this.ctx.view(opts.principal), {
       principal: opts.principal,

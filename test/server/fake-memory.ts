@@ -189,6 +189,11 @@ export class FakeMemory implements MemoryApi {
     return next;
   }
 
+  async renew(id: string, opts: { principal: string; ttlMs?: number }): Promise<MemoryRecord> {
+    this.#enter('renew', id, opts);
+    return this.#must(id, opts.principal);
+  }
+
   async delete(id: string, opts: { principal: string; reason: string }): Promise<void> {
     this.#enter('delete', id, opts);
     this.#must(id, opts.principal);
