@@ -270,7 +270,7 @@ describe('MemwardenStore (LangGraph BaseStore semantics)', () => {
     expect((await b.get([r, 'secret'], 'k'))!.value).toEqual({ text: 'bob' });
   });
 
-  it('TTL in minutes: the item expires; a TTL put on an existing key keeps the old version linked', async () => {
+  it('TTL in minutes: the item expires; a TTL put on an existing key is a superseding version', async () => {
     const store = new MemwardenStore({ memory: mem, principal: alice, ttl: { defaultTtl: 5 } });
     const r = root();
     await store.put([r], 'short', { v: 1 });
@@ -280,9 +280,8 @@ describe('MemwardenStore (LangGraph BaseStore semantics)', () => {
     const rec = (await mem.getAll({ principal: alice, limit: 1000 })).find(
       (m) => m.source === addressUri([r], 'long'),
     )!;
-    // The old version is tombstoned (linked as parent unless the Memory refused the new one as
-    // its near-duplicate), never left live beside the new one.
-    expect(rec.parents.length).toBeLessThanOrEqual(1);
+    // The old version is superseded by the new one, never left live beside it.
+    expect(rec.supersedes).toBeDefined();
     expect(rec.expiresAt).toBeDefined();
     expect(
       (await mem.getAll({ principal: alice, limit: 1000 })).filter(
@@ -298,10 +297,71 @@ describe('MemwardenStore (LangGraph BaseStore semantics)', () => {
     expect(await store.get([r], 'forever')).not.toBeNull();
   });
 
-  it('refreshOnRead is refused rather than silently ignored', () => {
-    expect(
-      () => new MemwardenStore({ memory: mem, principal: alice, ttl: { refreshOnRead: true } }),
-    ).toThrow(/refreshOnRead/);
+  it('refreshOnRead: a get or a search hit lives its own TTL again from the read; per-read override', async () => {
+    const store = new MemwardenStore({ memory: mem, principal: alice, ttl: { defaultTtl: 10, refreshOnRead: true } });
+    const plain = new MemwardenStore({ memory: mem, principal: alice, ttl: { defaultTtl: 10 } });
+    const r = root();
+    await store.put([r], 'read', { topic: 'tide tables for the harbour' });
+    await store.put([r], 'searched', { topic: 'ferry timetable to the island' });
+    await store.put([r], 'idle', { topic: 'nothing reads this one' });
+    await store.put([r], 'optout', { topic: 'read without refresh' });
+    clock.advance(8n * NS_PER_MIN);
+    expect(await store.get([r], 'read')).not.toBeNull();
+    expect(await store.get([r], 'optout', { refreshTtl: false })).not.toBeNull();
+    expect((await store.search([r], { filter: { topic: 'ferry timetable to the island' } })).map((i) => i.key)).toEqual([
+      'searched',
+    ]);
+    // Refreshing is renewal, not rewriting: still one signed version of the item.
+    const [read] = await mem.getAll({ principal: alice, source: addressUri([r], 'read') });
+    expect((await mem.history(read!.id, { principal: alice })).map((e) => e.action)).toEqual(['add']);
+    clock.advance(4n * NS_PER_MIN); // 12 min: past the first 10, inside the refreshed ones
+    expect(await plain.get([r], 'read')).not.toBeNull(); // a store without refresh does not renew
+    expect(await plain.get([r], 'searched')).not.toBeNull();
+    expect(await plain.get([r], 'idle')).toBeNull();
+    expect(await plain.get([r], 'optout')).toBeNull();
+    clock.advance(7n * NS_PER_MIN); // 19 min: the reads at 8 min renewed to 18 min
+    expect(await plain.get([r], 'read')).toBeNull();
+    expect(await mem.getAll({ principal: alice, source: addressUri([r], 'read') })).toHaveLength(0);
+  });
+
+  it('put on an existing key with a TTL is one superseding signed version with the new lifetime', async () => {
+    const store = new MemwardenStore({ memory: mem, principal: alice });
+    const r = root();
+    await store.put([r], 'k', { v: 1 }, undefined, { ttl: 5 });
+    await store.put([r], 'k', { v: 2 }, undefined, { ttl: 120 });
+    const [cur] = await mem.getAll({ principal: alice, source: addressUri([r], 'k') });
+    expect(cur!.supersedes).toBeDefined();
+    // exp is stamped a tick before the ledger's ts on this stepping clock: within 10 ms.
+    expect(Math.abs(Date.parse(cur!.expiresAt!) - Date.parse(cur!.createdAt) - 120 * 60_000)).toBeLessThan(10);
+    const h = await mem.history(cur!.id, { principal: alice });
+    expect(h.map((e) => e.action)).toEqual(['add', 'update']);
+  });
+
+  it('get and put look items up by address: no listing of the principal’s memories', async () => {
+    const calls: string[] = [];
+    const spy = new Proxy(mem, {
+      get(target, prop, recv) {
+        const v = Reflect.get(target, prop, recv) as unknown;
+        if (prop === 'getAll' && typeof v === 'function') {
+          return (opts: { source?: string }) => {
+            calls.push(opts.source === undefined ? 'list' : 'lookup');
+            return (v as (o: unknown) => unknown).call(target, opts);
+          };
+        }
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const store = new MemwardenStore({ memory: spy, principal: alice });
+    const r = root();
+    await store.put([r], 'a', { v: 1 });
+    await store.put([r], 'a', { v: 2 });
+    expect((await store.get([r], 'a'))!.value).toEqual({ v: 2 });
+    await store.delete([r], 'a');
+    expect(await store.get([r], 'a')).toBeNull();
+    expect(calls.every((c) => c === 'lookup')).toBe(true);
+    expect(calls.length).toBeGreaterThan(0);
+    await store.search([r]);
+    expect(calls.at(-1)).toBe('list');
   });
 
   it('the same value under two keys stays two items', async () => {

@@ -20,7 +20,7 @@ import {
   type SearchOperation,
   validateNamespace,
 } from '@langchain/langgraph-checkpoint';
-import type { AddOptions, AddResult, MemoryApi, MemoryRecord } from '../../memory/api.js';
+import type { AddResult, MemoryApi, MemoryRecord } from '../../memory/api.js';
 import {
   LANGGRAPH_KIND,
   addressUri,
@@ -35,9 +35,10 @@ export interface MemwardenStoreTtlConfig {
   /** Default TTL of a put, in minutes (null or absent: the memory tier's default retention). */
   readonly defaultTtl?: number | null;
   /**
-   * Refresh an item's expiry when it is read with `get`. Not supported yet: the Memory API has
-   * no renew call for a single entry (only search renews, with the tier TTL), and a re-write
-   * per read would sign and log a new version on every get. Passing `true` throws.
+   * Refresh an item's expiry when it is read (`get`, and the items `search` returns), as
+   * LangGraph's `TTLConfig.refresh_on_read`: the item lives its own TTL again from the read.
+   * A refresh is `Memory.renew` — the stored expiry moves forward; nothing is re-signed or
+   * re-logged. A single operation may override it with `refreshTtl`. Default false.
    */
   readonly refreshOnRead?: boolean;
 }
@@ -63,6 +64,16 @@ export interface MemwardenPutOptions {
 
 /** A `PutOperation` may carry a TTL (minutes) in `batch`. */
 export type MemwardenPutOperation = PutOperation & { readonly ttl?: number | null };
+
+/** `GetOperation` / `SearchOperation` may override `ttl.refreshOnRead` (LangGraph's `refresh_ttl`). */
+export type MemwardenGetOperation = GetOperation & { readonly refreshTtl?: boolean };
+export type MemwardenSearchOperation = SearchOperation & { readonly refreshTtl?: boolean };
+
+/** Per-read options beyond LangGraph's `get(namespace, key)`. */
+export interface MemwardenGetOptions {
+  /** Refresh the item's TTL on this read (default: `ttl.refreshOnRead`). */
+  readonly refreshTtl?: boolean;
+}
 
 /** A put the Memory held for review (a write screen flagged it): never silently dropped. */
 export class PutHeldForReviewError extends Error {
@@ -90,6 +101,7 @@ export class MemwardenStore extends BaseStore {
   private readonly memory: MemoryApi;
   private readonly principal: string;
   private readonly defaultTtl: number | null | undefined;
+  private readonly refreshOnRead: boolean;
   readonly indexFields: readonly string[] | undefined;
 
   constructor(opts: MemwardenStoreOptions) {
@@ -97,14 +109,10 @@ export class MemwardenStore extends BaseStore {
     if (typeof opts.principal !== 'string' || opts.principal.length === 0) {
       throw new TypeError('MemwardenStore needs a principal');
     }
-    if (opts.ttl?.refreshOnRead === true) {
-      throw new TypeError(
-        'MemwardenStore: ttl.refreshOnRead is not supported yet (the Memory API has no single-entry renew)',
-      );
-    }
     this.memory = opts.memory;
     this.principal = opts.principal;
     this.defaultTtl = opts.ttl?.defaultTtl;
+    this.refreshOnRead = opts.ttl?.refreshOnRead === true;
     this.indexFields = opts.index?.fields;
   }
 
@@ -127,10 +135,31 @@ export class MemwardenStore extends BaseStore {
     await this.batch([op]);
   }
 
-  /** Run the operations in order; later operations see the effect of earlier puts. */
+  /** LangGraph's get, plus a per-read TTL refresh override. */
+  override async get(
+    namespace: string[],
+    key: string,
+    options?: MemwardenGetOptions,
+  ): Promise<Item | null> {
+    const op: MemwardenGetOperation = {
+      namespace,
+      key,
+      ...(options?.refreshTtl === undefined ? {} : { refreshTtl: options.refreshTtl }),
+    };
+    const [item] = await this.batch([op]);
+    return item ?? null;
+  }
+
+  /**
+   * Run the operations in order; later operations see the effect of earlier puts. A get or
+   * put looks its item up by its address (an indexed source-URI lookup); only a listing
+   * (search without a query, listNamespaces) reads all of the principal's items, once per batch.
+   */
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
-    let snapshot: Map<string, Live> | undefined;
-    const live = async (): Promise<Map<string, Live>> => (snapshot ??= await this.scan());
+    const view = new BatchView(
+      (uri) => this.find(uri),
+      () => this.scan(),
+    );
     const out: unknown[] = [];
     for (const op of operations) {
       if ('namespace' in op)
@@ -140,14 +169,14 @@ export class MemwardenStore extends BaseStore {
     }
     for (const op of operations) {
       if ('key' in op && 'value' in op) {
-        await this.doPut(await live(), op as MemwardenPutOperation);
+        await this.doPut(view, op as MemwardenPutOperation);
         out.push(undefined);
       } else if ('key' in op) {
-        out.push(await this.doGet(await live(), op));
+        out.push(await this.doGet(view, op as MemwardenGetOperation));
       } else if ('namespacePrefix' in op) {
-        out.push(await this.doSearch(await live(), op));
+        out.push(await this.doSearch(view, op as MemwardenSearchOperation));
       } else {
-        out.push(this.doListNamespaces(await live(), op));
+        out.push(this.doListNamespaces(await view.all(), op));
       }
     }
     return out as OperationResults<Op>;
@@ -155,26 +184,42 @@ export class MemwardenStore extends BaseStore {
 
   // ---- operations ------------------------------------------------------------------------------
 
-  private async doGet(live: Map<string, Live>, op: GetOperation): Promise<Item | null> {
+  private async doGet(view: BatchView, op: MemwardenGetOperation): Promise<Item | null> {
     validateNamespace(op.namespace, { allowEmpty: true, allowReservedRoot: true });
-    const hit = live.get(addressUri(op.namespace, op.key));
-    return hit === undefined ? null : this.toItem(hit);
+    const uri = addressUri(op.namespace, op.key);
+    const hit = await view.lookup(uri);
+    if (hit === undefined) return null;
+    const l = (op.refreshTtl ?? this.refreshOnRead) ? await this.refresh(view, uri, hit) : hit;
+    return this.toItem(l);
   }
 
-  private async doPut(live: Map<string, Live>, op: MemwardenPutOperation): Promise<void> {
+  /** Renew the item's lifetime (its own TTL again, from now); best effort, like renew-on-use. */
+  private async refresh(view: BatchView, uri: string, l: Live): Promise<Live> {
+    if (l.record.expiresAt === undefined) return l;
+    try {
+      const record = await this.memory.renew(l.record.id, { principal: this.principal });
+      const next = { ...l, record };
+      view.set(uri, next);
+      return next;
+    } catch {
+      return l;
+    }
+  }
+
+  private async doPut(view: BatchView, op: MemwardenPutOperation): Promise<void> {
     validateNamespace(op.namespace, { allowReservedRoot: true });
     if (typeof op.key !== 'string' || op.key.length === 0) {
       throw new TypeError('LangGraph store keys must be non-empty strings');
     }
     const uri = addressUri(op.namespace, op.key);
-    const existing = live.get(uri);
+    const existing = await view.lookup(uri);
     if (op.value === null || op.value === undefined) {
       if (existing !== undefined) {
         await this.memory.delete(existing.record.id, {
           principal: this.principal,
           reason: 'langgraph delete',
         });
-        live.delete(uri);
+        view.delete(uri);
       }
       return;
     }
@@ -187,54 +232,37 @@ export class MemwardenStore extends BaseStore {
     const content = canonicalJson({ namespace: op.namespace, key: op.key, value });
     const ttl = op.ttl !== undefined ? op.ttl : this.defaultTtl;
     let record: MemoryRecord;
-    if (existing !== undefined && ttl === undefined) {
+    if (existing !== undefined) {
       // A new signed version superseding the old one: history keeps both.
       record = await this.memory.update(existing.record.id, content, {
         principal: this.principal,
         reason: 'langgraph put',
+        ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
       });
     } else {
-      const base: AddOptions = {
-        principal: this.principal,
-        kind: LANGGRAPH_KIND,
-        source: uri,
-        ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
-      };
-      if (existing === undefined) {
-        record = stored(await this.memory.add(content, base));
-      } else {
-        // `update` cannot carry a TTL. The new version names the old one as its parent and the
-        // old one is tombstoned with a reason pointing at it (never a silent overwrite). When
-        // the Memory refuses the new version as a near-duplicate of the old one, the old one
-        // is tombstoned first and the new one written without the parent link.
-        const old = existing.record.id;
-        try {
-          record = stored(await this.memory.add(content, { ...base, parents: [old] }));
-          await this.memory.delete(old, {
-            principal: this.principal,
-            reason: `langgraph put superseded by ${record.id}`,
-          });
-        } catch (e) {
-          if (!isNearDuplicateOf(e, old)) throw e;
-          await this.memory.delete(old, {
-            principal: this.principal,
-            reason: 'langgraph put (ttl): replaced',
-          });
-          record = stored(await this.memory.add(content, base));
-        }
-      }
+      record = stored(
+        await this.memory.add(content, {
+          principal: this.principal,
+          kind: LANGGRAPH_KIND,
+          source: uri,
+          ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
+        }),
+      );
     }
-    live.set(uri, { record, namespace: [...op.namespace], key: op.key, value });
+    view.set(uri, { record, namespace: [...op.namespace], key: op.key, value });
   }
 
-  private async doSearch(live: Map<string, Live>, op: SearchOperation): Promise<SearchItem[]> {
+  private async doSearch(view: BatchView, op: MemwardenSearchOperation): Promise<SearchItem[]> {
+    const refresh = op.refreshTtl ?? this.refreshOnRead;
+    const item = async (l: Live): Promise<Item> =>
+      this.toItem(refresh ? await this.refresh(view, l.record.source!, l) : l);
     validateNamespace(op.namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
     const limit = Math.max(0, Math.trunc(op.limit ?? 10));
     const offset = Math.max(0, Math.trunc(op.offset ?? 0));
     const inScope = (l: Live): boolean =>
       hasPrefix(l.namespace, op.namespacePrefix) && matchesFilter(l.value, op.filter);
     if (op.query === undefined || op.query.trim() === '') {
-      const page = [...live.values()]
+      const page = [...(await view.all()).values()]
         .filter(inScope)
         .sort(
           (a, b) =>
@@ -242,7 +270,7 @@ export class MemwardenStore extends BaseStore {
             a.record.source!.localeCompare(b.record.source!),
         )
         .slice(offset, offset + limit);
-      return Promise.all(page.map((l) => this.toItem(l)));
+      return Promise.all(page.map(item));
     }
     const r = await this.memory.search(op.query, {
       principal: this.principal,
@@ -252,7 +280,7 @@ export class MemwardenStore extends BaseStore {
     const hits: { l: Live; score: number }[] = [];
     for (const h of r.results) {
       if (h.memory.source === undefined) continue;
-      const l = live.get(h.memory.source);
+      const l = await view.lookup(h.memory.source);
       // Only this principal's current version of the item counts.
       if (l === undefined || l.record.id !== h.memory.id || !inScope(l)) continue;
       hits.push({ l, score: h.score });
@@ -261,7 +289,7 @@ export class MemwardenStore extends BaseStore {
     return Promise.all(
       hits
         .slice(offset, offset + limit)
-        .map(async (h) => ({ ...(await this.toItem(h.l)), score: h.score })),
+        .map(async (h) => ({ ...(await item(h.l)), score: h.score })),
     );
   }
 
@@ -287,18 +315,30 @@ export class MemwardenStore extends BaseStore {
     for (let offset = 0; ; offset += PAGE) {
       const page = await this.memory.getAll({ principal: this.principal, limit: PAGE, offset });
       if (page.length === 0) return out;
-      for (const m of page) {
-        if (m.kind !== LANGGRAPH_KIND || m.writer !== this.principal || m.source === undefined)
-          continue;
-        const addr = parseAddressUri(m.source);
-        if (addr === undefined) continue;
-        const value = readContent(m.content, addr);
-        if (value === undefined) continue;
-        const prev = out.get(m.source);
-        if (prev !== undefined && compareNs(prev.record.createdAtNs, m.createdAtNs) >= 0) continue;
-        out.set(m.source, { record: m, ...addr, value });
-      }
+      for (const m of page) this.keepNewest(out, m);
     }
+  }
+
+  /** The principal's live item at one address: a lookup by exact source URI. */
+  private async find(uri: string): Promise<Live | undefined> {
+    const out = new Map<string, Live>();
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await this.memory.getAll({ principal: this.principal, source: uri, limit: PAGE, offset });
+      for (const m of page) if (m.source === uri) this.keepNewest(out, m);
+      if (page.length < PAGE) return out.get(uri);
+    }
+  }
+
+  /** Add `m` to `out` when it is one of this principal's store items and the newest at its address. */
+  private keepNewest(out: Map<string, Live>, m: MemoryRecord): void {
+    if (m.kind !== LANGGRAPH_KIND || m.writer !== this.principal || m.source === undefined) return;
+    const addr = parseAddressUri(m.source);
+    if (addr === undefined) return;
+    const value = readContent(m.content, addr);
+    if (value === undefined) return;
+    const prev = out.get(m.source);
+    if (prev !== undefined && compareNs(prev.record.createdAtNs, m.createdAtNs) >= 0) return;
+    out.set(m.source, { record: m, ...addr, value });
   }
 
   /** createdAt is the first version's time (walked through the history), updatedAt this one's. */
@@ -324,15 +364,6 @@ function stored(r: AddResult): MemoryRecord {
   return r.memory;
 }
 
-/** The Memory's `STORAGE_CONFLICT` / `near_duplicate` refusal, against entry `id`. */
-function isNearDuplicateOf(e: unknown, id: string): boolean {
-  if (e === null || typeof e !== 'object') return false;
-  const x = e as { code?: unknown; details?: { reason?: unknown; of?: unknown } };
-  return (
-    x.code === 'STORAGE_CONFLICT' && x.details?.reason === 'near_duplicate' && x.details.of === id
-  );
-}
-
 /** The value of a store item's content, when the content's own address matches its URI. */
 function readContent(
   content: string,
@@ -350,6 +381,51 @@ function readContent(
     return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   return value as Record<string, unknown>;
+}
+
+/**
+ * What one batch knows about the principal's items: addresses looked up or written so far, and
+ * (only when a listing needs it) everything, with this batch's own writes laid over it.
+ */
+class BatchView {
+  readonly #known = new Map<string, Live | null>();
+  #all: Map<string, Live> | undefined;
+
+  constructor(
+    private readonly find: (uri: string) => Promise<Live | undefined>,
+    private readonly scan: () => Promise<Map<string, Live>>,
+  ) {}
+
+  async lookup(uri: string): Promise<Live | undefined> {
+    const k = this.#known.get(uri);
+    if (k !== undefined) return k ?? undefined; // null: deleted in this batch
+    if (this.#all !== undefined) return this.#all.get(uri);
+    const found = await this.find(uri);
+    this.#known.set(uri, found ?? null);
+    return found;
+  }
+
+  set(uri: string, l: Live): void {
+    this.#known.set(uri, l);
+    this.#all?.set(uri, l);
+  }
+
+  delete(uri: string): void {
+    this.#known.set(uri, null);
+    this.#all?.delete(uri);
+  }
+
+  async all(): Promise<Map<string, Live>> {
+    if (this.#all === undefined) {
+      const all = await this.scan();
+      for (const [uri, l] of this.#known) {
+        if (l === null) all.delete(uri);
+        else all.set(uri, l);
+      }
+      this.#all = all;
+    }
+    return this.#all;
+  }
 }
 
 function compareNs(a: string, b: string): number {
