@@ -5,7 +5,7 @@
  * the log restarts (and must learn the witnesses' sizes from their 409s), the witness comes
  * back with its state.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,9 +21,17 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function run(...args: string[]): { code: number; out: string; err: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
-  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+/**
+ * Run a CLI command. Asynchronously: a spawnSync would block this process's event loop, and
+ * the HTTP client would then reuse a keep-alive socket the server closed meanwhile.
+ */
+function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((res) => {
+    execFile(process.execPath, [BIN, ...args], { env, encoding: 'utf8' }, (e, out, err) => {
+      const code = e === null ? 0 : typeof e.code === 'number' ? e.code : -1;
+      res({ code, out, err });
+    });
+  });
 }
 
 /** Start a long-running command; resolve with the first stdout match of `re`. */
@@ -66,6 +74,7 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
   let serveChild: ChildProcess | undefined;
 
   const startWitness = async (i: number): Promise<void> => {
+    if (wchild[i] !== undefined) await stop(wchild[i]);
     const { child, m } = await start(
       [
         'witness',
@@ -129,18 +138,18 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
     );
 
   it('sets up a log and two witnesses (vkeys printed before the first run)', async () => {
-    const add = run('principals', 'add', 'writer', '--data', data);
+    const add = await run('principals', 'add', 'writer', '--data', data);
     expect(add.code).toBe(0);
     apiKey = (JSON.parse(add.out) as { apiKey: string }).apiKey;
-    logKey = run('vkey', '--data', data).out.trim();
+    logKey = (await run('vkey', '--data', data)).out.trim();
     for (const [i, d] of wdirs.entries()) {
-      const v = run('witness', 'vkey', '--data', d, '--name', `w${i + 1}.test/witness`);
+      const v = await run('witness', 'vkey', '--data', d, '--name', `w${i + 1}.test/witness`);
       expect(v.code).toBe(0);
       vkeys.push(v.out.trim());
     }
     // The vkey is stable, and a witness refuses to be renamed.
-    expect(run('witness', 'vkey', '--data', wdirs[0]!).out.trim()).toBe(vkeys[0]);
-    expect(run('witness', 'vkey', '--data', wdirs[0]!, '--name', 'other/name').err).toMatch(
+    expect((await run('witness', 'vkey', '--data', wdirs[0]!)).out.trim()).toBe(vkeys[0]);
+    expect((await run('witness', 'vkey', '--data', wdirs[0]!, '--name', 'other/name')).err).toMatch(
       /^error INPUT_INVALID/,
     );
     await startWitness(0);
@@ -155,14 +164,15 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
     const r = verifyCosignedCheckpoint(cp.note, { logKey, witnesses: vkeys, minCosignatures: 2 });
     expect(r.cosignatures.map((c) => c.name)).toEqual(['w1.test/witness', 'w2.test/witness']);
     await write('fact 3');
-    const c = check(2);
+    const c = await check(2);
     expect(c.code, c.err).toBe(0);
     expect(
       (JSON.parse(c.out) as { size: number; cosignatures: unknown[] }).cosignatures,
     ).toHaveLength(2);
     // More than the trusted witnesses can give is a usage error, not a pass.
-    expect(check(3).code).toBe(2);
-    expect(check(3).err).toMatch(/^error INPUT_INVALID/);
+    const c3 = await check(3);
+    expect(c3.code).toBe(2);
+    expect(c3.err).toMatch(/^error INPUT_INVALID/);
   }, 60_000);
 
   it('a witness down: too few cosignatures is a coded failure (exit 1); a replayed cosignature too', async () => {
@@ -171,10 +181,10 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
     await write('fact 4');
     const cp = await served();
     expect(cp.size).toBe(before.size + 1);
-    const c = check(2);
+    const c = await check(2);
     expect(c.code).toBe(1);
     expect(c.err).toMatch(/^error LOG_COSIGNATURES_INSUFFICIENT/);
-    expect(check(1).code).toBe(0);
+    expect((await check(1)).code).toBe(0);
     // Replay: w2's cosignature of the earlier checkpoint pasted onto the new one.
     const w2line = before.note
       .trimEnd()
@@ -182,7 +192,7 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
       .find((l) => l.startsWith('— w2.test/witness '))!;
     const forged = join(root, 'replayed.note');
     writeFileSync(forged, `${cp.note}${w2line}\n`);
-    const r = run(
+    const r = await run(
       'checkpoint',
       '--note',
       forged,
@@ -195,15 +205,10 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^error LOG_COSIGNATURE_INVALID/);
     // Another log's key cannot vouch for this checkpoint.
-    const other = run(
-      'witness',
-      'vkey',
-      '--data',
-      join(root, 'w3'),
-      '--name',
-      'w3.test/witness',
+    const other = (
+      await run('witness', 'vkey', '--data', join(root, 'w3'), '--name', 'w3.test/witness')
     ).out.trim();
-    const wrong = run(
+    const wrong = await run(
       'checkpoint',
       '--note',
       forged,
@@ -225,7 +230,7 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
     expect(cp.size).toBe(6);
     const r = verifyCosignedCheckpoint(cp.note, { logKey, witnesses: vkeys, minCosignatures: 2 });
     expect(r.cosignatures).toHaveLength(2);
-    expect(check(2).code).toBe(0);
+    expect((await check(2)).code).toBe(0);
     await stop(serveChild!);
     await Promise.all(wchild.map(stop));
   }, 120_000);
