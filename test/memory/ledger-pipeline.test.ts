@@ -189,8 +189,9 @@ describe('pipelined group commit', () => {
     for (const r of receipts.filter((_, i) => i % 5 === 0)) {
       for (const l of [a, b]) {
         const p = await l.proveEntry(r.entry.id);
-        expect(verifyInclusion(p.leafIndex, p.treeSize, p.leafHash, p.hashes, p.checkpoint.root))
-          .toBe(true);
+        expect(
+          verifyInclusion(p.leafIndex, p.treeSize, p.leafHash, p.hashes, p.checkpoint.root),
+        ).toBe(true);
         expect((await l.verifyEntry(r.entry.id)).ok).toBe(true);
       }
     }

@@ -1,0 +1,262 @@
+/**
+ * Scale-out (issue 10): several real `memwarden serve --postgres URL` processes (the built
+ * CLI) share one PostgreSQL schema and one key folder. Concurrent HTTP writers spread their
+ * writes over every process while checkpoints are published from every process; afterwards
+ * there is one log (ADR 0011): every acknowledged write has its own leaf, is provable from
+ * every process against a checkpoint signed by the log key, the checkpoints agree, a
+ * consistency proof between every pair of published checkpoints verifies, and
+ * `memwarden audit` recomputes the whole log.
+ *
+ * Needs MEMWARDEN_TEST_DATABASE_URL and a build (`npm run build`); skipped locally without the
+ * URL, FAILS under CI without it.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromBase64 } from '../../src/core/bytes.js';
+import { verifyEd25519 } from '../../src/core/crypto/ed25519.js';
+import {
+  parseVerifierKey,
+  verifyCheckpoint,
+  verifyConsistency,
+  verifyInclusion,
+} from '../../src/core/merkle/index.js';
+import { leafHash } from '../../src/core/merkle/hash.js';
+
+const url = process.env.MEMWARDEN_TEST_DATABASE_URL;
+const ci = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
+const BIN = resolve('dist/cli/main.js');
+const PROCESSES = 3;
+const WRITERS = 12;
+const WRITES_EACH = 20;
+
+describe('scale-out: test database configured', () => {
+  it.runIf(url === undefined && ci)('MEMWARDEN_TEST_DATABASE_URL is set under CI', () => {
+    throw new Error('CI must run the scale-out test: set MEMWARDEN_TEST_DATABASE_URL');
+  });
+});
+
+interface Checkpoint {
+  origin: string;
+  size: number;
+  root: string;
+  note: string;
+}
+
+describe.skipIf(url === undefined)('several serve processes share one PostgreSQL', () => {
+  const schema = `mwso_${process.pid}_${Date.now().toString(36)}`;
+  const dbUrl = `${url}${url?.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema},public`)}`;
+  const data = mkdtempSync(join(tmpdir(), 'mw-scale-'));
+  const env = {
+    ...process.env,
+    MEMWARDEN_EMBEDDER: 'deterministic',
+    MEMWARDEN_DATABASE_URL: '',
+    MEMWARDEN_DATA: '',
+  };
+  const children: ChildProcess[] = [];
+  const urls: string[] = [];
+  let apiKey = '';
+
+  const cli = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [BIN, ...args, '--data', data, '--postgres', dbUrl], {
+      env,
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`memwarden ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+
+  function startServe(): Promise<string> {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--data', data, '--postgres', dbUrl, '--port', '0'],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    return new Promise((res, rej) => {
+      let out = '';
+      const t = setTimeout(() => rej(new Error(`serve did not start: ${out}`)), 90_000);
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /listening on (http:\/\/\S+)/.exec(out);
+        if (m) {
+          clearTimeout(t);
+          res(m[1]!);
+        }
+      });
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      child.once('exit', (code) => rej(new Error(`serve exited ${code}: ${out}`)));
+    });
+  }
+
+  const get = async (base: string, path: string): Promise<any> => {
+    const r = await fetch(base + path, { headers: { authorization: `Bearer ${apiKey}` } });
+    if (r.status !== 200) throw new Error(`GET ${path} on ${base}: ${r.status} ${await r.text()}`);
+    return r.json();
+  };
+
+  beforeAll(async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`CREATE SCHEMA ${schema}`);
+    await c.end();
+    // Keys (the log's checkpoint key, the MAC key, the principal's key) are created once, in
+    // the key folder every process shares; the schema is migrated by this first open.
+    apiKey = (JSON.parse(cli('principals', 'add', 'scaler', '--json')) as { apiKey: string })
+      .apiKey;
+    urls.push(...(await Promise.all(Array.from({ length: PROCESSES }, () => startServe()))));
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((r) => {
+            if (c.exitCode !== null) return r();
+            c.once('exit', () => r());
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
+    rmSync(data, { recursive: true, force: true });
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  });
+
+  it(
+    'one log: every acknowledged write is provable from every process; all checkpoints are consistent',
+    { timeout: 300_000 },
+    async () => {
+      const acked: { id: string; leafIndex: number; leafData: string; via: number }[] = [];
+      const published: Checkpoint[] = [];
+      let writing = true;
+      // Checkpoints published while the writes run, from every process in turn.
+      const checkpointer = (async () => {
+        for (let k = 0; writing; k++) {
+          published.push((await get(urls[k % PROCESSES]!, '/v1/log/checkpoint')) as Checkpoint);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+      const writes = Promise.all(
+        Array.from({ length: WRITERS }, async (_, w) => {
+          for (let i = 0; i < WRITES_EACH; i++) {
+            const via = (w + i) % PROCESSES;
+            const r = await fetch(`${urls[via]}/v1/memories`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+              // Distinct words, so the near-duplicate check never refuses a write here.
+              body: JSON.stringify({ content: `scale-out note ${randomUUID()} by ${w}.${i}` }),
+            });
+            const e = (await r.json()) as { id: string; leafIndex: number; leafData: string };
+            expect({ status: r.status, via, body: r.status === 201 ? 'ok' : e }).toEqual({
+              status: 201,
+              via,
+              body: 'ok',
+            });
+            acked.push({ id: e.id, leafIndex: e.leafIndex, leafData: e.leafData, via });
+          }
+        }),
+      );
+      await writes.finally(() => (writing = false));
+      await checkpointer;
+      const n = WRITERS * WRITES_EACH;
+      // Once every write is acknowledged, each process's checkpoint covers all of them,
+      // whichever process integrated the last batch.
+      for (let p = 0; p < PROCESSES; p++) {
+        const cp = (await get(urls[p]!, '/v1/log/checkpoint')) as Checkpoint;
+        expect(cp.size).toBe(n);
+        published.push(cp);
+      }
+
+      expect(acked).toHaveLength(n);
+      // Every process took writes, and the leaves are dense: one log, no fork, no hole.
+      for (let p = 0; p < PROCESSES; p++) expect(acked.some((a) => a.via === p)).toBe(true);
+      expect(acked.map((a) => a.leafIndex).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: n }, (_, i) => i),
+      );
+
+      // Checkpoints: all signed by the one log key, same size ⇒ same root; the last covers all.
+      const vkey = cli('vkey').trim();
+      const { keyName, publicKey } = parseVerifierKey(vkey);
+      for (const cp of published) {
+        const parsed = verifyCheckpoint(cp.note, keyName, publicKey, (m, s) =>
+          verifyEd25519(publicKey, m, s),
+        );
+        expect(parsed.size).toBe(cp.size);
+        expect(Buffer.from(parsed.root).toString('base64')).toBe(cp.root);
+      }
+      const bySize = new Map<number, string>();
+      for (const cp of published) {
+        expect(bySize.get(cp.size) ?? cp.root).toBe(cp.root);
+        bySize.set(cp.size, cp.root);
+      }
+      const sizes = [...bySize.keys()].sort((x, y) => x - y).filter((s) => s > 0);
+      expect(sizes[sizes.length - 1]).toBe(n);
+      expect(sizes.length).toBeGreaterThan(2);
+
+      // Every acknowledged write is provable from every process (whoever wrote it).
+      for (const a of acked) {
+        const lh = leafHash(fromBase64(a.leafData));
+        for (let p = 0; p < PROCESSES; p++) {
+          const proof = (await get(urls[p]!, `/v1/memories/${a.id}/proof`)) as {
+            leafIndex: number;
+            treeSize: number;
+            leafHash: string;
+            hashes: string[];
+            checkpoint: Checkpoint;
+          };
+          expect(proof.leafIndex).toBe(a.leafIndex);
+          expect(proof.leafHash).toBe(Buffer.from(lh).toString('base64'));
+          expect(bySize.get(proof.treeSize) ?? proof.checkpoint.root).toBe(proof.checkpoint.root);
+          expect(
+            verifyInclusion(
+              a.leafIndex,
+              proof.treeSize,
+              lh,
+              proof.hashes.map(fromBase64),
+              fromBase64(proof.checkpoint.root),
+            ),
+          ).toBe(true);
+        }
+      }
+
+      // Consistency between every pair of published checkpoints, in order, from every process.
+      let pairs = 0;
+      for (let i = 0; i < sizes.length; i++) {
+        for (let j = i + 1; j < sizes.length; j++) {
+          const [from, to] = [sizes[i]!, sizes[j]!];
+          const c = (await get(
+            urls[pairs++ % PROCESSES]!,
+            `/v1/log/consistency?from=${from}&to=${to}`,
+          )) as { hashes: string[]; checkpoint: Checkpoint };
+          expect(c.checkpoint.root).toBe(bySize.get(to));
+          expect(
+            verifyConsistency(
+              from,
+              to,
+              c.hashes.map(fromBase64),
+              fromBase64(bySize.get(from)!),
+              fromBase64(bySize.get(to)!),
+            ),
+          ).toBe(true);
+        }
+      }
+      expect(pairs).toBe((sizes.length * (sizes.length - 1)) / 2);
+
+      // Offline: the whole stored log recomputes and every entry re-verifies.
+      const audit = JSON.parse(cli('audit')) as {
+        ok: boolean;
+        logSize: number;
+        entriesChecked: number;
+        failures: unknown[];
+      };
+      expect(audit).toMatchObject({ ok: true, logSize: n, entriesChecked: n, failures: [] });
+    },
+  );
+});
