@@ -24,7 +24,11 @@ export function toBase64(b: Uint8Array): string {
 
 export function fromBase64(s: string): Uint8Array {
   if (!B64_RE.test(s)) throw new MemwardenError('INPUT_INVALID', 'not standard base64');
-  return new Uint8Array(Buffer.from(s, 'base64'));
+  const out = new Uint8Array(Buffer.from(s, 'base64'));
+  // RFC 4648 §3.5: the pad bits of the last group must be zero, else `AB==` and `AA==` would
+  // both spell [0x00] (one value, two encodings — found by test/fuzz, the `note` target).
+  if (toBase64(out) !== s) throw new MemwardenError('INPUT_INVALID', 'non-canonical base64');
+  return out;
 }
 
 export function concatBytes(...parts: readonly Uint8Array[]): Uint8Array {
