@@ -49,7 +49,7 @@ export class WritePath {
 
   async add(content: string, opts: AddOptions): Promise<AddResult> {
     const tier: SourceTier = opts.tier ?? 'USER_OBSERVED';
-    await this.checkWrite(content, opts.principal, tier);
+    await this.checkWrite(content, opts.principal, tier, opts.source);
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
     // Lineage first: an unknown or unverifiable parent rejects the write before anything else.
     const resolved = await this.lineage.resolve(this.ctx.view(opts.principal), {
@@ -205,9 +205,14 @@ export class WritePath {
   }
 
   /** Validation that changes nothing: principal, tier, size. */
-  async checkWrite(content: string, principal: string, tier: SourceTier): Promise<void> {
+  async checkWrite(content: string, principal: string, tier: SourceTier, source?: string): Promise<void> {
     if (typeof content !== 'string' || content.length === 0) {
       throw new MemwardenError('INPUT_INVALID', 'content must be a non-empty string');
+    }
+    // PostgreSQL text cannot hold U+0000: refused here, before quota or the group commit (where
+    // it would fail the whole batch, other principals' writes included). Found by test/fuzz.
+    if (content.includes('\u0000') || source?.includes('\u0000') === true) {
+      throw new MemwardenError('INPUT_INVALID', 'content and source must not contain U+0000');
     }
     if (utf8.encode(content).length > this.ctx.retention.maxContentBytes) {
       this.ctx.metrics.recordRejected('oversize');

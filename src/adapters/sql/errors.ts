@@ -21,6 +21,9 @@ function mapSqlState(state: string): Mapping | undefined {
       return { code: 'STORAGE_CONFLICT', retryable: true, reason: 'serialization_failure' };
     case '40P01': // deadlock_detected
       return { code: 'STORAGE_CONFLICT', retryable: true, reason: 'deadlock_detected' };
+    case '22021': // character_not_in_repertoire: e.g. U+0000 in a text parameter (a search query)
+    case '22P05': // untranslatable_character: the same in json / jsonb
+      return { code: 'INPUT_INVALID', retryable: false, reason: 'unrepresentable_text' };
     case '42501': // insufficient_privilege, including "violates row-level security policy"
       return { code: 'STORAGE_FAILED', retryable: false, reason: 'denied' };
     case '57P01': // admin_shutdown
