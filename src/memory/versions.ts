@@ -69,7 +69,11 @@ export class Versions {
       kept,
       { sup: id },
     );
-    await this.ctx.view(opts.principal).markSuperseded(id, next.id);
+    // OPERATOR rows are changed only through the system scope (RLS forbids it to every app
+    // principal, ADR 0007); `owned` has checked that this operator owns the row. Through the
+    // view, an operator's update committed the new version and then failed (found by test/fuzz).
+    const scope = old.tier === 'OPERATOR' ? this.ctx.storage : this.ctx.view(opts.principal);
+    await scope.markSuperseded(id, next.id);
     await this.ctx.audit(opts.principal, 'entry.updated', id, {
       by: next.id,
       reason: opts.reason ?? null,
