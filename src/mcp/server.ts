@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { z } from 'zod';
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -33,36 +34,47 @@ export const MCP_SERVER_NAME = 'memwarden';
 export const MCP_SERVER_VERSION = '0.1.0';
 
 /**
- * Process-wide state shared by every per-principal server: the memory and the knowledge graph
- * folded from its ledger. Graph calls are serialised (check-then-write) and refresh the fold
- * first, so writes by other processes on a shared PostgreSQL store are seen.
+ * Process-wide state shared by every per-principal server: the memory, and one knowledge graph
+ * per principal folded from the ledger — that principal's own graph entries plus OPERATOR ones,
+ * so no principal reads or edits another's graph (a single shared fold served every principal
+ * every other principal's entities; found by test/fuzz). Graph calls are serialised
+ * (check-then-write) and refresh the fold first, so writes by other processes on a shared
+ * PostgreSQL store are seen.
  */
 export class McpBackend {
   private chain: Promise<unknown> = Promise.resolve();
+  private readonly graphs = new Map<string, Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }>>();
 
   private constructor(
     readonly memory: McpMemory,
-    private readonly graph: GraphMemory,
-    private readonly kg: KnowledgeGraphTools,
     /** Source tier of writes through MCP (the channel decides it). */
     readonly tier: SourceTier,
   ) {}
 
   static async open(memory: McpMemory, opts: { tier?: SourceTier } = {}): Promise<McpBackend> {
-    const graph = await GraphMemory.open({ ledger: memory.ledger });
-    return new McpBackend(
-      memory,
-      graph,
-      new KnowledgeGraphTools(graph),
-      opts.tier ?? 'USER_OBSERVED',
-    );
+    return new McpBackend(memory, opts.tier ?? 'USER_OBSERVED');
+  }
+
+  /** The principal's graph and its tools, opened (folded) on first use. */
+  private graphFor(principal: string): Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }> {
+    let g = this.graphs.get(principal);
+    if (g === undefined) {
+      g = GraphMemory.open({
+        ledger: this.memory.ledger,
+        visible: (e) => e.owner === principal || e.tier === 'OPERATOR',
+      }).then((graph) => ({ graph, kg: new KnowledgeGraphTools(graph) }));
+      this.graphs.set(principal, g);
+      g.catch(() => this.graphs.delete(principal));
+    }
+    return g;
   }
 
   /** Run a knowledge-graph tool for `ctx.principal`, one at a time per process. */
   graphCall(name: string, args: unknown, ctx: WriteContext): Promise<unknown> {
     const run = this.chain.then(async () => {
-      await this.graph.refresh();
-      return this.kg.call(name, args, ctx);
+      const { graph, kg } = await this.graphFor(ctx.principal);
+      await graph.refresh();
+      return kg.call(name, args, ctx);
     });
     this.chain = run.catch(() => undefined);
     return run;
@@ -316,6 +328,8 @@ export async function callTool(
   }
 }
 
+const ToolsCallEnvelope = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
 /** An MCP server for one principal (connect it to any transport). */
 export function createMcpServer(b: McpBackend, principal: string): Server {
   const server = new Server(
@@ -327,8 +341,14 @@ export function createMcpServer(b: McpBackend, principal: string): Server {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...MCP_TOOLS] }));
-  server.setRequestHandler(CallToolRequestSchema, (req) =>
-    callTool(b, principal, req.params.name, req.params.arguments),
-  );
+  // The SDK's protocol layer parses a request with the schema registered here *before*
+  // `Server` runs its own tools/call validation, and answers a ZodError with InternalError
+  // (-32603): malformed params (say `arguments: 5`) looked like a server fault. Registered with a
+  // permissive schema, `Server`'s check answers them with InvalidParams (-32602), as JSON-RPC
+  // requires; the params are parsed strictly below. Found by test/fuzz (mcp).
+  server.setRequestHandler(ToolsCallEnvelope, (raw) => {
+    const req = CallToolRequestSchema.parse(raw);
+    return callTool(b, principal, req.params.name, req.params.arguments);
+  });
   return server;
 }

@@ -95,6 +95,12 @@ export interface GraphMemoryOptions {
   /** Synonymy threshold (AuthSelect Table VIII: 0.8). */
   readonly mergeThreshold?: number;
   readonly ppr?: PprOptions;
+  /**
+   * Which stored entries this graph folds (default: all — one deployment-wide graph). A graph
+   * served to one principal must fold only what that principal may read: its own entries and
+   * OPERATOR ones (the MCP server passes exactly that).
+   */
+  readonly visible?: (entry: { readonly owner: string; readonly tier: SourceTier }) => boolean;
 }
 
 export interface GraphSelection extends AuthSelectResult {
@@ -139,6 +145,7 @@ export class GraphMemory {
       for (const s of batch) {
         this.lastLeaf = Math.max(this.lastLeaf, s.leafIndex);
         if (s.kind !== GRAPH_KIND && s.kind !== PASSAGE_KIND) continue;
+        if (this.opts.visible !== undefined && !this.opts.visible(s)) continue;
         if (this.authorityOf.has(s.id)) continue;
         if (await this.foldStored(s)) folded++;
       }

@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromBase64 } from '../../src/core/bytes.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { parseNote, parseVerifierKey } from '../../src/core/merkle/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
 import { Memory } from '../../src/open.js';
 import { VKEY } from './targets.js';
 
@@ -90,5 +94,56 @@ describe('fuzz findings on the real memory (PGlite)', () => {
     expect(await code(mem.search('a\u0000b', { principal: alice, ranking: 'lexical' }))).toBe('INPUT_INVALID');
     expect(await code(mem.search('ab', { principal: alice, filters: { source: 'a\u0000' } }))).toBe('INPUT_INVALID');
     expect(await code(mem.purge({ principal: alice, source: 'a\u0000' }))).toBe('INPUT_INVALID');
+  });
+
+  describe('MCP', () => {
+    let backend: McpBackend;
+    const clients: Client[] = [];
+    const connect = async (principal: string): Promise<Client> => {
+      const [ct, st] = InMemoryTransport.createLinkedPair();
+      await createMcpServer(backend, principal).connect(st);
+      const c = new Client({ name: 'findings', version: '0' });
+      await c.connect(ct);
+      clients.push(c);
+      return c;
+    };
+    const tool = async (c: Client, name: string, args: unknown): Promise<CallToolResult> =>
+      (await c.callTool({ name, arguments: args as Record<string, unknown> })) as CallToolResult;
+    const body = (r: CallToolResult): string => (r.content[0] as { text: string }).text;
+    beforeAll(async () => {
+      backend = await McpBackend.open(mem);
+    });
+    afterAll(async () => {
+      for (const c of clients) await c.close();
+    });
+
+    it('non-object tool arguments are InvalidParams, not InternalError; `mcp` target', async () => {
+      const c = await connect(alice);
+      for (const args of [5, 'x', [1, 2], null]) {
+        const err = await c.callTool({ name: 'add_memory', arguments: args as unknown as Record<string, unknown> }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(McpError);
+        expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
+      }
+    });
+
+    it("the knowledge graph is per principal: no one reads or edits another's entities (was one shared fold); `mcp` target", async () => {
+      const bob = (await mem.createPrincipal('agent', 'bob')).id;
+      const a = await connect(alice);
+      const b = await connect(bob);
+      expect((await tool(a, 'create_entities', { entities: [{ name: 'Alice_Secret', entityType: 'note', observations: ['pin 4711'] }] })).isError).toBeUndefined();
+      const seen = body(await tool(b, 'read_graph', {})) + body(await tool(b, 'search_nodes', { query: 'Alice_Secret' })) + body(await tool(b, 'open_nodes', { names: ['Alice_Secret'] }));
+      expect(seen).not.toContain('Alice_Secret');
+      expect(seen).not.toContain('4711');
+      // Bob's deletes and observations touch only his own graph.
+      await tool(b, 'delete_entities', { entityNames: ['Alice_Secret'] });
+      expect(body(await tool(b, 'add_observations', { observations: [{ entityName: 'Alice_Secret', contents: ['hijacked'] }] }))).toMatch(/^error /);
+      const mine = body(await tool(a, 'read_graph', {}));
+      expect(mine).toContain('Alice_Secret');
+      expect(mine).toContain('4711');
+      expect(mine).not.toContain('hijacked');
+    });
   });
 });
