@@ -1,6 +1,6 @@
 /**
  * A small coverage-guided (greybox) fuzzer: libFuzzer's loop on V8's own block coverage, used
- * because Jazzer.js cannot load on this platform (docs/adr: coverage-guided fuzzing).
+ * because Jazzer.js cannot load on this platform (docs/adr/0013).
  *
  * Loop: pick a corpus input, apply 1–8 byte-level mutations (bit flips, interesting bytes,
  * CBOR heads, insert / delete / duplicate ranges, splices with another input, dictionary
