@@ -13,6 +13,7 @@ import {
   type EntryBody,
   type SignedEntry,
   type SignedTombstone,
+  decodeEntryForVerify,
   decodeSignedEntry,
   encodeEntryBody,
   encodeSignedEntry,
@@ -47,6 +48,7 @@ import type {
 import { HostKeys } from './keys.js';
 import { type LockedAppend, MerkleLog } from './log.js';
 import { VerifierRegistry, rotationStatement } from './registry.js';
+import { DEFAULT_MAX_MIRROR_LEAVES, VerifiedLeaves } from './verified-leaves.js';
 
 /** What a caller supplies for a new entry; the ledger fills in id, time, nonce and key. */
 export interface EntryInput {
@@ -94,6 +96,23 @@ export interface LedgerOptions {
   readonly random: RandomSource;
   /** Log identity in checkpoints (C2SP origin line). */
   readonly origin?: string;
+  /**
+   * Most leaves the verified leaf mirror may hold (32 bytes each; default 2^22). Past it,
+   * first verifications prove inclusion by audit paths read from the store.
+   */
+  readonly maxVerifiedLeaves?: number;
+  /** How long the read path reuses a key record (ns; default 1 s, ADR 0012). */
+  readonly keyRecordTtlNs?: bigint;
+}
+
+/** An entry awaiting the signature and inclusion checks of a first verification. */
+interface FirstCheck {
+  /** Its position in the caller's list. */
+  readonly at: number;
+  readonly stored: StoredEntry;
+  readonly entry: SignedEntry;
+  /** The bytes its signature covers. */
+  readonly input: Uint8Array;
 }
 
 interface Pending {
@@ -168,6 +187,8 @@ export class Ledger {
   private checkpointCache: CheckpointRecord | undefined;
   /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
   private readonly verified = new Map<string, Uint8Array>();
+  /** Leaf hashes verified against a signed checkpoint (first verification's inclusion check). */
+  private readonly mirror: VerifiedLeaves;
 
   private constructor(
     readonly storage: StorageBackend,
@@ -176,7 +197,10 @@ export class Ledger {
     readonly keys: HostKeys,
     private readonly clock: Clock,
     private readonly random: RandomSource,
-  ) {}
+    maxVerifiedLeaves: number,
+  ) {
+    this.mirror = new VerifiedLeaves(storage, maxVerifiedLeaves);
+  }
 
   static async open(opts: LedgerOptions): Promise<Ledger> {
     const { clock, random } = opts;
@@ -184,9 +208,21 @@ export class Ledger {
       clock,
       ...(opts.origin === undefined ? {} : { origin: opts.origin }),
     });
-    const registry = new VerifierRegistry(opts.storage, clock);
+    const registry = new VerifierRegistry(
+      opts.storage,
+      clock,
+      opts.keyRecordTtlNs === undefined ? undefined : { keyRecordTtlNs: opts.keyRecordTtlNs },
+    );
     const keys = await HostKeys.open(opts.keys, random);
-    return new Ledger(opts.storage, log, registry, keys, clock, random);
+    return new Ledger(
+      opts.storage,
+      log,
+      registry,
+      keys,
+      clock,
+      random,
+      opts.maxVerifiedLeaves ?? DEFAULT_MAX_MIRROR_LEAVES,
+    );
   }
 
   // ---- principals --------------------------------------------------------------------------
@@ -214,6 +250,7 @@ export class Ledger {
     await this.storage.transaction(async (tx) =>
       new VerifierRegistry(tx, this.clock).rotate(principalId, publicKey, { atNs, signature }),
     );
+    this.registry.forgetKeys([current]);
     this.writers.delete(principalId);
     return kid;
   }
@@ -589,78 +626,213 @@ export class Ledger {
     return this.verifyStored(stored);
   }
 
+  /** {@link verifyMany} of one entry. */
   async verifyStored(stored: StoredEntry): Promise<Verification> {
-    const id = stored.id;
-    const mac = this.keys.macs.check(stored.macKid, stored.bytes, stored.mac);
-    if (!mac.ok) return { ok: false, code: mac.code, id, stage: 'mac' };
-    const cached = this.verified.get(id);
-    const decoded = safeDecodeSignedEntry(stored.bytes);
-    if (!decoded.ok) return { ok: false, code: decoded.error.code, id, stage: 'decode' };
-    const entry = decoded.value;
-    if (entry.id !== id || entry.ns !== stored.owner || entry.tier !== stored.tier) {
-      return { ok: false, code: 'ENTRY_INVALID', id, stage: 'decode' };
-    }
-    if (cached !== undefined && bytesEqual(cached, stored.mac)) {
-      return { ok: true, entry, leafIndex: stored.leafIndex, checkpointSize: undefined };
-    }
-    const sig = await this.registry.verifyFor(
-      entry.writer,
-      entry.kid,
-      entry.ts,
-      signingInput(encodeEntryBody(entry)),
-      entry.sig,
-      {
-        leafIndex: stored.leafIndex,
-      },
-    );
-    if (!sig.ok) return { ok: false, code: sig.code, id, stage: 'signature' };
-    const inc = await this.checkInclusion(entry, stored.leafIndex);
-    if (inc !== true) return { ok: false, code: inc, id, stage: 'inclusion' };
-    this.verified.set(id, stored.mac);
-    return {
-      ok: true,
-      entry,
-      leafIndex: stored.leafIndex,
-      checkpointSize: this.checkpointCache?.size,
-    };
-  }
-
-  /** The leaf commits this entry and is included under the latest root (checkpoint or current). */
-  private async checkInclusion(entry: SignedEntry, leafIndex: number): Promise<true | ErrorCode> {
-    const leaf = await this.storage.getLeaf(leafIndex);
-    if (leaf === undefined) return 'LOG_INDEX_OUT_OF_RANGE';
-    const expected = entryLeafData(entry);
-    if (!bytesEqual(leaf.data, expected) || !bytesEqual(leaf.hash, leafHash(expected)))
-      return 'LOG_PROOF_INVALID';
-    const cp = await this.checkpointCovering(leafIndex);
-    if (cp === 'LOG_CHECKPOINT_SIGNATURE_INVALID') return cp;
-    // A leaf appended by another process sharing the store: catch up with the log first.
-    if (cp === undefined && leafIndex >= this.log.size) await this.log.refresh();
-    const size = cp !== undefined ? cp.size : this.log.size;
-    const root = cp !== undefined ? cp.root : await this.log.root(size);
-    const proof = await this.log.inclusionProof(leafIndex, size);
-    return verifyInclusion(leafIndex, size, leaf.hash, proof, root) ? true : 'LOG_ROOT_MISMATCH';
+    return (await this.verifyMany([stored]))[0] as Verification;
   }
 
   /**
-   * A signed checkpoint covering `leafIndex`, its note signature verified once per checkpoint
-   * and then cached (checkpoints only ever grow; an older one still proves inclusion of the
-   * leaves it covers). Undefined when no checkpoint covers the leaf yet.
+   * Verify a set of stored entries (a search's result set) at once; one verdict per entry, in
+   * order, each independent of the others. Per entry: the MAC (SMSR component 1), strict
+   * decoding, the stored owner and tier against the signed bytes; an entry already verified in
+   * this process with the same MAC stops there. A first verification then checks the writer's
+   * signature over the signed bytes cut out of the record (no re-encoding) under a key valid
+   * at the entry's time and log position (ADR 0004), and the entry's leaf hash:
+   * - under the latest signed checkpoint, against the verified leaf mirror (one hash and a
+   *   comparison; `./verified-leaves.ts`), caught up with that checkpoint first if needed;
+   * - past it (or if the stored leaves do not fold to the checkpoint root), through audit
+   *   paths of all such entries read in one call, against the checkpoint root or, beyond any
+   *   checkpoint, the log's current root.
+   * Key records come from the registry's read cache (ADR 0012) and the checkpoint's note
+   * signature is checked once per checkpoint, so a batch whose leaves the mirror covers makes
+   * no storage call at all.
    */
-  private async checkpointCovering(
-    leafIndex: number,
-  ): Promise<CheckpointRecord | undefined | 'LOG_CHECKPOINT_SIGNATURE_INVALID'> {
-    const cached = this.checkpointCache;
-    if (cached !== undefined && cached.size > leafIndex) return cached;
-    const latest = await this.storage.latestCheckpoint();
-    if (latest === undefined || latest.size <= leafIndex) return undefined;
-    if (!this.verifyCheckpointNote(latest.note)) return 'LOG_CHECKPOINT_SIGNATURE_INVALID';
-    const parsed = parseCheckpoint(latest.note.slice(0, latest.note.indexOf('\n\n') + 1));
-    if (parsed.size !== latest.size || !bytesEqual(parsed.root, latest.root)) {
-      return 'LOG_CHECKPOINT_SIGNATURE_INVALID';
+  async verifyMany(stored: readonly StoredEntry[]): Promise<Verification[]> {
+    const out = new Array<Verification>(stored.length);
+    const todo: FirstCheck[] = [];
+    for (let at = 0; at < stored.length; at++) {
+      const s = stored[at] as StoredEntry;
+      const id = s.id;
+      const mac = this.keys.macs.check(s.macKid, s.bytes, s.mac);
+      if (!mac.ok) {
+        out[at] = { ok: false, code: mac.code, id, stage: 'mac' };
+        continue;
+      }
+      const cached = this.verified.get(id);
+      const again = cached !== undefined && bytesEqual(cached, s.mac);
+      let entry: SignedEntry;
+      let input: Uint8Array | undefined;
+      if (again) {
+        const d = safeDecodeSignedEntry(s.bytes);
+        if (!d.ok) {
+          out[at] = { ok: false, code: d.error.code, id, stage: 'decode' };
+          continue;
+        }
+        entry = d.value;
+      } else {
+        const d = decodeEntryForVerify(s.bytes);
+        if (!d.ok) {
+          out[at] = { ok: false, code: d.error.code, id, stage: 'decode' };
+          continue;
+        }
+        entry = d.value.entry;
+        input = d.value.signedInput;
+      }
+      if (entry.id !== id || entry.ns !== s.owner || entry.tier !== s.tier) {
+        out[at] = { ok: false, code: 'ENTRY_INVALID', id, stage: 'decode' };
+        continue;
+      }
+      if (input === undefined) {
+        out[at] = { ok: true, entry, leafIndex: s.leafIndex, checkpointSize: undefined };
+        continue;
+      }
+      todo.push({ at, stored: s, entry, input });
     }
+    if (todo.length === 0) return out;
+
+    const keys = await this.registry.keyRecordsFor(todo.map((c) => c.entry.kid));
+    const signed: FirstCheck[] = [];
+    for (const c of todo) {
+      const e = c.entry;
+      const sig = this.registry.checkWith(
+        keys.get(e.kid),
+        e.writer,
+        e.kid,
+        e.ts,
+        c.input,
+        e.sig,
+        c.stored.leafIndex,
+      );
+      if (sig.ok) signed.push(c);
+      else out[c.at] = { ok: false, code: sig.code, id: c.stored.id, stage: 'signature' };
+    }
+    if (signed.length > 0) await this.checkInclusions(signed, out);
+    return out;
+  }
+
+  /**
+   * Log inclusion of signature-checked entries; writes each verdict into `out` and remembers
+   * the verified ones (see {@link verifyMany}).
+   */
+  private async checkInclusions(list: readonly FirstCheck[], out: Verification[]): Promise<void> {
+    let maxIndex = -1;
+    for (const c of list) if (c.stored.leafIndex > maxIndex) maxIndex = c.stored.leafIndex;
+    const cps = await this.checkpointsFor(maxIndex);
+    const good = cps.good;
+    const pass = (c: FirstCheck, checkpointSize: number | undefined): void => {
+      this.verified.set(c.stored.id, c.stored.mac);
+      out[c.at] = { ok: true, entry: c.entry, leafIndex: c.stored.leafIndex, checkpointSize };
+    };
+    const failInclusion = (c: FirstCheck, code: ErrorCode): void => {
+      out[c.at] = { ok: false, code, id: c.stored.id, stage: 'inclusion' };
+    };
+    const hashes = new Map<FirstCheck, Uint8Array>();
+    /** Entries to prove by audit path, per tree size. */
+    const byPath = new Map<number, FirstCheck[]>();
+    const viaPath = (c: FirstCheck, size: number): void => {
+      const g = byPath.get(size);
+      if (g === undefined) byPath.set(size, [c]);
+      else g.push(c);
+    };
+    let mirrorTried = false;
+    let refreshed = false;
+    for (const c of list) {
+      const index = c.stored.leafIndex;
+      // The leaf commits the entry: id ‖ sig (MemLineage §3.4).
+      const lh = leafHash(entryLeafData(c.entry));
+      hashes.set(c, lh);
+      if (!Number.isSafeInteger(index) || index < 0) {
+        failInclusion(c, 'LOG_INDEX_OUT_OF_RANGE');
+      } else if (good !== undefined && index < good.size) {
+        if (!mirrorTried && index >= this.mirror.size) {
+          mirrorTried = true;
+          await this.mirror.extendTo(good.size, good.root);
+        }
+        const m = this.mirror.matches(index, lh);
+        if (m === true) pass(c, good.size);
+        else if (m === false) failInclusion(c, 'LOG_PROOF_INVALID');
+        else viaPath(c, good.size);
+      } else if (cps.bad !== undefined && index < cps.bad) {
+        failInclusion(c, 'LOG_CHECKPOINT_SIGNATURE_INVALID');
+      } else {
+        // A leaf appended by another process sharing the store: catch up with the log first.
+        if (index >= this.log.size && !refreshed) {
+          refreshed = true;
+          await this.log.refresh();
+        }
+        if (index < this.log.size) viaPath(c, -1); // the log's current root
+        else failInclusion(c, 'LOG_INDEX_OUT_OF_RANGE');
+      }
+    }
+    for (const [key, group] of byPath) {
+      // Size and root taken together, before any await (the current root moves with appends).
+      if (key > this.log.size) await this.log.refresh(); // a checkpoint made by another process
+      const size = key < 0 ? this.log.size : key;
+      const rootP =
+        key < 0 ? this.log.root(size) : Promise.resolve((good as CheckpointRecord).root);
+      let root: Uint8Array;
+      let proofs: (Uint8Array[] | undefined)[];
+      try {
+        root = await rootP;
+        proofs = await this.log.inclusionProofs(
+          group.map((c) => c.stored.leafIndex),
+          size,
+        );
+      } catch {
+        // The tree of that size cannot be read here (e.g. a size this process's log has not
+        // reached): nothing in the group can be proven.
+        for (const c of group) failInclusion(c, 'LOG_PROOF_INVALID');
+        continue;
+      }
+      group.forEach((c, i) => {
+        const proof = proofs[i];
+        if (proof === undefined) failInclusion(c, 'LOG_PROOF_INVALID');
+        else if (
+          verifyInclusion(c.stored.leafIndex, size, hashes.get(c) as Uint8Array, proof, root)
+        )
+          pass(c, key < 0 ? undefined : size);
+        else failInclusion(c, 'LOG_ROOT_MISMATCH');
+      });
+    }
+  }
+
+  /**
+   * The newest signed checkpoint whose note signature verifies (`good`, verified once per
+   * checkpoint and then cached: checkpoints only grow, and an older one still proves the leaves
+   * it covers), reading the store only when the cached one does not reach `maxLeafIndex`. `bad`:
+   * the size of a newer stored checkpoint whose note does not verify (its leaves fail).
+   */
+  private async checkpointsFor(
+    maxLeafIndex: number,
+  ): Promise<{ good: CheckpointRecord | undefined; bad: number | undefined }> {
+    const cached = this.checkpointCache;
+    if (cached !== undefined && cached.size > maxLeafIndex) return { good: cached, bad: undefined };
+    const latest = await this.storage.latestCheckpoint();
+    if (latest === undefined || (cached !== undefined && latest.size <= cached.size))
+      return { good: cached, bad: undefined };
+    if (!this.verifyCheckpointNote(latest.note)) return { good: cached, bad: latest.size };
+    const parsed = parseCheckpoint(latest.note.slice(0, latest.note.indexOf('\n\n') + 1));
+    if (parsed.size !== latest.size || !bytesEqual(parsed.root, latest.root))
+      return { good: cached, bad: latest.size };
     this.checkpointCache = latest;
-    return latest;
+    return { good: latest, bad: undefined };
+  }
+
+  /**
+   * Catch the verified leaf mirror up with the latest signed checkpoint now, instead of on the
+   * first verification that needs it (a long-running service calls it at start). Returns the
+   * number of leaves the mirror covers.
+   */
+  async primeVerification(): Promise<number> {
+    await this.drain();
+    const { good } = await this.checkpointsFor(Number.MAX_SAFE_INTEGER);
+    if (good !== undefined) await this.mirror.extendTo(good.size, good.root);
+    return this.mirror.size;
+  }
+
+  /** What the verified leaf mirror holds: leaves covered and bytes allocated. */
+  get verifiedLeaves(): { leaves: number; bytes: number } {
+    return { leaves: this.mirror.size, bytes: this.mirror.bytes };
   }
 
   /** Decode an entry's bytes without verifying (for display). */

@@ -239,6 +239,59 @@ export class MerkleLog {
     return this.prove(inclusionPlan(leafIndex, treeSize), treeSize);
   }
 
+  /**
+   * Audit paths of several leaves in the tree of `treeSize` leaves, every node they need read
+   * in one `getNodes` call (nodes shared by several paths read once). A path whose stored nodes
+   * are missing or malformed comes back `undefined` — only that leaf cannot be proven; the
+   * others are unaffected.
+   */
+  async inclusionProofs(
+    leafIndices: readonly number[],
+    treeSize: number = this.size,
+  ): Promise<(Uint8Array[] | undefined)[]> {
+    this.checkSize(treeSize, 1);
+    const plans = leafIndices.map((i) => inclusionPlan(i, treeSize));
+    const border = treeSize === this.size ? this.borderHashes() : undefined;
+    const slot = new Map<string, number>();
+    const refs: NodeRef[] = [];
+    const slotOf = (r: NodeRef): number => {
+      const k = `${r.level}:${r.index}`;
+      let at = slot.get(k);
+      if (at === undefined) {
+        at = refs.length;
+        slot.set(k, at);
+        refs.push(r);
+      }
+      return at;
+    };
+    // Per plan element: a border hash, or the slots of its nodes.
+    const wiring = plans.map((plan) =>
+      plan.map((el) => {
+        const cached =
+          el.nodes.length > 1 && el.end === treeSize ? border?.get(el.start) : undefined;
+        return cached ?? el.nodes.map(slotOf);
+      }),
+    );
+    const hashes = refs.length === 0 ? [] : await this.store.getNodes(refs);
+    return wiring.map((els) => {
+      const out: Uint8Array[] = [];
+      for (const el of els) {
+        if (el instanceof Uint8Array) {
+          out.push(el);
+          continue;
+        }
+        const hs: Uint8Array[] = [];
+        for (const at of el) {
+          const h = hashes[at];
+          if (h === undefined || h.length !== HASH_SIZE) return undefined;
+          hs.push(h);
+        }
+        out.push(hs.length === 1 ? (hs[0] as Uint8Array) : foldRight(hs));
+      }
+      return out;
+    });
+  }
+
   /** Consistency proof between sizes `size1` < `size2` (RFC 9162 §2.1.4.1); [] if equal. */
   async consistencyProof(size1: number, size2: number = this.size): Promise<Uint8Array[]> {
     await this.reach(size2);

@@ -16,7 +16,12 @@
  *
  * Caching: validated public keys (KeyObjects) are cached by kid forever — a kid is the hash of
  * its key, so the entry can never go stale. Key *records* (validity, revocation) are re-read
- * from the store on every verification, so a revocation made by another process is honoured.
+ * from the store by {@link VerifierRegistry.verifyFor} (the write path's check of a submitted
+ * entry). The read path ({@link VerifierRegistry.keyRecordsFor} + {@link
+ * VerifierRegistry.checkWith}) reuses a record for at most `keyRecordTtlNs` (1 s by default;
+ * ADR 0012): a rotation or revocation through this registry drops it at once, one made by
+ * another process sharing the store is honoured within that window. The embedded store is
+ * locked to one process, so there the cache is exact.
  */
 import { utf8 } from '../core/bytes.js';
 import { MemwardenError } from '../core/errors.js';
@@ -53,9 +58,15 @@ export interface VerifierRegistryOptions {
    * far-future rotations and backdated ones. Default 5 minutes.
    */
   readonly maxRotationSkewNs?: bigint;
+  /**
+   * How long the read path reuses a key record before reading it again (ns); 0 reads it for
+   * every batch. Default 1 s (ADR 0012).
+   */
+  readonly keyRecordTtlNs?: bigint;
 }
 
 const DEFAULT_SKEW_NS = 5n * 60n * 1_000_000_000n;
+const DEFAULT_KEY_RECORD_TTL_NS = 1_000_000_000n;
 const MAX_NAME = 256;
 const MAX_REASON = 1024;
 
@@ -91,6 +102,9 @@ export class VerifierRegistry {
   /** Principals are never deleted by the port, so "exists" can be cached. */
   private readonly knownPrincipals = new Set<string>();
   private readonly maxSkewNs: bigint;
+  private readonly recordTtlNs: bigint;
+  /** Key records for the read path, with the clock reading when each was read. */
+  private readonly records = new Map<string, { readonly rec: KeyRecord; readonly at: bigint }>();
 
   constructor(
     private readonly store: RegistryStore,
@@ -98,6 +112,7 @@ export class VerifierRegistry {
     opts?: VerifierRegistryOptions,
   ) {
     this.maxSkewNs = opts?.maxRotationSkewNs ?? DEFAULT_SKEW_NS;
+    this.recordTtlNs = opts?.keyRecordTtlNs ?? DEFAULT_KEY_RECORD_TTL_NS;
   }
 
   /**
@@ -216,6 +231,7 @@ export class VerifierRegistry {
     };
     await this.store.insertKey(record);
     await this.store.closeKey(current.kid, { validUntilNs: at });
+    this.records.delete(current.kid);
     this.keyCache.set(newKid, newPk);
     return record;
   }
@@ -256,7 +272,21 @@ export class VerifierRegistry {
     } = { revokedAtNs: opts.atNs, revocationReason: reason };
     if (rec.validUntilNs === undefined) patch.validUntilNs = opts.atNs;
     if (opts.logSize !== undefined) patch.revokedAtLogSize = opts.logSize;
-    await this.store.closeKey(kid, patch);
+    this.records.delete(kid);
+    try {
+      await this.store.closeKey(kid, patch);
+    } finally {
+      this.records.delete(kid);
+    }
+  }
+
+  /**
+   * Drop cached key records (all, or those of `kids`): after a rotation or revocation made
+   * through another registry instance on the same store (e.g. inside a transaction).
+   */
+  forgetKeys(kids?: Iterable<string>): void {
+    if (kids === undefined) this.records.clear();
+    else for (const k of kids) this.records.delete(k);
   }
 
   /** The stored record of `kid`, or undefined (also for a malformed kid). */
@@ -285,15 +315,59 @@ export class VerifierRegistry {
     if (!isKeyId(kid)) return fail('KEY_UNKNOWN');
     const rec = await this.store.getKey(kid);
     if (rec === undefined) return fail('KEY_UNKNOWN');
+    this.records.set(kid, { rec, at: this.clock.nowNs() });
+    if (rec.principalId === writerPrincipalId) await this.learnPrincipal(writerPrincipalId);
+    return this.checkWith(rec, writerPrincipalId, kid, signedAtNs, msg, sig, opts?.leafIndex);
+  }
+
+  /**
+   * The key records of `kids` for the read path (one store read per record not cached or older
+   * than `keyRecordTtlNs`), with their principals' registration looked up, ready for
+   * {@link checkWith}. Unknown and malformed kids are absent from the result.
+   */
+  async keyRecordsFor(kids: Iterable<string>): Promise<Map<string, KeyRecord>> {
+    const out = new Map<string, KeyRecord>();
+    let now: bigint | undefined;
+    for (const kid of kids) {
+      if (out.has(kid) || !isKeyId(kid)) continue;
+      now ??= this.clock.nowNs();
+      const hit = this.records.get(kid);
+      let rec: KeyRecord | undefined;
+      if (hit !== undefined && now - hit.at < this.recordTtlNs && now >= hit.at) rec = hit.rec;
+      else {
+        rec = await this.store.getKey(kid);
+        if (rec === undefined) {
+          this.records.delete(kid);
+          continue;
+        }
+        this.records.set(kid, { rec, at: now });
+      }
+      await this.learnPrincipal(rec.principalId);
+      out.set(kid, rec);
+    }
+    return out;
+  }
+
+  /**
+   * The rules of {@link verifyFor} over an already read key record (`undefined`: not found),
+   * synchronously. The writer's registration must have been looked up (by {@link verifyFor} or
+   * {@link keyRecordsFor}); an unknown one is `PRINCIPAL_UNKNOWN`.
+   */
+  checkWith(
+    rec: KeyRecord | undefined,
+    writerPrincipalId: string,
+    kid: string,
+    signedAtNs: bigint,
+    msg: Uint8Array,
+    sig: Uint8Array,
+    leafIndex?: number,
+  ): RegistryVerifyResult {
+    if (rec === undefined || rec.kid !== kid) return fail('KEY_UNKNOWN');
     const pk = this.publicKeyFor(rec);
     if (pk === undefined || rec.principalId !== writerPrincipalId) return fail('KEY_UNKNOWN');
-    if (!this.knownPrincipals.has(writerPrincipalId)) {
-      if ((await this.store.getPrincipal(writerPrincipalId)) === undefined)
-        return fail('PRINCIPAL_UNKNOWN');
-      this.knownPrincipals.add(writerPrincipalId);
-    }
+    if (!this.knownPrincipals.has(writerPrincipalId)) return fail('PRINCIPAL_UNKNOWN');
     if (rec.revokedAtLogSize !== undefined) {
-      const li = opts?.leafIndex;
+      const li = leafIndex;
       if (li === undefined || !Number.isSafeInteger(li) || li < 0 || li >= rec.revokedAtLogSize) {
         return fail('KEY_REVOKED');
       }
@@ -304,6 +378,12 @@ export class VerifierRegistry {
     if (rec.validUntilNs !== undefined && signedAtNs >= rec.validUntilNs)
       return fail('KEY_EXPIRED');
     return verifyEd25519(pk, msg, sig) ? ok() : fail('ENTRY_SIGNATURE_INVALID');
+  }
+
+  /** Principals are never deleted by the port, so a registered one is remembered. */
+  private async learnPrincipal(id: string): Promise<void> {
+    if (this.knownPrincipals.has(id)) return;
+    if ((await this.store.getPrincipal(id)) !== undefined) this.knownPrincipals.add(id);
   }
 
   /**

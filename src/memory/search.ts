@@ -15,7 +15,7 @@ import type { MetricsSink } from '../ports/metrics.js';
 import type { StorageBackend, StoredEntry } from '../ports/storage.js';
 import type { MemoryRecord, SearchHit, SearchOptions, SearchResult } from './api.js';
 import type { RetentionConfig } from './config.js';
-import type { Ledger } from './ledger.js';
+import type { Ledger, Verification } from './ledger.js';
 import { toMemoryRecord } from './records.js';
 import type { DetectionPipeline } from './detect.js';
 import { flaggedOf } from './write.js';
@@ -90,65 +90,77 @@ export class SearchEngine {
       limit: Math.min(limit * 2 + 4, 1000),
     });
 
-    const scored = rank(hits, ranking);
+    const scored = rank(hits, ranking).filter((h) => h.score >= threshold);
     const results: SearchHit[] = [];
     const dropped: { id: string; code: string }[] = [];
-    for (const { entry, score } of scored) {
-      if (results.length >= limit) break;
-      if (score < threshold) continue;
-      const v = await this.d.ledger.verifyStored(entry);
-      if (!v.ok) {
-        dropped.push({ id: entry.id, code: v.code });
-        this.d.metrics.recordSignal('verification_failed');
-        await this.d.audit(opts.principal, 'entry.dropped', entry.id, {
-          code: v.code,
-          stage: v.stage,
-        });
-        continue;
-      }
-      // Defence in depth (failure-mode table): a row from another principal is an isolation
-      // bug, never a result.
-      if (v.entry.ns !== opts.principal && v.entry.tier !== 'OPERATOR') {
-        dropped.push({ id: entry.id, code: 'AUTH_FORBIDDEN' });
-        await this.d.audit(opts.principal, 'isolation.violation', entry.id, { owner: v.entry.ns });
-        continue;
-      }
-      if (pipeline !== undefined && queryEmbedding !== undefined) {
-        // Pattern 6: trust-aware injection risk and implausible similarity (the latter only
-        // when the backend returned the stored vector; otherwise it abstains).
-        const findings = await pipeline.scoreRead({
-          content: v.entry.content,
-          tier: v.entry.tier,
-          queryEmbedding,
-          entryEmbedding: entry.embedding ?? NO_VECTOR,
-          query,
-        });
-        // Without the stored vector the vector checks have nothing to compare: skip them.
-        const flagged = flaggedOf(
-          entry.embedding === undefined
-            ? findings.filter((f) => f.detector !== 'embedding_mismatch' && f.detector !== 'implausible_similarity')
-            : findings,
-        );
-        if (flagged.length > 0) {
-          dropped.push({ id: entry.id, code: 'POISONING_SIGNAL' });
-          for (const f of flagged) this.d.metrics.recordSignal(f.detector);
-          await this.d.audit(opts.principal, 'entry.poisoning_signal', entry.id, {
-            detectors: flagged.map((f) => f.detector).join(','),
-            reasons: flagged.map((f) => `${f.detector}: ${f.reason}`).join('; '),
+    // Verify the result set at once (one batch for the hits needed, `Ledger.verifyMany`), in
+    // score order; only when some are dropped does the next batch fill the gap.
+    let next = 0;
+    while (results.length < limit && next < scored.length) {
+      const batch = scored.slice(next, next + (limit - results.length));
+      next += batch.length;
+      const verdicts = await this.d.ledger.verifyMany(batch.map((h) => h.entry));
+      for (let i = 0; i < batch.length; i++) {
+        const { entry, score } = batch[i] as (typeof batch)[number];
+        const v = verdicts[i] as Verification;
+        if (!v.ok) {
+          dropped.push({ id: entry.id, code: v.code });
+          this.d.metrics.recordSignal('verification_failed');
+          await this.d.audit(opts.principal, 'entry.dropped', entry.id, {
+            code: v.code,
+            stage: v.stage,
           });
           continue;
         }
+        // Defence in depth (failure-mode table): a row from another principal is an isolation
+        // bug, never a result.
+        if (v.entry.ns !== opts.principal && v.entry.tier !== 'OPERATOR') {
+          dropped.push({ id: entry.id, code: 'AUTH_FORBIDDEN' });
+          await this.d.audit(opts.principal, 'isolation.violation', entry.id, {
+            owner: v.entry.ns,
+          });
+          continue;
+        }
+        if (pipeline !== undefined && queryEmbedding !== undefined) {
+          // Pattern 6: trust-aware injection risk and implausible similarity (the latter only
+          // when the backend returned the stored vector; otherwise it abstains).
+          const findings = await pipeline.scoreRead({
+            content: v.entry.content,
+            tier: v.entry.tier,
+            queryEmbedding,
+            entryEmbedding: entry.embedding ?? NO_VECTOR,
+            query,
+          });
+          // Without the stored vector the vector checks have nothing to compare: skip them.
+          const flagged = flaggedOf(
+            entry.embedding === undefined
+              ? findings.filter(
+                  (f) =>
+                    f.detector !== 'embedding_mismatch' && f.detector !== 'implausible_similarity',
+                )
+              : findings,
+          );
+          if (flagged.length > 0) {
+            dropped.push({ id: entry.id, code: 'POISONING_SIGNAL' });
+            for (const f of flagged) this.d.metrics.recordSignal(f.detector);
+            await this.d.audit(opts.principal, 'entry.poisoning_signal', entry.id, {
+              detectors: flagged.map((f) => f.detector).join(','),
+              reasons: flagged.map((f) => `${f.detector}: ${f.reason}`).join('; '),
+            });
+            continue;
+          }
+        }
+        const expires = await this.renew(view, entry, nowNs);
+        this.d.metrics.recordRead(v.entry.tier);
+        results.push({
+          memory: toMemoryRecord(v.entry, v.leafIndex, entry.bytes, expires),
+          score,
+          untrusted:
+            UNTRUSTED_TIERS.has(v.entry.tier) ||
+            v.entry.label === 'EXTERNAL' ||
+            v.entry.label === 'DERIVED_UNTRUSTED',
+        });
       }
-      const expires = await this.renew(view, entry, nowNs);
-      this.d.metrics.recordRead(v.entry.tier);
-      results.push({
-        memory: toMemoryRecord(v.entry, v.leafIndex, entry.bytes, expires),
-        score,
-        untrusted:
-          UNTRUSTED_TIERS.has(v.entry.tier) ||
-          v.entry.label === 'EXTERNAL' ||
-          v.entry.label === 'DERIVED_UNTRUSTED',
-      });
     }
     const seal = toHex(this.d.random.randomBytes(16));
     const context = renderSegments(

@@ -69,6 +69,13 @@ export interface LogStore {
   getLeaf(index: number): Promise<LeafRecord | undefined>;
   /** Leaves in [start, end). */
   getLeaves(start: number, end: number): Promise<LeafRecord[]>;
+  /**
+   * The hashes of the leaves in [start, end) visible in this scope, concatenated in index order
+   * (32 bytes each) — one read for the verifier's leaf mirror (`memory/verified-leaves.ts`).
+   * A leaf that is absent is left out, so a gap shows as a shorter result. Optional so wrappers
+   * and doubles keep compiling; callers fall back to `getLeaves`. Every shipped backend has it.
+   */
+  getLeafHashes?(start: number, end: number): Promise<Uint8Array>;
   /** The stored hashes for `refs`, in order; undefined where absent. */
   getNodes(refs: readonly { level: number; index: number }[]): Promise<(Uint8Array | undefined)[]>;
   /** Leaf index of the leaf committing `entryId` (its entry leaf, not a tombstone). */

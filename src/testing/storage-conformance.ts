@@ -145,6 +145,27 @@ const foundationCases: readonly ConformanceCase[] = [
       }),
   },
   {
+    name: 'leaf hashes of a range read back concatenated in index order, scoped like leaves',
+    run: (f) =>
+      withBackend(f, async (b) => {
+        assert.ok(b.getLeafHashes, 'every shipped backend reads leaf hashes in one call');
+        await b.appendLeaves(0, [leaf(0), leaf(1), leaf(2, 'tombstone')], []);
+        const cat = (...ns: number[]): Uint8Array => {
+          const out = new Uint8Array(32 * ns.length);
+          ns.forEach((n, i) => out.set(h(n), 32 * i));
+          return out;
+        };
+        assert.deepEqual(await b.getLeafHashes(0, 3), cat(0, 1, 2));
+        assert.deepEqual(await b.getLeafHashes(1, 10), cat(1, 2));
+        assert.deepEqual(await b.getLeafHashes(2, 2), cat());
+        assert.deepEqual(await b.getLeafHashes(5, 9), cat());
+        // Leaves appended by the system scope belong to no principal: a view sees none of them.
+        const view = b.asPrincipal?.('user:a');
+        if (view?.getLeafHashes !== undefined)
+          assert.deepEqual(await view.getLeafHashes(0, 3), cat());
+      }),
+  },
+  {
     name: 'stored bytes are not aliased to the caller',
     run: (f) =>
       withBackend(f, async (b) => {

@@ -117,6 +117,7 @@ export class MemoryBackend implements StorageBackend {
   ): Promise<void> => this.write((tx) => tx.appendLeaves(start, leaves, nodes));
   getLeaf = (i: number): Promise<LeafRecord | undefined> => this.r.getLeaf(i);
   getLeaves = (a: number, b: number): Promise<LeafRecord[]> => this.r.getLeaves(a, b);
+  getLeafHashes = (a: number, b: number): Promise<Uint8Array> => this.r.getLeafHashes(a, b);
   getNodes = (
     refs: readonly { level: number; index: number }[],
   ): Promise<(Uint8Array | undefined)[]> => this.r.getNodes(refs);

@@ -111,6 +111,21 @@ export abstract class MemoryTxCore {
     return out;
   }
 
+  async getLeafHashes(start: number, end: number): Promise<Uint8Array> {
+    const size = await this.logSize();
+    const lo = Math.max(0, start);
+    const hi = Math.min(end, size);
+    const out = new Uint8Array(32 * Math.max(0, hi - lo));
+    let o = 0;
+    for (let i = lo; i < hi; i++) {
+      const l = await this.getLeaf(i);
+      if (l === undefined || l.hash.length !== 32) continue;
+      out.set(l.hash, o);
+      o += 32;
+    }
+    return o === out.length ? out : out.slice(0, o);
+  }
+
   async getNodes(
     refs: readonly { level: number; index: number }[],
   ): Promise<(Uint8Array | undefined)[]> {

@@ -138,6 +138,21 @@ export abstract class StagedCore {
     return [...committed, ...this.leaves.filter((l) => l.index >= start && l.index < end)];
   }
 
+  async getLeafHashes(start: number, end: number): Promise<Uint8Array> {
+    const c = await this.committedSize();
+    const base = this.base.getLeafHashes;
+    const committed =
+      start >= c
+        ? new Uint8Array(0)
+        : base !== undefined
+          ? await base.call(this.base, start, Math.min(end, c))
+          : concatHashes(await this.base.getLeaves(start, Math.min(end, c)));
+    return concatHashes(
+      this.leaves.filter((l) => l.index >= start && l.index < end),
+      committed,
+    );
+  }
+
   async getNodes(
     refs: readonly { level: number; index: number }[],
   ): Promise<(Uint8Array | undefined)[]> {
@@ -268,4 +283,18 @@ export abstract class StagedCore {
       .sort((a, b) => a.leafIndex - b.leafIndex || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .slice(0, limit);
   }
+}
+
+/** `prefix` followed by the 32-byte hashes of `leaves`. */
+function concatHashes(leaves: readonly LeafRecord[], prefix?: Uint8Array): Uint8Array {
+  const p = prefix?.length ?? 0;
+  const out = new Uint8Array(p + 32 * leaves.length);
+  if (prefix !== undefined) out.set(prefix, 0);
+  let o = p;
+  for (const l of leaves) {
+    if (l.hash.length !== 32) continue;
+    out.set(l.hash, o);
+    o += 32;
+  }
+  return o === out.length ? out : out.slice(0, o);
 }

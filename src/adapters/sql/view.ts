@@ -62,6 +62,9 @@ export abstract class SqlView implements StorageBackend {
   getLeaves(start: number, end: number): Promise<LeafRecord[]> {
     return this.read((q) => log.getLeaves(q, start, end));
   }
+  getLeafHashes(start: number, end: number): Promise<Uint8Array> {
+    return this.read((q) => log.getLeafHashes(q, start, end));
+  }
   getNodes(refs: readonly { level: number; index: number }[]): Promise<(Uint8Array | undefined)[]> {
     return this.read((q) => log.getNodes(q, refs));
   }

@@ -23,6 +23,7 @@ import {
 } from './fields.js';
 import { ENTRY_RANK, ENTRY_REQUIRED_SIGNED, ENTRY_TEXT, type EntryKey } from './entry.js';
 import { LIMITS, type SignedEntry } from './types.js';
+import { ENTRY_SIGNING_DOMAIN } from './signing.js';
 
 type Mutable<T> = { -readonly [P in keyof T]: T[P] };
 
@@ -34,6 +35,16 @@ type Mutable<T> = { -readonly [P in keyof T]: T[P] };
  * `CODEC_INVALID_VALUE`, `CODEC_UNSUPPORTED_VERSION`.
  */
 export function decodeSignedEntry(bytes: Uint8Array): SignedEntry {
+  return decodeEntry(bytes, undefined);
+}
+
+/** Where the `sig` pair sits in the record bytes (filled in by {@link decodeEntry}). */
+interface SigSpan {
+  start: number;
+  end: number;
+}
+
+function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry {
   if (!(bytes instanceof Uint8Array)) codecFail('CODEC_WRONG_TYPE', 'input is not a Uint8Array');
   if (bytes.length > LIMITS.entryBytes) codecFail('CODEC_OVERSIZE', 'entry too large');
   const r = new CborReader(bytes);
@@ -48,6 +59,7 @@ export function decodeSignedEntry(bytes: Uint8Array): SignedEntry {
     uri: string | undefined;
   let prev = -1;
   for (let i = 0; i < n; i++) {
+    const keyAt = r.pos;
     const key = r.readKey();
     const rank = ENTRY_RANK.get(key);
     if (rank === undefined) codecFail('CODEC_UNKNOWN_KEY', 'unknown entry key', key);
@@ -90,6 +102,10 @@ export function decodeSignedEntry(bytes: Uint8Array): SignedEntry {
         break;
       case 'sig':
         sig = checkBytes(r.readBytes('sig'), 64, 'sig');
+        if (span !== undefined) {
+          span.start = keyAt;
+          span.end = r.pos;
+        }
         break;
       case 'src':
         src = checkBytes(r.readBytes('src'), 32, 'src');
@@ -171,4 +187,37 @@ export function decodeSignedEntry(bytes: Uint8Array): SignedEntry {
 /** {@link decodeSignedEntry} as a result value; never throws. */
 export function safeDecodeSignedEntry(bytes: Uint8Array): SafeResult<SignedEntry> {
   return safely(() => decodeSignedEntry(bytes), 'CODEC_MALFORMED');
+}
+
+/** A strictly decoded entry and the exact bytes its signature covers. */
+export interface EntryForVerify {
+  readonly entry: SignedEntry;
+  /** `ENTRY_SIGNING_DOMAIN ‖ body bytes`: what `entry.sig` must verify over. */
+  readonly signedInput: Uint8Array;
+}
+
+/**
+ * {@link decodeSignedEntry}, plus the signing input cut out of the record bytes instead of
+ * re-encoding the body: the record is the body map with one more pair (`sig`), and strict
+ * decoding has just proved the bytes are the one canonical encoding, so removing that pair
+ * (and decrementing the one-byte map head: at most 21 pairs, RFC 8949 §3.1) yields exactly
+ * `encodeEntryBody(entry)` (equality is tested). The read path's first verification uses it.
+ */
+export function decodeEntryForVerify(bytes: Uint8Array): SafeResult<EntryForVerify> {
+  return safely(() => {
+    const span: SigSpan = { start: -1, end: -1 };
+    const entry = decodeEntry(bytes, span);
+    const head = bytes[0] as number;
+    // A map (major 5) of 2…23 pairs in a one-byte head; the decoder guarantees it, checked anyway.
+    if (span.start < 1 || head <= 0xa1 || head > 0xb7)
+      codecFail('CODEC_MALFORMED', 'unexpected entry map head');
+    const pre = ENTRY_SIGNING_DOMAIN.length;
+    const cut = span.end - span.start;
+    const out = new Uint8Array(pre + bytes.length - cut);
+    out.set(ENTRY_SIGNING_DOMAIN, 0);
+    out[pre] = head - 1;
+    out.set(bytes.subarray(1, span.start), pre + 1);
+    out.set(bytes.subarray(span.end), pre + span.start);
+    return { entry, signedInput: out };
+  }, 'CODEC_MALFORMED');
 }

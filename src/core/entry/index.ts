@@ -12,7 +12,12 @@ export {
   signEntry,
   validateEntryBody,
 } from './entry.js';
-export { decodeSignedEntry, safeDecodeSignedEntry } from './entry-decode.js';
+export {
+  type EntryForVerify,
+  decodeEntryForVerify,
+  decodeSignedEntry,
+  safeDecodeSignedEntry,
+} from './entry-decode.js';
 export {
   decodeSignedTombstone,
   encodeSignedTombstone,

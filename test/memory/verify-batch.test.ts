@@ -1,0 +1,310 @@
+/**
+ * First verification of a result set at once (`Ledger.verifyMany`): the verified leaf mirror,
+ * audit paths read in one call, the registry's key record cache — and that tampering at rest
+ * still fails exactly the entries it touches, in the middle of a batch, on a real PGlite.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
+import { MemoryBackend } from '../../src/adapters/memory/index.js';
+import { PgliteBackend } from '../../src/adapters/pglite/index.js';
+import {
+  decodeEntryForVerify,
+  encodeEntryBody,
+  encodeSignedEntry,
+  signingInput,
+} from '../../src/core/entry/index.js';
+import { leafHash } from '../../src/core/merkle/index.js';
+import { Ledger, type Verification } from '../../src/memory/ledger.js';
+import { Memory } from '../../src/memory/memory.js';
+import { VerifiedLeaves } from '../../src/memory/verified-leaves.js';
+import type { StorageBackend, StoredEntry } from '../../src/ports/storage.js';
+import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function pglite(): Promise<{ db: PGlite; storage: PgliteBackend }> {
+  const db = await PGlite.create({ extensions: { vector } });
+  const storage = await PgliteBackend.open({ instance: db });
+  cleanups.push(() => db.close());
+  return { db, storage };
+}
+
+const keys = new Map<StorageBackend, MemoryKeySource>();
+/** A ledger on `storage`; a second one on the same storage shares the host keys (a 2nd process). */
+async function ledgerOn(
+  storage: StorageBackend,
+  opts: { clock?: ManualClock; keyRecordTtlNs?: bigint } = {},
+): Promise<Ledger> {
+  let k = keys.get(storage);
+  if (k === undefined) keys.set(storage, (k = new MemoryKeySource()));
+  return Ledger.open({
+    storage,
+    keys: k,
+    clock: opts.clock ?? new ManualClock(),
+    random: new SeededRandom(`verify-batch-${keys.size}-${Math.random()}`),
+    ...(opts.keyRecordTtlNs === undefined ? {} : { keyRecordTtlNs: opts.keyRecordTtlNs }),
+  });
+}
+
+/** `n` entries of one principal, returned in log order as stored rows. */
+async function written(l: Ledger, n: number): Promise<StoredEntry[]> {
+  const p = await l.registerPrincipal('user', 'u');
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++)
+    ids.push(
+      (await l.write({ writer: p.id, content: `fact ${i}`, tier: 'USER_OBSERVED' })).entry.id,
+    );
+  const rows = await Promise.all(ids.map((id) => l.storage.getEntry(id)));
+  return rows.map((r) => r!);
+}
+
+/** A result-set order: tampered positions land in the middle of the batch. */
+const interleave = (rows: StoredEntry[]): StoredEntry[] => [
+  ...rows.filter((_, i) => i % 2 === 1),
+  ...rows.filter((_, i) => i % 2 === 0),
+];
+
+/** Record the names of the storage reads made on `storage` from now on. */
+function countReads(storage: StorageBackend): string[] {
+  const seen: string[] = [];
+  const target = storage as unknown as Record<string, unknown>;
+  for (const name of [
+    'getNodes',
+    'getLeaf',
+    'getLeaves',
+    'getLeafHashes',
+    'latestCheckpoint',
+    'getCheckpoint',
+    'getKey',
+    'keysOf',
+    'getPrincipal',
+    'getEntry',
+  ]) {
+    const f = target[name] as (...a: unknown[]) => unknown;
+    target[name] = (...a: unknown[]) => {
+      seen.push(name);
+      return f.apply(storage, a);
+    };
+  }
+  return seen;
+}
+
+const failedLeaves = (vs: Verification[], rows: StoredEntry[]): number[] =>
+  rows
+    .filter((_, i) => !vs[i]!.ok)
+    .map((r) => r.leafIndex)
+    .sort((a, b) => a - b);
+
+async function setHash(db: PGlite, table: 'log_nodes' | 'log_leaves', level: number, idx: number) {
+  const where = table === 'log_nodes' ? 'level = $2 AND idx = $3' : 'idx = $3 AND $2::int = 0';
+  const r = await db.query(`UPDATE ${table} SET hash = $1 WHERE ${where}`, [
+    new Uint8Array(32).fill(0xee),
+    level,
+    idx,
+  ]);
+  expect(r.affectedRows).toBe(1);
+}
+
+describe('decodeEntryForVerify', () => {
+  it('cuts exactly the signed body out of the record, optional fields or not', async () => {
+    const l = await ledgerOn(await MemoryBackend.open());
+    const p = await l.registerPrincipal('user', 'u');
+    const plain = await l.write({ writer: p.id, content: 'x', tier: 'USER_OBSERVED' });
+    const full = await l.write({
+      writer: p.id,
+      content: 'ünïcode ✓ content',
+      tier: 'USER_OBSERVED',
+      parents: [plain.entry.id],
+      weights: [0.5],
+      uri: 'chat:s1:turn-4',
+      exp: 1n << 62n,
+      rev: p.id,
+      sup: plain.entry.id,
+    });
+    for (const r of [plain, full]) {
+      const d = decodeEntryForVerify(r.bytes);
+      expect(d.ok).toBe(true);
+      if (!d.ok) continue;
+      expect(d.value.entry).toEqual(r.entry);
+      expect(d.value.signedInput).toEqual(signingInput(encodeEntryBody(r.entry)));
+      expect(encodeSignedEntry(d.value.entry)).toEqual(r.bytes);
+    }
+    const bad = plain.bytes.slice();
+    bad[0] = 0xbf; // indefinite-length map: not canonical
+    expect(decodeEntryForVerify(bad)).toMatchObject({ ok: false });
+  });
+});
+
+describe('VerifiedLeaves', () => {
+  it('accepts stored leaves only when they fold to the signed root, and catches up incrementally', async () => {
+    const storage = await MemoryBackend.open();
+    const l = await ledgerOn(storage);
+    await written(l, 5);
+    const cp5 = await l.checkpoint();
+    const m = new VerifiedLeaves(storage);
+    expect(await m.extendTo(5, new Uint8Array(32))).toBe(false); // wrong root: refused
+    expect(m.size).toBe(0);
+    expect(await m.extendTo(5, new Uint8Array(32))).toBe(false); // and not read again
+    const m2 = new VerifiedLeaves(storage);
+    expect(await m2.extendTo(5, cp5.root)).toBe(true);
+    await written(l, 6);
+    const cp11 = await l.checkpoint();
+    expect(await m2.extendTo(11, cp11.root)).toBe(true);
+    expect(m2.size).toBe(11);
+    const leaf7 = (await storage.getLeaf(7))!;
+    expect(m2.matches(7, leaf7.hash)).toBe(true);
+    expect(m2.matches(7, leafHash(new Uint8Array([1])))).toBe(false);
+    expect(m2.matches(11, leaf7.hash)).toBeUndefined();
+    // A cap below the checkpoint: no mirror, the caller proves by audit path.
+    expect(await new VerifiedLeaves(storage, 8).extendTo(11, cp11.root)).toBe(false);
+  });
+});
+
+describe('Ledger.verifyMany on PGlite', () => {
+  it('covered by a checkpoint: proves every leaf from the mirror with no storage read', async () => {
+    const { storage } = await pglite();
+    const l = await ledgerOn(storage);
+    const rows = await written(l, 20);
+    await l.checkpoint();
+    const reader = await ledgerOn(storage); // a fresh process: nothing verified yet
+    expect(reader.verifiedLeaves.leaves).toBe(0);
+    const first = await reader.verifyMany(interleave(rows));
+    expect(first.every((v) => v.ok && v.checkpointSize === 20)).toBe(true);
+    expect(reader.verifiedLeaves).toEqual({ leaves: 20, bytes: 20 * 32 });
+    // The next batch of first verifications reads nothing from the store.
+    const more = await written(l, 3);
+    await l.checkpoint();
+    const reader2 = await ledgerOn(storage);
+    // Fills its mirror up to 23 and caches both writers' key records (`written` registers one).
+    await reader2.verifyMany([rows[0]!, more[0]!]);
+    const reads = countReads(storage);
+    const batch = await reader2.verifyMany([...rows.slice(5, 15), ...more.slice(1)]);
+    expect(batch.every((v) => v.ok)).toBe(true);
+    expect(reads).toEqual([]);
+    // Control: past the checkpoint, the same path does read (audit paths, latest checkpoint).
+    const tail = await written(l, 2);
+    reads.length = 0;
+    expect((await l.verifyMany(tail)).every((v) => v.ok && v.checkpointSize === undefined)).toBe(
+      true,
+    );
+    expect(reads).toContain('getNodes');
+  });
+
+  it('a tampered proof node in the middle of a batch fails only the leaves whose paths use it', async () => {
+    const { db, storage } = await pglite();
+    const l = await ledgerOn(storage);
+    const rows = await written(l, 16); // no checkpoint: audit paths against the current root
+    await setHash(db, 'log_nodes', 1, 1); // the subtree of leaves 2–3: on the paths of 0 and 1
+    const reader = l; // same process; nothing read yet was verified
+    const batch = interleave(rows);
+    const vs = await reader.verifyMany(batch);
+    expect(failedLeaves(vs, batch)).toEqual([0, 1]);
+    for (const [i, v] of vs.entries())
+      if (!v.ok) expect(v).toMatchObject({ stage: 'inclusion', id: batch[i]!.id });
+  });
+
+  it('under a checkpoint, tampered leaf hashes stop the mirror and audit paths decide per entry', async () => {
+    const { db, storage } = await pglite();
+    const l = await ledgerOn(storage);
+    const rows = await written(l, 16);
+    await l.checkpoint();
+    // Only the log_leaves copy of leaf 5: the mirror refuses it, the stored nodes still prove all.
+    await setHash(db, 'log_leaves', 0, 5);
+    const r1 = await ledgerOn(storage);
+    const v1 = await r1.verifyMany(interleave(rows));
+    expect(v1.every((v) => v.ok)).toBe(true);
+    expect(r1.verifiedLeaves.leaves).toBe(0);
+    // Both copies of leaf 5's hash: its sibling 4 can no longer be proven; 5 itself can (its
+    // hash comes from the entry, never from the store), and so can every other leaf.
+    await setHash(db, 'log_nodes', 0, 5);
+    const r2 = await ledgerOn(storage);
+    const batch = interleave(rows);
+    const v2 = await r2.verifyMany(batch);
+    expect(failedLeaves(v2, batch)).toEqual([4]);
+  });
+
+  it('altered bytes in the middle of a batch are dropped with an audit event, the rest returned', async () => {
+    const { db, storage } = await pglite();
+    const clock = new ManualClock();
+    const random = new SeededRandom('verify-batch-search');
+    const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
+    const mem = new Memory({
+      ledger,
+      storage,
+      embedder: new DeterministicEmbedder(),
+      clock,
+      random,
+    });
+    const alice = (await mem.createPrincipal('user', 'alice')).id;
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await mem.add(`alice likes green tea number ${i}`, {
+        principal: alice,
+        tier: 'USER_OBSERVED',
+        verbatim: true,
+      });
+      if (r.status !== 'stored') throw new Error(r.status);
+      ids.push(r.memory.id);
+    }
+    await mem.checkpoint();
+    const victim = ids[3]!;
+    const row = await db.query<{ bytes: Uint8Array }>('SELECT bytes FROM entries WHERE id = $1', [
+      victim,
+    ]);
+    const b = Buffer.from(row.rows[0]!.bytes);
+    b.write('GREEN', b.indexOf(Buffer.from('green')));
+    await db.query('UPDATE entries SET bytes = $1 WHERE id = $2', [b, victim]);
+    const res = await mem.search('green tea', { principal: alice, limit: 6, ranking: 'lexical' });
+    const got = res.results.map((r) => r.memory.id);
+    expect(got).not.toContain(victim);
+    expect(got.sort()).toEqual(ids.filter((id) => id !== victim).sort());
+    expect(res.dropped).toEqual([{ id: victim, code: 'MAC_INVALID' }]);
+    const audit = await storage.listAudit({ limit: 10, subject: victim });
+    expect(audit.map((e) => e.action)).toContain('entry.dropped');
+    await mem.close();
+  });
+});
+
+describe('the key record cache of the read path', () => {
+  it('a revocation through this ledger applies to the next first verification at once', async () => {
+    const storage = await MemoryBackend.open();
+    const clock = new ManualClock();
+    const l = await ledgerOn(storage, { clock });
+    const p = await l.registerPrincipal('user', 'u');
+    const a = await l.write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
+    const b = await l.write({ writer: p.id, content: 'b', tier: 'USER_OBSERVED' });
+    expect((await l.verifyEntry(a.entry.id)).ok).toBe(true); // caches the key record
+    // Revoke bound to log position 1: b (leaf 1) was appended at or after it.
+    await l.registry.revoke(p.kid, 'stolen', { atNs: clock.nowNs(), logSize: 1 });
+    expect(await l.verifyEntry(b.entry.id)).toMatchObject({ ok: false, code: 'KEY_REVOKED' });
+    expect((await l.verifyEntry(a.entry.id)).ok).toBe(true);
+  });
+
+  for (const ttl of [undefined, 0n]) {
+    it(`a revocation by another process is honoured ${ttl === 0n ? 'at once with a zero TTL' : 'once the cached record ages out'}`, async () => {
+      const storage = await MemoryBackend.open();
+      const clock = new ManualClock();
+      const writer = await ledgerOn(storage, { clock });
+      const p = await writer.registerPrincipal('user', 'u');
+      const a = await writer.write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
+      const b = await writer.write({ writer: p.id, content: 'b', tier: 'USER_OBSERVED' });
+      const reader = await ledgerOn(storage, {
+        clock,
+        ...(ttl === undefined ? {} : { keyRecordTtlNs: ttl }),
+      });
+      expect((await reader.verifyEntry(a.entry.id)).ok).toBe(true); // the record is now cached
+      await writer.registry.revoke(p.kid, 'stolen', { atNs: clock.nowNs(), logSize: 1 });
+      if (ttl === undefined) clock.advance(1_000_000_001n); // past the 1 s default
+      expect(await reader.verifyEntry(b.entry.id)).toMatchObject({
+        ok: false,
+        code: 'KEY_REVOKED',
+      });
+      expect((await reader.verifyEntry(a.entry.id)).ok).toBe(true);
+    });
+  }
+});
