@@ -101,7 +101,7 @@ export interface LedgerOptions {
    * first verifications prove inclusion by audit paths read from the store.
    */
   readonly maxVerifiedLeaves?: number;
-  /** How long the read path reuses a key record (ns; default 1 s, ADR 0012). */
+  /** How long the read path reuses a key record (ns; default 1 s, ADR 0014). */
   readonly keyRecordTtlNs?: bigint;
 }
 
@@ -643,7 +643,7 @@ export class Ledger {
    * - past it (or if the stored leaves do not fold to the checkpoint root), through audit
    *   paths of all such entries read in one call, against the checkpoint root or, beyond any
    *   checkpoint, the log's current root.
-   * Key records come from the registry's read cache (ADR 0012) and the checkpoint's note
+   * Key records come from the registry's read cache (ADR 0014) and the checkpoint's note
    * signature is checked once per checkpoint, so a batch whose leaves the mirror covers makes
    * no storage call at all.
    */

@@ -19,7 +19,7 @@
  * from the store by {@link VerifierRegistry.verifyFor} (the write path's check of a submitted
  * entry). The read path ({@link VerifierRegistry.keyRecordsFor} + {@link
  * VerifierRegistry.checkWith}) reuses a record for at most `keyRecordTtlNs` (1 s by default;
- * ADR 0012): a rotation or revocation through this registry drops it at once, one made by
+ * ADR 0014): a rotation or revocation through this registry drops it at once, one made by
  * another process sharing the store is honoured within that window. The embedded store is
  * locked to one process, so there the cache is exact.
  */
@@ -60,7 +60,7 @@ export interface VerifierRegistryOptions {
   readonly maxRotationSkewNs?: bigint;
   /**
    * How long the read path reuses a key record before reading it again (ns); 0 reads it for
-   * every batch. Default 1 s (ADR 0012).
+   * every batch. Default 1 s (ADR 0014).
    */
   readonly keyRecordTtlNs?: bigint;
 }
