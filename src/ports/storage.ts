@@ -362,14 +362,29 @@ export interface AuditEvent {
   readonly details: { readonly [k: string]: JsonValue };
 }
 
+/** Which audit events to list (every filter optional, all of them must hold). */
+export interface AuditQuery {
+  readonly limit: number;
+  /** Strictly after this time. */
+  readonly afterNs?: bigint;
+  /** About this subject (an entry id, a review id). */
+  readonly subject?: string;
+  /** Done by this actor (a principal id). */
+  readonly actor?: string;
+  /** Whose action starts with this prefix, e.g. `gate.` for every gate verdict. */
+  readonly actionPrefix?: string;
+  /** Newest first (default oldest first); `limit` then keeps the newest. */
+  readonly newestFirst?: boolean;
+}
+
 /**
  * Audit events. Append-only; a principal view's events are owned by it and it reads only those,
  * the system scope reads all.
  */
 export interface AuditStore {
   appendAudit(e: AuditEvent): Promise<void>;
-  /** Oldest first, strictly after `afterNs`, optionally about one `subject`. */
-  listAudit(opts: { limit: number; afterNs?: bigint; subject?: string }): Promise<AuditEvent[]>;
+  /** Oldest first (or newest first), filtered as `opts` says; ties keep append order. */
+  listAudit(opts: AuditQuery): Promise<AuditEvent[]>;
 }
 
 /**

@@ -8,6 +8,7 @@ import { MemwardenError } from '../../core/errors.js';
 import type { SourceTier } from '../../core/trust.js';
 import type {
   AuditEvent,
+  AuditQuery,
   CheckpointRecord,
   KeyRecord,
   LeafRecord,
@@ -173,7 +174,7 @@ export class MemoryBackend implements StorageBackend {
   decideReview = (id: string, d: ReviewDecision): Promise<ReviewRecord> =>
     this.write((tx) => tx.decideReview(id, d));
   appendAudit = (e: AuditEvent): Promise<void> => this.write((tx) => tx.appendAudit(e));
-  listAudit = (o: { limit: number; afterNs?: bigint; subject?: string }): Promise<AuditEvent[]> =>
+  listAudit = (o: AuditQuery): Promise<AuditEvent[]> =>
     this.r.listAudit(o);
   putApiKey = (k: {
     principalId: string;

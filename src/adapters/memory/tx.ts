@@ -10,6 +10,7 @@ import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type {
   AuditEvent,
+  AuditQuery,
   ReviewDecision,
   ReviewRecord,
   SearchHit,
@@ -272,20 +273,20 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
     this.w.audit.push({ owner: this.principal ?? null, event });
   }
 
-  async listAudit(opts: {
-    limit: number;
-    afterNs?: bigint;
-    subject?: string;
-  }): Promise<AuditEvent[]> {
-    return [...this.s.audit, ...this.w.audit]
+  async listAudit(opts: AuditQuery): Promise<AuditEvent[]> {
+    const sorted = [...this.s.audit, ...this.w.audit]
       .filter(
         (a) =>
           (this.principal === undefined || a.owner === this.principal) &&
           (opts.afterNs === undefined || a.event.atNs > opts.afterNs) &&
-          (opts.subject === undefined || a.event.subject === opts.subject),
+          (opts.subject === undefined || a.event.subject === opts.subject) &&
+          (opts.actor === undefined || a.event.actor === opts.actor) &&
+          (opts.actionPrefix === undefined || a.event.action.startsWith(opts.actionPrefix)),
       )
       .map((a) => a.event)
-      .sort((a, b) => (a.atNs < b.atNs ? -1 : a.atNs > b.atNs ? 1 : 0)) // stable: append order on ties
+      .sort((a, b) => (a.atNs < b.atNs ? -1 : a.atNs > b.atNs ? 1 : 0)); // stable: append order on ties
+    if (opts.newestFirst === true) sorted.reverse();
+    return sorted
       .slice(0, opts.limit)
       .map((e) => ({
         ...e,

@@ -9,6 +9,7 @@ import { MemwardenError } from '../../core/errors.js';
 import type { SourceTier } from '../../core/trust.js';
 import type {
   AuditEvent,
+  AuditQuery,
   ReviewDecision,
   ReviewRecord,
   SearchHit,
@@ -227,19 +228,22 @@ export class StagedView extends StagedCore implements StorageBackend {
     this.ops.push((b) => b.appendAudit(ec));
   }
 
-  async listAudit(opts: {
-    limit: number;
-    afterNs?: bigint;
-    subject?: string;
-  }): Promise<AuditEvent[]> {
+  async listAudit(opts: AuditQuery): Promise<AuditEvent[]> {
     const staged = this.x.audit.filter(
       (e) =>
         (opts.afterNs === undefined || e.atNs > opts.afterNs) &&
-        (opts.subject === undefined || e.subject === opts.subject),
+        (opts.subject === undefined || e.subject === opts.subject) &&
+        (opts.actor === undefined || e.actor === opts.actor) &&
+        (opts.actionPrefix === undefined || e.action.startsWith(opts.actionPrefix)),
     );
-    const all = [...(await this.base.listAudit(opts)), ...staged].sort((a, b) =>
-      a.atNs < b.atNs ? -1 : a.atNs > b.atNs ? 1 : 0,
-    );
+    // Staged events are the newest (appended after everything committed): they go last in
+    // oldest-first order and first in newest-first order.
+    const base = await this.base.listAudit(opts);
+    const newest = opts.newestFirst === true;
+    const all = (newest ? [...staged.reverse(), ...base] : [...base, ...staged]).sort((a, b) => {
+      const d = a.atNs < b.atNs ? -1 : a.atNs > b.atNs ? 1 : 0;
+      return newest ? -d : d;
+    });
     return all.slice(0, opts.limit);
   }
 

@@ -7,7 +7,7 @@
  */
 import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
-import type { AuditEvent, JsonValue, ReviewDecision, ReviewRecord } from '../../ports/storage.js';
+import type { AuditEvent, AuditQuery, JsonValue, ReviewDecision, ReviewRecord } from '../../ports/storage.js';
 import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
 import { type Queryable, type Scope, scopeOwner } from './queryable.js';
 
@@ -164,13 +164,23 @@ export function auditDetails(e: AuditEvent): string {
 
 export async function listAudit(
   q: Queryable,
-  opts: { limit: number; afterNs?: bigint; subject?: string },
+  opts: AuditQuery,
 ): Promise<AuditEvent[]> {
+  // The prefix is compared with left(), not LIKE: '%' and '_' in it stay literal.
+  const order = opts.newestFirst === true ? 'at_ns DESC, seq DESC' : 'at_ns, seq';
   const { rows } = await q.query(
     `SELECT id, at_ns, actor, action, subject, details FROM audit_events
       WHERE ($1::bigint IS NULL OR at_ns > $1::bigint) AND ($2::text IS NULL OR subject = $2)
-      ORDER BY at_ns, seq LIMIT $3`,
-    [bigIn(opts.afterNs), opts.subject ?? null, opts.limit],
+        AND ($4::text IS NULL OR actor = $4)
+        AND ($5::text IS NULL OR left(action, char_length($5::text)) = $5::text)
+      ORDER BY ${order} LIMIT $3`,
+    [
+      bigIn(opts.afterNs),
+      opts.subject ?? null,
+      opts.limit,
+      opts.actor ?? null,
+      opts.actionPrefix ?? null,
+    ],
   );
   return rows.map((r) => {
     const out: Record<string, unknown> = {

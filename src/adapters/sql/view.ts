@@ -9,6 +9,7 @@ import { MemwardenError } from '../../core/errors.js';
 import type { SourceTier } from '../../core/trust.js';
 import type {
   AuditEvent,
+  AuditQuery,
   CheckpointRecord,
   KeyRecord,
   LeafRecord,
@@ -176,7 +177,7 @@ export abstract class SqlView implements StorageBackend {
     records.auditDetails(e);
     return this.write((q) => records.appendAudit(q, this.scope, e));
   }
-  listAudit(opts: { limit: number; afterNs?: bigint; subject?: string }): Promise<AuditEvent[]> {
+  listAudit(opts: AuditQuery): Promise<AuditEvent[]> {
     return this.read((q) => records.listAudit(q, opts));
   }
   putApiKey(k: { principalId: string; keyHash: Uint8Array; createdAtNs: bigint }): Promise<void> {

@@ -386,6 +386,26 @@ export const memoryApiCases: readonly ConformanceCase[] = [
         assert.deepEqual(ids(await b.listAudit({ limit: 10, afterNs: 10n })), ['a2']);
         assert.deepEqual(ids(await b.listAudit({ limit: 10, subject: 'e1' })), ['a2']);
         assert.deepEqual(ids(await b.listAudit({ limit: 1 })), ['a1']);
+        // filters by actor and by action prefix (literal: '%' and '_' are not wildcards), newest first
+        await b.appendAudit({ id: 'g1', atNs: 30n, actor: 'user:a', action: 'gate.deny', details: {} });
+        await b.appendAudit({ id: 'g2', atNs: 40n, actor: 'user:b', action: 'gate.allow', details: {} });
+        await b.appendAudit({ id: 'g3', atNs: 50n, actor: 'user:a', action: 'gatex', details: {} });
+        await b.appendAudit({ id: 'g4', atNs: 50n, actor: 'user:a', action: 'gate.allow', details: {} });
+        assert.deepEqual(ids(await b.listAudit({ limit: 10, actionPrefix: 'gate.' })), ['g1', 'g2', 'g4']);
+        assert.deepEqual(ids(await b.listAudit({ limit: 10, actionPrefix: 'gate_' })), []);
+        assert.deepEqual(ids(await b.listAudit({ limit: 10, actionPrefix: 'gate%' })), []);
+        assert.deepEqual(
+          ids(await b.listAudit({ limit: 10, actionPrefix: 'gate.', newestFirst: true })),
+          ['g4', 'g2', 'g1'],
+        );
+        assert.deepEqual(
+          ids(await b.listAudit({ limit: 2, actor: 'user:a', newestFirst: true })),
+          ['g4', 'g3'],
+        );
+        assert.deepEqual(
+          ids(await b.listAudit({ limit: 10, actor: 'user:a', actionPrefix: 'gate.' })),
+          ['g1', 'g4'],
+        );
       }),
   },
   {
