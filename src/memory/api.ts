@@ -5,7 +5,7 @@
  * values at this boundary: bytes as base64, nanosecond times as decimal strings.
  */
 import type { ParameterSource, Verdict } from '../core/gate/index.js';
-import type { Authority, SourceTier, TrustLabel } from '../core/trust.js';
+import type { Authority, PrincipalKind, SourceTier, TrustLabel } from '../core/trust.js';
 
 /** One memory as callers see it (the verified view of a signed entry). */
 export interface MemoryRecord {
@@ -191,6 +191,61 @@ export interface CheckActionInput {
 /** The gate's verdict (see `core/gate` `Verdict`); every one is also written to the audit log. */
 export type ActionVerdict = Verdict;
 
+/** One node of an entry's ancestor DAG (see {@link LineageGraph}). */
+export interface LineageNode {
+  readonly id: string;
+  /** Hops from the entry the graph was asked for (shortest path; the entry itself is 0). */
+  readonly depth: number;
+  /**
+   * `verified`: loaded and re-verified (signature, MAC, log inclusion) — `memory` is set;
+   * `unverified`: loaded but failed verification — `code` says why, its parents are not
+   * followed; `missing`: not visible to this principal (or gone).
+   */
+  readonly state: 'verified' | 'unverified' | 'missing';
+  readonly status?: 'live' | 'superseded' | 'deleted' | 'expired';
+  readonly code?: string;
+  readonly memory?: MemoryRecord;
+}
+
+/** A derivation edge: `child` names `parent` in its signed record, with this weight. */
+export interface LineageEdge {
+  readonly child: string;
+  readonly parent: string;
+  readonly weight: number;
+}
+
+/** The ancestors of one entry (MemLineage §3.5's derivation DAG, walked upwards). */
+export interface LineageGraph {
+  readonly root: string;
+  readonly nodes: readonly LineageNode[];
+  readonly edges: readonly LineageEdge[];
+  /** The walk stopped at its node bound; some ancestors are not listed. */
+  readonly truncated: boolean;
+}
+
+/** One recorded verdict of the sensitive-action gate (a `gate.<verdict>` audit event). */
+export interface GateDecision {
+  /** The audit event's id. */
+  readonly id: string;
+  readonly at: string;
+  /** Who asked (the principal that called `checkAction`). */
+  readonly principal: string;
+  readonly tool: string;
+  readonly verdict: string;
+  readonly reason: string;
+  readonly sensitive: boolean;
+  readonly weakestLabel?: string;
+  /** The full audit record of the verdict (sources used and rejected, repairs, …). */
+  readonly audit: Readonly<Record<string, unknown>>;
+}
+
+/** Who a principal is, as the registry knows it. */
+export interface PrincipalInfo {
+  readonly id: string;
+  readonly kind: PrincipalKind;
+  readonly name: string;
+}
+
 /** The Memory API. Every call is scoped to a principal; nothing crosses principals. */
 export interface MemoryApi {
   add(content: string, opts: AddOptions): Promise<AddResult>;
@@ -229,5 +284,16 @@ export interface MemoryApi {
   ): Promise<ReviewItem>;
   /** Run a proposed tool call through the sensitive-action gate; audited as `gate.<kind>`. */
   checkAction(input: CheckActionInput): Promise<ActionVerdict>;
+  /** The registry's record of a principal (`PRINCIPAL_UNKNOWN` if none). */
+  whoami(principal: string): Promise<PrincipalInfo>;
+  /**
+   * The ancestor DAG of an entry visible to the principal, every node re-verified;
+   * `STORAGE_NOT_FOUND` when the entry is not visible.
+   */
+  ancestors(id: string, opts: { principal: string }): Promise<LineageGraph>;
+  /** Recorded gate verdicts, newest first: the caller's own, or everyone's for an operator. */
+  gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]>;
+  /** The log's checkpoint verifier key (C2SP signed-note vkey, as `memwarden vkey` prints). */
+  verifierKey(): Promise<string>;
   close(): Promise<void>;
 }

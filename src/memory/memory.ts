@@ -19,6 +19,9 @@ import { type MetricsSink, noopMetrics } from '../ports/metrics.js';
 import type { RootStorage, StorageBackend, StoredEntry } from '../ports/storage.js';
 import type { LineageOptions } from '../core/lineage/index.js';
 import { ActionChecker, gateFor } from './actions.js';
+import { formatVerifierKey } from '../core/merkle/index.js';
+import { MemwardenError } from '../core/errors.js';
+import { gateDecisions, lineageOf } from './inspect.js';
 import type {
   ActionVerdict,
   AddOptions,
@@ -26,9 +29,12 @@ import type {
   CheckActionInput,
   CheckpointView,
   ConsistencyProofView,
+  GateDecision,
   HistoryEvent,
   InclusionProofView,
+  LineageGraph,
   MemoryApi,
+  PrincipalInfo,
   MemoryRecord,
   ReviewItem,
   SearchOptions,
@@ -266,6 +272,31 @@ export class Memory implements MemoryApi {
 
   consistency(from: number, to: number): Promise<ConsistencyProofView> {
     return consistencyProof(this.ctx, from, to);
+  }
+
+  // ---- inspection for review tooling (inspect.ts) ---------------------------------------------
+
+  async whoami(principal: string): Promise<PrincipalInfo> {
+    const p = await this.ctx.storage.getPrincipal(principal);
+    if (p === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
+    return { id: p.id, kind: p.kind, name: p.name };
+  }
+
+  async ancestors(id: string, opts: { principal: string }): Promise<LineageGraph> {
+    const g = await lineageOf(this.view(opts.principal), this.ledger, id, this.ctx.clock.nowNs());
+    if (g === undefined)
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
+    return g;
+  }
+
+  async gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]> {
+    this.view(opts.principal); // refuses an empty principal
+    const p = await this.ctx.storage.getPrincipal(opts.principal);
+    return gateDecisions(this.ctx.storage, opts.principal, p?.kind, opts.limit);
+  }
+
+  async verifierKey(): Promise<string> {
+    return formatVerifierKey(this.ledger.log.origin, this.ledger.checkpointPublicKey);
   }
 
   // ---- review queue (reviews.ts) -------------------------------------------------------------

@@ -14,9 +14,12 @@ import type {
   AddResult,
   CheckpointView,
   ConsistencyProofView,
+  GateDecision,
   HistoryEvent,
   InclusionProofView,
+  LineageGraph,
   MemoryApi,
+  PrincipalInfo,
   MemoryRecord,
   ReviewItem,
   SearchOptions,
@@ -301,6 +304,27 @@ export class FakeMemory implements MemoryApi {
   async checkAction(input: CheckActionInput): Promise<ActionVerdict> {
     this.#enter('checkAction', input);
     return this.#gate.decide(input);
+  }
+
+  async whoami(principal: string): Promise<PrincipalInfo> {
+    this.#enter('whoami', principal);
+    return { id: principal, kind: 'user', name: principal };
+  }
+
+  async ancestors(id: string, opts: { principal: string }): Promise<LineageGraph> {
+    this.#enter('ancestors', id, opts);
+    const memory = this.#must(id, opts.principal);
+    return { root: id, nodes: [{ id, depth: 0, state: 'verified', status: 'live', memory }], edges: [], truncated: false };
+  }
+
+  async gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]> {
+    this.#enter('gateDecisions', opts);
+    return [];
+  }
+
+  async verifierKey(): Promise<string> {
+    this.#enter('verifierKey');
+    return 'memwarden.test/log+00000000+AQ==';
   }
 
   async close(): Promise<void> {
