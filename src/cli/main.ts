@@ -334,11 +334,17 @@ program
     });
   });
 
-type ServeFlags = { port: string; host: string; witness?: string[]; acceptClientEmbeddings?: boolean };
+type ServeFlags = {
+  port: string;
+  host: string;
+  witness?: string[];
+  acceptClientEmbeddings?: boolean;
+  reports: string;
+};
 store(
   program
     .command('serve')
-    .description('serve the HTTP API, OpenAPI document and Prometheus metrics')
+    .description('serve the HTTP API, OpenAPI document, Prometheus metrics and the review console')
     .option('--port <n>', 'port (0 picks a free one)', '7411')
     .option('--host <addr>', 'address to bind', '127.0.0.1')
     .option(
@@ -349,7 +355,8 @@ store(
     .option(
       '--accept-client-embeddings',
       'accept a precomputed "embedding" on add and search (callers steer ranking of their own memories)',
-    ),
+    )
+    .option('--reports <dir>', 'evaluation reports the console lists (<dir>/<name>/report.html)', 'eval-out'),
 ).action(async (o: StoreOptions & ServeFlags) => {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {

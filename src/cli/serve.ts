@@ -1,7 +1,8 @@
 /**
  * @module cli/serve
- * `memwarden serve`: the HTTP API, OpenAPI document and Prometheus metrics on the embedded
- * store (or a PostgreSQL server), until SIGINT / SIGTERM.
+ * `memwarden serve`: the HTTP API, OpenAPI document, Prometheus metrics and the review console
+ * (`/console/`, with the evaluation reports under `--reports`) on the embedded store (or a
+ * PostgreSQL server), until SIGINT / SIGTERM.
  */
 import { createApp } from '../server/app.js';
 import { createCachedAuthenticator } from '../server/auth.js';
@@ -17,6 +18,7 @@ export async function serve(
     host: string;
     witness?: readonly string[];
     acceptClientEmbeddings?: boolean;
+    reports?: string;
   },
 ): Promise<void> {
   const metrics = new Metrics();
@@ -33,10 +35,11 @@ export async function serve(
     logger,
     clientEmbeddings: o.acceptClientEmbeddings === true,
     ...(cosign === undefined ? {} : { cosignCheckpoint: cosign }),
+    ...(o.reports === undefined ? {} : { console: { reportsDir: o.reports } }),
   });
   const server = await startServer({ app, port: o.port, host: o.host });
   logger.info({ url: server.url, data: o.data, backend: o.postgres === undefined ? 'pglite' : 'postgres' }, 'memwarden serving');
-  process.stdout.write(`memwarden listening on ${server.url}\n`);
+  process.stdout.write(`memwarden listening on ${server.url} (console: ${server.url}/console/)\n`);
   let stopping = false;
   const stop = async (): Promise<void> => {
     if (stopping) return;

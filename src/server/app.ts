@@ -3,7 +3,8 @@
  * The HTTP service as a Hono app: request ids, structured logs and latency metrics for every
  * request; bearer authentication on every `/v1` route; one error mapping (server/errors.ts).
  *
- * Unauthenticated: `GET /healthz`, `GET /openapi.json` and (by default) `GET /metrics`.
+ * Unauthenticated: `GET /healthz`, `GET /openapi.json`, (by default) `GET /metrics`, and the
+ * console's static files under `/console/` (server/console.ts), which hold no data.
  */
 import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
@@ -18,6 +19,9 @@ import type { RequestLogger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { registerRoutes, type AppEnv, type CheckpointHook } from './routes.js';
+import { registerConsole } from './console.js';
+import { registerInspectRoutes } from './inspect-routes.js';
+import { ReportLibrary } from './reports.js';
 import { MAX_BODY_BYTES } from './schemas.js';
 
 /** Who may read `/metrics`. */
@@ -40,6 +44,15 @@ export interface AppOptions {
    * embeds every text with its own model.
    */
   readonly clientEmbeddings?: boolean;
+  /** The review console at `/console/` (server/console.ts). */
+  readonly console?: ConsoleOptions;
+}
+
+export interface ConsoleOptions {
+  /** The built console (default: `dist/console` next to this module). */
+  readonly dir?: string;
+  /** Where the evaluation reports are (`<dir>/<name>/report.html`); absent: none listed. */
+  readonly reportsDir?: string;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -145,6 +158,12 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
   registerRoutes(app, memory, metrics, {
     clientEmbeddings: opts.clientEmbeddings === true,
     ...(opts.cosignCheckpoint === undefined ? {} : { cosignCheckpoint: opts.cosignCheckpoint }),
+  });
+  const reports = new ReportLibrary(opts.console?.reportsDir);
+  registerInspectRoutes(app, memory, reports);
+  registerConsole(app, {
+    ...(opts.console?.dir === undefined ? {} : { dir: opts.console.dir }),
+    reports,
   });
 
   app.notFound((c) => errorResponse(c, new EdgeError('ROUTE_NOT_FOUND', 'no such route'), logger));

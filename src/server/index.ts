@@ -2,7 +2,7 @@
  * @module server
  * The HTTP service: `createApp` builds the Hono app over a `MemoryApi`, `startServer` listens.
  */
-export { createApp, type AppOptions, type MetricsAccess } from './app.js';
+export { createApp, type AppOptions, type ConsoleOptions, type MetricsAccess } from './app.js';
 export { startServer, type RunningServer, type StartServerOptions } from './serve.js';
 export {
   createCachedAuthenticator,

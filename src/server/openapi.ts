@@ -16,6 +16,7 @@ import {
   SearchBodySchema,
   UpdateBodySchema,
 } from './schemas.js';
+import { consolePath, inspectPaths, inspectSchemas } from './openapi-inspect.js';
 
 type Json = Record<string, unknown>;
 
@@ -231,6 +232,7 @@ const schemas: Record<string, Json> = {
   UpdateBody: bodySchema(UpdateBodySchema),
   ReasonBody: bodySchema(ReasonBodySchema),
   PurgeBody: { ...bodySchema(PurgeBodySchema), description: 'exactly one of source, contentHash' },
+  ...inspectSchemas,
 };
 
 const json = (schema: Json): Json => ({ content: { 'application/json': { schema } } });
@@ -384,7 +386,7 @@ const v1: Record<string, Record<string, Json>> = {
 /** The document, built fresh (callers may serialise it once). */
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
-  for (const [path, ops] of Object.entries(v1)) {
+  for (const [path, ops] of Object.entries({ ...v1, ...inspectPaths })) {
     paths[path] = Object.fromEntries(
       Object.entries(ops).map(([method, op]) => [
         method,
@@ -415,6 +417,7 @@ export function buildOpenApiDocument(): Json {
       },
     },
   };
+  paths['/console'] = consolePath;
   paths['/openapi.json'] = {
     get: {
       operationId: 'openapi',

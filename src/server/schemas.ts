@@ -96,6 +96,11 @@ export const ConsistencyQuerySchema = z.strictObject({
   from: QueryInt(Number.MAX_SAFE_INTEGER),
   to: QueryInt(Number.MAX_SAFE_INTEGER),
 });
+export const GateDecisionsQuerySchema = z.strictObject({ limit: QueryInt(1000).optional() });
+/** An evaluation report: a folder name under the reports directory. */
+export const ReportNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'malformed report name');
 export const DeleteQuerySchema = z.strictObject({ reason: Reason.optional() });
 export const EmptyQuerySchema = z.strictObject({});
 
