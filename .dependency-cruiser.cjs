@@ -123,6 +123,21 @@ module.exports = {
       to: { path: '^src/adapters/', pathNot: ['^src/adapters/$1/', '^src/adapters/sql/'] },
     },
     {
+      name: 'console-is-a-browser-island',
+      severity: 'error',
+      comment:
+        'src/console is the review console, bundled for the browser by esbuild: it imports only itself (it talks to the server over HTTP, never through server or memory code).',
+      from: { path: '^src/console/' },
+      to: { pathNot: '^src/console/' },
+    },
+    {
+      name: 'nothing-imports-the-console',
+      severity: 'error',
+      comment: 'The console is an edge of its own: the server serves its built files, it never imports its code.',
+      from: { pathNot: '^src/console/' },
+      to: { path: '^src/console/' },
+    },
+    {
       name: 'only-edges-wire',
       severity: 'error',
       comment: 'Nothing below the edges imports the CLI, server, witness or integrations.',
