@@ -13,6 +13,7 @@ import type { Ledger } from '../memory/ledger.js';
 import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { entryJson, printJson } from './format.js';
 import { serve } from './serve.js';
+import { registerAudit } from './audit.js';
 import { registerEval } from './eval.js';
 import { registerMcp } from './mcp.js';
 import { registerScan } from './scan.js';
@@ -307,32 +308,7 @@ program
     });
   });
 
-program
-  .command('audit')
-  .description('recompute the whole log and re-verify every entry (exit 1 on any failure)')
-  .addOption(dataOption())
-  .addOption(pgOption())
-  .action(async (o: StoreOptions) => {
-    await withLedger(o, async (l) => {
-      const report = await l.log.audit();
-      const failures: { id: string; code: string }[] = [];
-      let checked = 0;
-      for (const e of await l.storage.listEntries()) {
-        if ((await l.storage.getLeaf(e.leafIndex))?.kind === 'tombstone') continue;
-        const v = await l.verifyStored(e);
-        checked++;
-        if (!v.ok) failures.push({ id: e.id, code: v.code });
-      }
-      printJson({
-        ok: failures.length === 0,
-        logSize: report.size,
-        leavesChecked: report.leavesChecked,
-        entriesChecked: checked,
-        failures,
-      });
-      if (failures.length > 0) process.exitCode = 1;
-    });
-  });
+registerAudit(program);
 
 type ServeFlags = {
   port: string;

@@ -83,6 +83,12 @@ export interface LogStore {
   putCheckpoint(cp: CheckpointRecord): Promise<void>;
   latestCheckpoint(): Promise<CheckpointRecord | undefined>;
   getCheckpoint(size: number): Promise<CheckpointRecord | undefined>;
+  /**
+   * Every stored checkpoint, smallest size first (the whole-store audit checks each one and the
+   * consistency between neighbours). Optional so wrappers keep compiling; every shipped
+   * backend implements it.
+   */
+  listCheckpoints?(): Promise<CheckpointRecord[]>;
 }
 
 export interface PrincipalRecord {

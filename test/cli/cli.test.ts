@@ -86,7 +86,7 @@ describe('memwarden CLI', () => {
     expect(r.err).toMatch(/^error AUTH_FORBIDDEN:/);
     const u = cli('write', 'x', '--as', 'user:' + '0'.repeat(32));
     expect(u.err).toMatch(/^error PRINCIPAL_UNKNOWN:/);
-    expect(json(cli('audit')).logSize).toBe(1);
+    expect(json(cli('audit', '--json')).logSize).toBe(1);
   });
 
   it('detects an entry altered at rest (verify and audit exit 1)', async () => {
@@ -100,8 +100,13 @@ describe('memwarden CLI', () => {
     const v = cli('verify', entry);
     expect(v.code).toBe(1);
     expect(json(v).ok).toBe(false);
-    const a = cli('audit');
+    const a = cli('audit', '--json');
     expect(a.code).toBe(1);
-    expect((json(a).failures as unknown[]).length).toBe(1);
+    const findings = json(a).findings as { code: string; subject: string }[];
+    expect(new Set(findings.map((f) => f.subject))).toEqual(new Set([entry]));
+    expect(findings.map((f) => f.code)).toContain('MAC_INVALID');
+    const text = cli('audit');
+    expect(text.code).toBe(1);
+    expect(text.out).toMatch(/^entries\.mac +1 +1$/m);
   });
 });

@@ -126,6 +126,7 @@ export class MemoryBackend implements StorageBackend {
   putCheckpoint = (cp: CheckpointRecord): Promise<void> => this.write((tx) => tx.putCheckpoint(cp));
   latestCheckpoint = (): Promise<CheckpointRecord | undefined> => this.r.latestCheckpoint();
   getCheckpoint = (n: number): Promise<CheckpointRecord | undefined> => this.r.getCheckpoint(n);
+  listCheckpoints = (): Promise<CheckpointRecord[]> => this.r.listCheckpoints();
   insertPrincipal = (p: PrincipalRecord, k: KeyRecord): Promise<void> =>
     this.write((tx) => tx.insertPrincipal(p, k));
   getPrincipal = (id: string): Promise<PrincipalRecord | undefined> => this.r.getPrincipal(id);

@@ -163,6 +163,10 @@ export abstract class MemoryTxCore {
     return this.s.checkpoints.get(size) ?? this.w.checkpoints.find((c) => c.size === size);
   }
 
+  async listCheckpoints(): Promise<CheckpointRecord[]> {
+    return [...this.s.checkpoints.values(), ...this.w.checkpoints].sort((a, b) => a.size - b.size);
+  }
+
   // ---- registry --------------------------------------------------------------------------
   async insertPrincipal(p: PrincipalRecord, firstKey: KeyRecord): Promise<void> {
     this.systemOnly('the registry');

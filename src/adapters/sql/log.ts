@@ -203,3 +203,9 @@ export async function getCheckpoint(
   );
   return rows.length === 0 ? undefined : checkpointOut(rows[0]!);
 }
+
+/** Every checkpoint, smallest size first. */
+export async function listCheckpoints(q: Queryable): Promise<CheckpointRecord[]> {
+  const { rows } = await q.query('SELECT size, root, note, created_ns FROM checkpoints ORDER BY size');
+  return rows.map(checkpointOut);
+}

@@ -81,6 +81,9 @@ export abstract class SqlView implements StorageBackend {
   getCheckpoint(size: number): Promise<CheckpointRecord | undefined> {
     return this.read((q) => log.getCheckpoint(q, size));
   }
+  listCheckpoints(): Promise<CheckpointRecord[]> {
+    return this.read((q) => log.listCheckpoints(q));
+  }
 
   insertPrincipal(p: PrincipalRecord, firstKey: KeyRecord): Promise<void> {
     return this.write((q) => registry.insertPrincipal(q, p, firstKey));
