@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The long fault trials run as their own step: `npm run test:faults` (vitest.faults.config.ts).
+    exclude: ['test/faults/**', '**/node_modules/**'],
     testTimeout: 30_000,
     pool: 'forks',
   },
