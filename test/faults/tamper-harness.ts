@@ -282,7 +282,11 @@ export function expectations(vector: boolean): Record<string, Expectation> {
         },
       ],
     },
-    // ---- log_leaves (leaf 0 is a1's)
+    // ---- log_leaves (leaf 0 is a1's). Reads prove an entry from its own signed bytes: the leaf
+    // hash is recomputed from id ‖ sig and proved against the signed checkpoint through the
+    // verified leaf mirror or, when a stored leaf no longer folds to that root, through the
+    // stored nodes. One damaged copy (leaf row or node) leaves the entry provable, so these are
+    // the audit's to find (and the read path's when both are damaged).
     'log_leaves.idx': {
       kind: 'alter',
       alterations: [
@@ -290,7 +294,6 @@ export function expectations(vector: boolean): Record<string, Expectation> {
           what: 'leaf moved out of the tree',
           row: () => ({ idx: '0' }),
           to: () => '100000',
-          read: true,
           scope: () => anything,
         },
       ],
@@ -302,7 +305,6 @@ export function expectations(vector: boolean): Record<string, Expectation> {
           what: 'one nibble of id ‖ sig flipped',
           row: () => ({ idx: '0' }),
           to: (o) => flipHexNibble(o as string, 60),
-          read: true,
           scope: () => anything,
         },
       ],
@@ -314,7 +316,6 @@ export function expectations(vector: boolean): Record<string, Expectation> {
           what: 'leaf hash flipped',
           row: () => ({ idx: '0' }),
           to: (o) => flipHexNibble(o as string, 10),
-          read: true,
           scope: () => anything,
         },
       ],
@@ -360,7 +361,6 @@ export function expectations(vector: boolean): Record<string, Expectation> {
           what: 'node moved to another level',
           row: () => ({ level: '1', idx: '0' }),
           to: () => '40',
-          read: true,
           scope: () => anything,
         },
       ],
@@ -372,7 +372,6 @@ export function expectations(vector: boolean): Record<string, Expectation> {
           what: 'node moved to another index',
           row: () => ({ level: '1', idx: '0' }),
           to: () => '99999',
-          read: true,
           scope: () => anything,
         },
       ],
@@ -384,7 +383,6 @@ export function expectations(vector: boolean): Record<string, Expectation> {
           what: 'node hash flipped',
           row: () => ({ level: '1', idx: '0' }),
           to: (o) => flipHexNibble(o as string, 7),
-          read: true,
           scope: () => anything,
         },
       ],
@@ -928,6 +926,7 @@ export async function sweep(
   const typeOf = new Map(swept.map((c) => [`${c.table}.${c.column}`, c.type]));
 
   const result: SweepResult = { rows: [], exempt: [] };
+  const readMisses: string[] = [];
   for (const c of swept) {
     const key = `${c.table}.${c.column}`;
     const ex = E[key] as Expectation;
@@ -965,12 +964,8 @@ export async function sweep(
         expect(stray, `${label}: findings about untouched rows (false alarms)`).toEqual([]);
         const strayDrops = seen.dropped.filter((id) => !scope.entries(id));
         expect(strayDrops, `${label}: untouched entries dropped at read time`).toEqual([]);
-        if (a.read === true) {
-          expect(
-            seen.droppedWithEvent.length,
-            `${label}: must be dropped at read time with an audit event`,
-          ).toBeGreaterThan(0);
-        }
+        // Collected, so one run lists every alteration the read path stopped catching.
+        if (a.read === true && seen.droppedWithEvent.length === 0) readMisses.push(label);
       }
       result.rows.push({
         column: key,
@@ -982,6 +977,10 @@ export async function sweep(
       await restore();
     }
   }
+  expect(
+    readMisses,
+    'alterations expected to be dropped at read time (with an audit event)',
+  ).toEqual([]);
   // Everything restored: the store audits clean again and every entry reads back.
   const after = await observe(fx, fresh, storage);
   expect(after.openError).toBeUndefined();
