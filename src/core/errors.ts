@@ -52,6 +52,8 @@ export const ErrorCodes = [
   'STORAGE_CONFLICT',
   'STORAGE_NOT_FOUND',
   'STORAGE_FAILED',
+  /** The database is unreachable, restarting or shutting down: nothing was changed; retry. */
+  'STORAGE_UNAVAILABLE',
   'STORAGE_DENIED',
   // quotas, review, authentication at the edges
   'QUOTA_EXCEEDED',

@@ -76,6 +76,7 @@ function errorResponse(c: Context<AppEnv>, err: unknown, logger: RequestLogger):
       'request failed',
     );
   }
+  if (m.retryAfter !== undefined) c.header('Retry-After', String(m.retryAfter));
   return c.json(m.body, m.status as ContentfulStatusCode);
 }
 

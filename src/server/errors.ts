@@ -69,6 +69,8 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   STORAGE_CONFLICT: 409,
   STORAGE_NOT_FOUND: 404,
   STORAGE_FAILED: 500,
+  // the database is restarting or unreachable: retryable, sent with Retry-After
+  STORAGE_UNAVAILABLE: 503,
   // row-level security refused the principal
   STORAGE_DENIED: 403,
   // quotas, review, authentication
@@ -121,7 +123,12 @@ export interface MappedError {
   /** The code for logs and metrics (equals `body.error.code`). */
   readonly code: string;
   readonly serverFault: boolean;
+  /** Seconds for a `Retry-After` header: the failure is transient and nothing was changed. */
+  readonly retryAfter?: number;
 }
+
+/** Codes whose failure is transient: the client should retry after this many seconds. */
+const RETRY_AFTER_S: Partial<Record<ApiErrorCode, number>> = { STORAGE_UNAVAILABLE: 1 };
 
 function statusOf(code: string): number | undefined {
   return Object.hasOwn(HTTP_STATUS_BY_CODE, code)
@@ -153,6 +160,17 @@ export function mapError(err: unknown): MappedError {
       code: 'INTERNAL',
       serverFault: true,
       body: { error: { code: 'INTERNAL', message: 'internal error' } },
+    };
+  }
+  const retryAfter = RETRY_AFTER_S[code as ApiErrorCode];
+  if (retryAfter !== undefined) {
+    // Transient (the database is restarting or unreachable): a retryable 503, code only.
+    return {
+      status,
+      code,
+      serverFault: true,
+      retryAfter,
+      body: { error: { code, message: 'temporarily unavailable, retry' } },
     };
   }
   if (status >= 500) {

@@ -92,11 +92,14 @@ describe.skipIf(url === undefined)('PostgreSQL backend conformance', () => {
       await b.close();
     }
   });
-  it('an unreachable server is STORAGE_FAILED with the cause kept', async () => {
+  it('an unreachable server is STORAGE_UNAVAILABLE (retryable) with the cause kept', async () => {
     const err = await PgBackend.open({ connectionString: 'postgres://x:y@127.0.0.1:1/none' }).catch(
       (e: unknown) => e,
     );
-    expect(err).toMatchObject({ code: 'STORAGE_FAILED' });
+    expect(err).toMatchObject({
+      code: 'STORAGE_UNAVAILABLE',
+      details: { retryable: true, reason: 'connection' },
+    });
     expect((err as Error).cause).toBeDefined();
   });
 });

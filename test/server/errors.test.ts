@@ -20,6 +20,7 @@ describe('the code → status table', () => {
     ['QUOTA_EXCEEDED', 429],
     ['POLICY_DENIED', 403],
     ['STORAGE_FAILED', 500],
+    ['STORAGE_UNAVAILABLE', 503],
     ['LOG_CORRUPT', 500],
     ['EMBEDDING_FAILED', 502],
   ] as const)('%s → %i', (code, status) => {
@@ -100,6 +101,24 @@ describe('error mapping through the app', () => {
       // the server side keeps the stack for operators
       expect(lines.some((l) => l['msg'] === 'request failed' && l['code'] === code)).toBe(true);
     }
+  });
+});
+
+describe('a database that is restarting or unreachable', () => {
+  it('is a retryable 503 with Retry-After and no internals', async () => {
+    const { call, memory } = setup();
+    memory.failNext = new MemwardenError(
+      'STORAGE_UNAVAILABLE',
+      'database: terminating connection due to administrator command at 10.0.0.7',
+      { details: { retryable: true, reason: 'connection' } },
+    );
+    const r = await call('POST', '/v1/memories', { body: { content: 'x' } });
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('1');
+    expect(r.json).toEqual({
+      error: { code: 'STORAGE_UNAVAILABLE', message: 'temporarily unavailable, retry' },
+    });
+    expect(r.text).not.toContain('10.0.0.7');
   });
 });
 

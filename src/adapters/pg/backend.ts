@@ -19,7 +19,7 @@
 import pg from 'pg';
 import { MemwardenError } from '../../core/errors.js';
 import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
-import { normaliseDbError, normalised } from '../sql/errors.js';
+import { normaliseDbError, normaliseDriverError, normalised } from '../sql/errors.js';
 import { type MigrationReport, ensureSchema, migrate } from '../sql/migrations.js';
 import {
   type Queryable,
@@ -64,31 +64,46 @@ export interface PgBackendOptions {
   readonly vectorIndex?: VectorIndexOptions;
 }
 
+/** Await a driver call; whatever it throws is a database error (`normaliseDriverError`). */
+async function driver<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    throw normaliseDriverError(e);
+  }
+}
+
 function asQueryable(c: pg.PoolClient): Queryable {
   return {
     query: async (sql, params) => {
-      const r = await c.query(sql, params === undefined ? undefined : [...params]);
+      const r = await driver(c.query(sql, params === undefined ? undefined : [...params]));
       return { rows: r.rows as Record<string, unknown>[] };
     },
     exec: async (sql) => {
-      await c.query(sql);
+      await driver(c.query(sql));
     },
   };
 }
 
-/** Check out a client and run `fn` in BEGIN … COMMIT, rolling back on any error. */
+/**
+ * Check out a client and run `fn` in BEGIN … COMMIT, rolling back on any error. A lost
+ * connection (the server restarting, a network cut) is `STORAGE_UNAVAILABLE`; the broken
+ * client is dropped from the pool and the next checkout reconnects.
+ */
 async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (e) {
-    throw normaliseDbError(e);
-  }
+  const client = await driver(pool.connect());
   let broken = false;
+  // A checked-out client whose connection dies between queries emits 'error'; unhandled, that
+  // would crash the process. Mark it broken instead: its next query fails (coded), and it is
+  // dropped from the pool on release.
+  const onError = (): void => {
+    broken = true;
+  };
+  client.on('error', onError);
   try {
-    await client.query('BEGIN');
+    await driver(client.query('BEGIN'));
     const result = await fn(client);
-    await client.query('COMMIT');
+    await driver(client.query('COMMIT'));
     return result;
   } catch (e) {
     try {
@@ -98,6 +113,7 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
     }
     throw normaliseDbError(e);
   } finally {
+    client.off('error', onError);
     client.release(broken);
   }
 }
@@ -259,13 +275,12 @@ export class PgBackend extends SqlView {
   }
 
   private async buildIndex(lists: number, old: readonly string[]): Promise<void> {
-    let c: pg.PoolClient;
-    try {
-      c = await this.s.pool.connect();
-    } catch (e) {
-      throw normaliseDbError(e);
-    }
+    const c = await driver(this.s.pool.connect());
     let broken = false;
+    const onError = (): void => {
+      broken = true;
+    };
+    c.on('error', onError);
     try {
       const { rows } = await c.query('SELECT pg_try_advisory_lock($1) AS ok', [INDEX_LOCK]);
       if (rows[0]?.ok !== true) return; // another process is building
@@ -280,8 +295,9 @@ export class PgBackend extends SqlView {
       }
     } catch (e) {
       broken = true;
-      throw normaliseDbError(e);
+      throw normaliseDriverError(e);
     } finally {
+      c.off('error', onError);
       c.release(broken);
     }
   }

@@ -3,6 +3,11 @@
  * SQLSTATE → storage error codes, one table for both drivers (CONVENTIONS "Errors": normalise
  * `pg` and PGlite `DatabaseError` codes, keep `cause`). Both drivers expose the five-character
  * SQLSTATE as `code`; Node socket errors expose `ECONNREFUSED`-style codes.
+ *
+ * A lost or refused connection and a server shutting down or starting up are
+ * `STORAGE_UNAVAILABLE` (retryable: the transaction did not commit — or, if the connection
+ * died during COMMIT, its outcome is unknown and it was not acknowledged); the service
+ * answers 503 with `Retry-After`.
  */
 import { type ErrorCode, MemwardenError } from '../../core/errors.js';
 
@@ -29,10 +34,10 @@ function mapSqlState(state: string): Mapping | undefined {
     case '57P01': // admin_shutdown
     case '57P02': // crash_shutdown
     case '57P03': // cannot_connect_now
-      return { code: 'STORAGE_FAILED', retryable: true, reason: 'connection' };
+      return { code: 'STORAGE_UNAVAILABLE', retryable: true, reason: 'connection' };
   }
   if (state.startsWith('08'))
-    return { code: 'STORAGE_FAILED', retryable: true, reason: 'connection' };
+    return { code: 'STORAGE_UNAVAILABLE', retryable: true, reason: 'connection' };
   if (state.startsWith('23'))
     return { code: 'STORAGE_FAILED', retryable: false, reason: 'integrity' };
   return undefined;
@@ -70,7 +75,7 @@ export function normaliseDbError(e: unknown): unknown {
   if (!isDatabaseError(e)) return e;
   const c = codeOf(e)!;
   const m: Mapping = NODE_CONNECTION_CODES.has(c)
-    ? { code: 'STORAGE_FAILED', retryable: true, reason: 'connection' }
+    ? { code: 'STORAGE_UNAVAILABLE', retryable: true, reason: 'connection' }
     : (mapSqlState(c) ?? { code: 'STORAGE_FAILED', retryable: false, reason: 'database' });
   const message = e instanceof Error ? e.message : String(e);
   return new MemwardenError(m.code, `database: ${message}`, {
@@ -86,4 +91,20 @@ export async function normalised<T>(p: Promise<T>): Promise<T> {
   } catch (e) {
     throw normaliseDbError(e);
   }
+}
+
+/**
+ * The `pg` driver reports a connection that died mid-query ("Connection terminated
+ * unexpectedly", "Client has encountered a connection error and is not queryable") as a plain
+ * Error without a code. Call this only on errors the driver itself threw for a query: such an
+ * error is `STORAGE_UNAVAILABLE`; a coded one is normalised as usual.
+ */
+export function normaliseDriverError(e: unknown): unknown {
+  if (e instanceof MemwardenError || codeOf(e) !== undefined || !(e instanceof Error)) {
+    return normaliseDbError(e);
+  }
+  return new MemwardenError('STORAGE_UNAVAILABLE', `database: ${e.message}`, {
+    cause: e,
+    details: { retryable: true, reason: 'connection' },
+  });
 }
