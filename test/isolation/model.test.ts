@@ -306,6 +306,8 @@ interface Entry {
   token: string;
   state: 'live' | 'superseded' | 'deleted' | 'held';
   src?: number;
+  /** Went through the review queue: operators review everyone's held writes (content included). */
+  wasHeld?: boolean;
 }
 
 /** What the model knows; it lives as long as the store (sequences run one after another). */
@@ -326,7 +328,7 @@ async function runSequence(env: Env, model: Model, ops: Op[]): Promise<Record<st
   const allowed = (p: Name, tok: string): boolean => {
     const e = byToken.get(tok);
     if (e === undefined) return true; // e.g. the caller's own failed write echoed back
-    return e.owner === p || e.tier === 'OPERATOR' || (p === 'ops' && e.state === 'held');
+    return e.owner === p || e.tier === 'OPERATOR' || (p === 'ops' && e.wasHeld === true);
   };
   const visible = (p: Name, e: Entry): boolean => e.state === 'live' && (e.owner === p || e.tier === 'OPERATOR');
   const pick = (ref: number): [string, Entry | undefined] => {
@@ -355,7 +357,7 @@ async function runSequence(env: Env, model: Model, ops: Op[]): Promise<Record<st
         const r = await d.add(op.i, p, content, `src:shared:${op.src}`, wantOp);
         if (wantOp && p !== 'ops') expect(fail(r), `${ctx}: a non-operator wrote OPERATOR memory`).toBe('AUTH_FORBIDDEN');
         if (r.ok && 'held' in r.v) {
-          const e: Entry = { owner: p, tier: wantOp ? 'OPERATOR' : 'USER_OBSERVED', token: tok, state: 'held', src: op.src };
+          const e: Entry = { owner: p, tier: wantOp ? 'OPERATOR' : 'USER_OBSERVED', token: tok, state: 'held', src: op.src, wasHeld: true };
           byToken.set(tok, e);
           reviews.push({ id: r.v.held, entry: e });
           stats.held = (stats.held ?? 0) + 1;
