@@ -12,6 +12,7 @@ import { bytesEqual, toBase64, toHex, utf8 } from '../core/bytes.js';
 import {
   type EntryBody,
   type SignedEntry,
+  type EntryForVerify,
   type SignedTombstone,
   decodeEntryForVerify,
   decodeSignedEntry,
@@ -26,6 +27,8 @@ import {
   tombstoneLeafData,
   tombstoneSigningInput,
   uuidv7,
+  withEntryLeafData,
+  withEntrySigningInput,
 } from '../core/entry/index.js';
 import { MemwardenError, type ErrorCode } from '../core/errors.js';
 import { parseCheckpoint, verifyCheckpoint, verifyInclusion } from '../core/merkle/index.js';
@@ -110,9 +113,10 @@ interface FirstCheck {
   /** Its position in the caller's list. */
   readonly at: number;
   readonly stored: StoredEntry;
-  readonly entry: SignedEntry;
-  /** The bytes its signature covers. */
-  readonly input: Uint8Array;
+  /** The decoded record and where its signed parts sit in `stored.bytes`. */
+  readonly d: EntryForVerify;
+  /** The hash its log leaf must have (of id ‖ sig, MemLineage §3.4). */
+  readonly leafHash: Uint8Array;
 }
 
 interface Pending {
@@ -661,47 +665,43 @@ export class Ledger {
       const cached = this.verified.get(id);
       const again = cached !== undefined && bytesEqual(cached, s.mac);
       let entry: SignedEntry;
-      let input: Uint8Array | undefined;
+      let d: EntryForVerify | undefined;
       if (again) {
-        const d = safeDecodeSignedEntry(s.bytes);
-        if (!d.ok) {
-          out[at] = { ok: false, code: d.error.code, id, stage: 'decode' };
+        const r = safeDecodeSignedEntry(s.bytes);
+        if (!r.ok) {
+          out[at] = { ok: false, code: r.error.code, id, stage: 'decode' };
           continue;
         }
-        entry = d.value;
+        entry = r.value;
       } else {
-        const d = decodeEntryForVerify(s.bytes);
-        if (!d.ok) {
-          out[at] = { ok: false, code: d.error.code, id, stage: 'decode' };
+        const r = decodeEntryForVerify(s.bytes);
+        if (!r.ok) {
+          out[at] = { ok: false, code: r.error.code, id, stage: 'decode' };
           continue;
         }
-        entry = d.value.entry;
-        input = d.value.signedInput;
+        d = r.value;
+        entry = d.entry;
       }
       if (entry.id !== id || entry.ns !== s.owner || entry.tier !== s.tier) {
         out[at] = { ok: false, code: 'ENTRY_INVALID', id, stage: 'decode' };
         continue;
       }
-      if (input === undefined) {
+      if (d === undefined) {
         out[at] = { ok: true, entry, leafIndex: s.leafIndex, checkpointSize: undefined };
         continue;
       }
-      todo.push({ at, stored: s, entry, input });
+      todo.push({ at, stored: s, d, leafHash: withEntryLeafData(s.bytes, d, leafHash) });
     }
     if (todo.length === 0) return out;
 
-    const keys = await this.registry.keyRecordsFor(todo.map((c) => c.entry.kid));
+    const kids = todo.map((c) => c.d.entry.kid);
+    const keys = this.registry.cachedKeyRecords(kids) ?? (await this.registry.keyRecordsFor(kids));
     const signed: FirstCheck[] = [];
     for (const c of todo) {
-      const e = c.entry;
-      const sig = this.registry.checkWith(
-        keys.get(e.kid),
-        e.writer,
-        e.kid,
-        e.ts,
-        c.input,
-        e.sig,
-        c.stored.leafIndex,
+      const e = c.d.entry;
+      const rec = keys.get(e.kid);
+      const sig = withEntrySigningInput(c.stored.bytes, c.d, (input) =>
+        this.registry.checkWith(rec, e.writer, e.kid, e.ts, input, e.sig, c.stored.leafIndex),
       );
       if (sig.ok) signed.push(c);
       else out[c.at] = { ok: false, code: sig.code, id: c.stored.id, stage: 'signature' };
@@ -721,12 +721,11 @@ export class Ledger {
     const good = cps.good;
     const pass = (c: FirstCheck, checkpointSize: number | undefined): void => {
       this.verified.set(c.stored.id, c.stored.mac);
-      out[c.at] = { ok: true, entry: c.entry, leafIndex: c.stored.leafIndex, checkpointSize };
+      out[c.at] = { ok: true, entry: c.d.entry, leafIndex: c.stored.leafIndex, checkpointSize };
     };
     const failInclusion = (c: FirstCheck, code: ErrorCode): void => {
       out[c.at] = { ok: false, code, id: c.stored.id, stage: 'inclusion' };
     };
-    const hashes = new Map<FirstCheck, Uint8Array>();
     /** Entries to prove by audit path, per tree size. */
     const byPath = new Map<number, FirstCheck[]>();
     const viaPath = (c: FirstCheck, size: number): void => {
@@ -738,9 +737,7 @@ export class Ledger {
     let refreshed = false;
     for (const c of list) {
       const index = c.stored.leafIndex;
-      // The leaf commits the entry: id ‖ sig (MemLineage §3.4).
-      const lh = leafHash(entryLeafData(c.entry));
-      hashes.set(c, lh);
+      const lh = c.leafHash;
       if (!Number.isSafeInteger(index) || index < 0) {
         failInclusion(c, 'LOG_INDEX_OUT_OF_RANGE');
       } else if (good !== undefined && index < good.size) {
@@ -760,7 +757,8 @@ export class Ledger {
           refreshed = true;
           await this.log.refresh();
         }
-        if (index < this.log.size) viaPath(c, -1); // the log's current root
+        if (index < this.log.size)
+          viaPath(c, -1); // the log's current root
         else failInclusion(c, 'LOG_INDEX_OUT_OF_RANGE');
       }
     }
@@ -787,9 +785,7 @@ export class Ledger {
       group.forEach((c, i) => {
         const proof = proofs[i];
         if (proof === undefined) failInclusion(c, 'LOG_PROOF_INVALID');
-        else if (
-          verifyInclusion(c.stored.leafIndex, size, hashes.get(c) as Uint8Array, proof, root)
-        )
+        else if (verifyInclusion(c.stored.leafIndex, size, c.leafHash, proof, root))
           pass(c, key < 0 ? undefined : size);
         else failInclusion(c, 'LOG_ROOT_MISMATCH');
       });

@@ -105,6 +105,8 @@ export class VerifierRegistry {
   private readonly recordTtlNs: bigint;
   /** Key records for the read path, with the clock reading when each was read. */
   private readonly records = new Map<string, { readonly rec: KeyRecord; readonly at: bigint }>();
+  /** Key record objects whose key was validated against their kid (records are immutable). */
+  private readonly checkedRecords = new WeakMap<KeyRecord, Ed25519PublicKey>();
 
   constructor(
     private readonly store: RegistryStore,
@@ -349,6 +351,25 @@ export class VerifierRegistry {
   }
 
   /**
+   * {@link keyRecordsFor} when every record is cached, fresh and its principal known — the
+   * steady state of a reader — without an await; undefined when any of them needs a read.
+   */
+  cachedKeyRecords(kids: Iterable<string>): Map<string, KeyRecord> | undefined {
+    const out = new Map<string, KeyRecord>();
+    let now: bigint | undefined;
+    for (const kid of kids) {
+      if (out.has(kid)) continue;
+      const hit = this.records.get(kid);
+      if (hit === undefined) return undefined;
+      now ??= this.clock.nowNs();
+      if (now - hit.at >= this.recordTtlNs || now < hit.at) return undefined;
+      if (!this.knownPrincipals.has(hit.rec.principalId)) return undefined;
+      out.set(kid, hit.rec);
+    }
+    return out;
+  }
+
+  /**
    * The rules of {@link verifyFor} over an already read key record (`undefined`: not found),
    * synchronously. The writer's registration must have been looked up (by {@link verifyFor} or
    * {@link keyRecordsFor}); an unknown one is `PRINCIPAL_UNKNOWN`.
@@ -391,6 +412,15 @@ export class VerifierRegistry {
    * not hash to its kid (a store that rebinds a kid gets no signature accepted).
    */
   private publicKeyFor(rec: KeyRecord): Ed25519PublicKey | undefined {
+    // A record object already checked (the read cache hands out the same one per batch).
+    const seen = this.checkedRecords.get(rec);
+    if (seen !== undefined) return seen;
+    const pk = this.publicKeyOf(rec);
+    if (pk !== undefined) this.checkedRecords.set(rec, pk);
+    return pk;
+  }
+
+  private publicKeyOf(rec: KeyRecord): Ed25519PublicKey | undefined {
     const cached = this.keyCache.get(rec.kid);
     if (cached !== undefined && cached.equalsRaw(rec.publicKey)) return cached;
     if (rec.alg !== 'ed25519') return undefined;

@@ -13,8 +13,12 @@ import {
   decodeEntryForVerify,
   encodeEntryBody,
   encodeSignedEntry,
+  entryLeafData,
   signingInput,
+  withEntryLeafData,
+  withEntrySigningInput,
 } from '../../src/core/entry/index.js';
+import { keyCode } from '../../src/core/codec/wire.js';
 import { leafHash } from '../../src/core/merkle/index.js';
 import { Ledger, type Verification } from '../../src/memory/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
@@ -130,13 +134,45 @@ describe('decodeEntryForVerify', () => {
       const d = decodeEntryForVerify(r.bytes);
       expect(d.ok).toBe(true);
       if (!d.ok) continue;
-      expect(d.value.entry).toEqual(r.entry);
-      expect(d.value.signedInput).toEqual(signingInput(encodeEntryBody(r.entry)));
-      expect(encodeSignedEntry(d.value.entry)).toEqual(r.bytes);
+      const v = d.value;
+      expect(v.entry).toEqual(r.entry);
+      const input = withEntrySigningInput(r.bytes, v, (x) => x.slice());
+      expect(input).toEqual(signingInput(encodeEntryBody(r.entry)));
+      expect(withEntryLeafData(r.bytes, v, (x) => x.slice())).toEqual(entryLeafData(r.entry));
+      // Nested use gets its own buffer: the outer view is not overwritten.
+      withEntrySigningInput(r.bytes, v, (outer) => {
+        const copy = outer.slice();
+        const pd = decodeEntryForVerify(plain.bytes);
+        if (pd.ok) withEntrySigningInput(plain.bytes, pd.value, () => 0);
+        expect(outer).toEqual(copy);
+      });
+      expect(encodeSignedEntry(v.entry)).toEqual(r.bytes);
     }
     const bad = plain.bytes.slice();
     bad[0] = 0xbf; // indefinite-length map: not canonical
     expect(decodeEntryForVerify(bad)).toMatchObject({ ok: false });
+  });
+});
+
+describe('the decoder reads schema keys by code', () => {
+  it('a key that differs from a schema key only by a NUL or its length is still unknown', () => {
+    expect(keyCode('t')).not.toBe(keyCode('t\u0000'));
+    for (const key of [
+      [0x74, 0x00],
+      [0x00, 0x74],
+      [0x74, 0x76],
+    ]) {
+      const bytes = Uint8Array.of(0xa1, 0x60 + key.length, ...key, 0x01);
+      expect(decodeEntryForVerify(bytes)).toMatchObject({
+        ok: false,
+        error: { code: 'CODEC_UNKNOWN_KEY' },
+      });
+    }
+    // A known key still decodes to its rules (here: `v` must be 1).
+    expect(decodeEntryForVerify(Uint8Array.of(0xa1, 0x61, 0x76, 0x02))).toMatchObject({
+      ok: false,
+      error: { code: 'CODEC_UNSUPPORTED_VERSION' },
+    });
   });
 });
 

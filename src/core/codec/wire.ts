@@ -42,6 +42,20 @@ export const MT = {
 
 const TWO_32 = 0x1_0000_0000;
 
+/** 128^7: the length term of a key code, above every character term. */
+const KEY_LEN_UNIT = 2 ** 49;
+
+/** The {@link CborReader.readKeyCode} of an ASCII key of 1–7 characters. */
+export function keyCode(key: string): number {
+  let code = 0;
+  let scale = 1;
+  for (let i = 0; i < key.length; i++) {
+    code += key.charCodeAt(i) * scale;
+    scale *= 128;
+  }
+  return code + key.length * KEY_LEN_UNIT;
+}
+
 /** Number of bytes of an initial byte plus argument `arg` in shortest form (RFC 8949 §3). */
 export function headSize(arg: number): number {
   return arg < 24 ? 1 : arg < 0x100 ? 2 : arg < 0x10000 ? 3 : arg < TWO_32 ? 5 : 9;
@@ -212,6 +226,9 @@ export class CborReader {
   arg = 0;
   big: bigint | undefined = undefined;
 
+  /** A Buffer view of `buf` for latin1 slicing of ASCII text (made on first use). */
+  private view: Buffer | undefined;
+
   constructor(readonly buf: Uint8Array) {}
 
   private need(n: number): void {
@@ -315,17 +332,44 @@ export class CborReader {
     if (n > maxBytes) codecFail('CODEC_OVERSIZE', 'text too long', field);
     const b = this.buf;
     const start = this.pos;
-    this.pos += n;
-    if (n <= 24) {
+    const end = start + n;
+    this.pos = end;
+    // ASCII (the common case: ids, kinds, tiers, most content) is its own UTF-8 and latin1
+    // spelling, so one native latin1 slice replaces the strict UTF-8 decoder.
+    for (let i = start; i < end; i++)
+      if ((b[i] as number) >= 0x80) return decodeUtf8(b.subarray(start, end), field);
+    if (n <= 8) {
       let s = '';
-      for (let i = start; i < start + n; i++) {
-        const c = b[i] as number;
-        if (c >= 0x80) return decodeUtf8(b.subarray(start, start + n), field);
-        s += String.fromCharCode(c);
-      }
+      for (let i = start; i < end; i++) s += String.fromCharCode(b[i] as number);
       return s;
     }
-    return decodeUtf8(b.subarray(start, start + n), field);
+    this.view ??= Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    return this.view.toString('latin1', start, end);
+  }
+
+  /**
+   * A map key of 1–7 ASCII characters as a number (length·2^49 + Σ byte·128^i: exact, and
+   * distinct for distinct keys — NUL bytes included), read without building a string; -1 (position unchanged) for anything else,
+   * which the caller then reads with {@link readKey} for the precise error.
+   */
+  readKeyCode(): number {
+    const at = this.pos;
+    const b = this.buf;
+    const ib = b[at];
+    // A text head with the length in the initial byte (major 3, length < 24).
+    if (ib === undefined || ib >> 5 !== MT.TEXT) return -1;
+    const n = ib & 31;
+    if (n === 0 || n > 7 || at + 1 + n > b.length) return -1;
+    let code = 0;
+    let scale = 1;
+    for (let i = at + 1; i <= at + n; i++) {
+      const c = b[i] as number;
+      if (c >= 0x80) return -1;
+      code += c * scale;
+      scale *= 128;
+    }
+    this.pos = at + 1 + n;
+    return code + n * KEY_LEN_UNIT;
   }
 
   /** An unsigned integer (major type 0) as a bigint, 0 … 2^64−1. */

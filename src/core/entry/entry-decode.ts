@@ -6,7 +6,7 @@
  * check never runs on bytes that have a second spelling.
  */
 import { safely, type SafeResult } from '../errors.js';
-import { CborReader, codecFail } from '../codec/wire.js';
+import { CborReader, codecFail, keyCode } from '../codec/wire.js';
 import {
   checkBytes,
   checkEntryRelations,
@@ -27,6 +27,11 @@ import { ENTRY_SIGNING_DOMAIN } from './signing.js';
 
 type Mutable<T> = { -readonly [P in keyof T]: T[P] };
 
+/** Key code → key, for the schema's keys (all ASCII, ≤ 7 characters). */
+const KEY_BY_CODE: ReadonlyMap<number, string> = new Map(
+  [...ENTRY_RANK.keys()].map((k) => [keyCode(k), k]),
+);
+
 /**
  * Decode a signed entry, enforcing canonical encoding, the schema and every field rule before
  * any signature check. Throws `MemwardenError` with a `CODEC_*` code only: `CODEC_OVERSIZE`,
@@ -42,6 +47,8 @@ export function decodeSignedEntry(bytes: Uint8Array): SignedEntry {
 interface SigSpan {
   start: number;
   end: number;
+  /** Offset of the 16 id bytes. */
+  id: number;
 }
 
 function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry {
@@ -60,7 +67,14 @@ function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry 
   let prev = -1;
   for (let i = 0; i < n; i++) {
     const keyAt = r.pos;
-    const key = r.readKey();
+    // The fast path reads a schema key without building a string; anything else takes the
+    // general path, which reports the precise error.
+    const code = r.readKeyCode();
+    let key = code < 0 ? undefined : KEY_BY_CODE.get(code);
+    if (key === undefined) {
+      r.pos = keyAt;
+      key = r.readKey();
+    }
     const rank = ENTRY_RANK.get(key);
     if (rank === undefined) codecFail('CODEC_UNKNOWN_KEY', 'unknown entry key', key);
     // Sorted keys make any duplicate adjacent (RFC 8949 §4.2.1, §5.6).
@@ -78,6 +92,7 @@ function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry 
         break;
       case 'id':
         id = readUuid(r, 'id');
+        if (span !== undefined) span.id = r.pos - 16;
         break;
       case 'ns':
         ns = r.readText(LIMITS.nsChars * 4, 'ns');
@@ -173,8 +188,29 @@ function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry 
     nonce,
     sig,
   } as Mutable<SignedEntry>;
-  for (const k of ENTRY_REQUIRED_SIGNED)
-    if (entry[k] === undefined) codecFail('CODEC_MISSING_KEY', 'missing entry key', k);
+  // The common case in one pass over the locals; the named check only when one is missing.
+  if (
+    t === undefined ||
+    v === undefined ||
+    id === undefined ||
+    ns === undefined ||
+    ts === undefined ||
+    ctx === undefined ||
+    kid === undefined ||
+    sig === undefined ||
+    src === undefined ||
+    kind === undefined ||
+    tier === undefined ||
+    label === undefined ||
+    nonce === undefined ||
+    writer === undefined ||
+    content === undefined ||
+    parents === undefined ||
+    weights === undefined
+  ) {
+    for (const k of ENTRY_REQUIRED_SIGNED)
+      if (entry[k] === undefined) codecFail('CODEC_MISSING_KEY', 'missing entry key', k);
+  }
   // Optional fields stay absent when unset (exactOptionalPropertyTypes).
   if (uri !== undefined) entry.uri = uri;
   if (exp !== undefined) entry.exp = exp;
@@ -189,35 +225,93 @@ export function safeDecodeSignedEntry(bytes: Uint8Array): SafeResult<SignedEntry
   return safely(() => decodeSignedEntry(bytes), 'CODEC_MALFORMED');
 }
 
-/** A strictly decoded entry and the exact bytes its signature covers. */
+/** A strictly decoded entry and where its signed parts sit in the record bytes. */
 export interface EntryForVerify {
   readonly entry: SignedEntry;
-  /** `ENTRY_SIGNING_DOMAIN ‖ body bytes`: what `entry.sig` must verify over. */
-  readonly signedInput: Uint8Array;
+  /** Offsets of the `sig` map pair (key and value) in the record. */
+  readonly sigStart: number;
+  readonly sigEnd: number;
+  /** Offset of the 16 id bytes in the record. */
+  readonly idAt: number;
 }
 
 /**
- * {@link decodeSignedEntry}, plus the signing input cut out of the record bytes instead of
- * re-encoding the body: the record is the body map with one more pair (`sig`), and strict
- * decoding has just proved the bytes are the one canonical encoding, so removing that pair
- * (and decrementing the one-byte map head: at most 21 pairs, RFC 8949 §3.1) yields exactly
- * `encodeEntryBody(entry)` (equality is tested). The read path's first verification uses it.
+ * {@link decodeSignedEntry}, plus where the signed parts sit, so the signing input can be cut
+ * out of the record bytes instead of re-encoding the body ({@link withEntrySigningInput}).
  */
 export function decodeEntryForVerify(bytes: Uint8Array): SafeResult<EntryForVerify> {
   return safely(() => {
-    const span: SigSpan = { start: -1, end: -1 };
+    const span: SigSpan = { start: -1, end: -1, id: -1 };
     const entry = decodeEntry(bytes, span);
     const head = bytes[0] as number;
     // A map (major 5) of 2…23 pairs in a one-byte head; the decoder guarantees it, checked anyway.
-    if (span.start < 1 || head <= 0xa1 || head > 0xb7)
-      codecFail('CODEC_MALFORMED', 'unexpected entry map head');
-    const pre = ENTRY_SIGNING_DOMAIN.length;
-    const cut = span.end - span.start;
-    const out = new Uint8Array(pre + bytes.length - cut);
-    out.set(ENTRY_SIGNING_DOMAIN, 0);
-    out[pre] = head - 1;
-    out.set(bytes.subarray(1, span.start), pre + 1);
-    out.set(bytes.subarray(span.end), pre + span.start);
-    return { entry, signedInput: out };
+    if (
+      span.start < 1 ||
+      span.end - span.start !== 70 ||
+      span.id < 1 ||
+      head <= 0xa1 ||
+      head > 0xb7
+    )
+      codecFail('CODEC_MALFORMED', 'unexpected entry layout');
+    return { entry, sigStart: span.start, sigEnd: span.end, idAt: span.id };
   }, 'CODEC_MALFORMED');
+}
+
+/** Scratch for signing inputs and leaf data: JS is single-threaded and it never escapes `fn`. */
+let scratch = new Uint8Array(1024);
+let busy = false;
+
+function scratchOf(n: number): Uint8Array {
+  if (busy) return new Uint8Array(n); // a nested call gets its own
+  if (scratch.length < n) scratch = new Uint8Array(Math.max(n, 2 * scratch.length));
+  return scratch;
+}
+
+function withScratch<T>(buf: Uint8Array, n: number, fn: (view: Uint8Array) => T): T {
+  const own = buf === scratch;
+  if (own) busy = true;
+  try {
+    return fn(buf.subarray(0, n));
+  } finally {
+    if (own) busy = false;
+  }
+}
+
+/**
+ * Call `fn` with the bytes `d.entry.sig` must verify over — `ENTRY_SIGNING_DOMAIN ‖ body` —
+ * cut out of the record `bytes` (as decoded into `d`): the record is the body map with one
+ * more pair (`sig`), and strict decoding has proved the bytes are the one canonical encoding,
+ * so removing that pair and decrementing the one-byte map head (at most 21 pairs, RFC 8949
+ * §3.1) yields exactly `encodeEntryBody(entry)` (equality is tested). The view lives in a
+ * reused buffer: valid only while `fn` runs; copy it to keep it.
+ */
+export function withEntrySigningInput<T>(
+  bytes: Uint8Array,
+  d: EntryForVerify,
+  fn: (input: Uint8Array) => T,
+): T {
+  const pre = ENTRY_SIGNING_DOMAIN.length;
+  const n = pre + bytes.length - (d.sigEnd - d.sigStart);
+  const out = scratchOf(n);
+  out.set(ENTRY_SIGNING_DOMAIN, 0);
+  out[pre] = (bytes[0] as number) - 1;
+  out.set(bytes.subarray(1, d.sigStart), pre + 1);
+  out.set(bytes.subarray(d.sigEnd), pre + d.sigStart);
+  return withScratch(out, n, fn);
+}
+
+/**
+ * Call `fn` with the entry's log leaf data, `entryLeafData(entry)` (16 id bytes ‖ 64-byte
+ * sig), copied from the record; the same lifetime rule as {@link withEntrySigningInput}.
+ */
+export function withEntryLeafData<T>(
+  bytes: Uint8Array,
+  d: EntryForVerify,
+  fn: (leafData: Uint8Array) => T,
+): T {
+  const out = scratchOf(80);
+  for (let i = 0; i < 16; i++) out[i] = bytes[d.idAt + i] as number;
+  const sigAt = d.sigEnd - 64;
+  for (let i = 0; i < 64; i++) out[16 + i] = bytes[sigAt + i] as number;
+  return withScratch(out, 80, fn);
 }

@@ -17,6 +17,8 @@ export {
   decodeEntryForVerify,
   decodeSignedEntry,
   safeDecodeSignedEntry,
+  withEntryLeafData,
+  withEntrySigningInput,
 } from './entry-decode.js';
 export {
   decodeSignedTombstone,
