@@ -172,6 +172,8 @@ const WRITER_CACHE_NS = 1_000_000_000n;
 
 export class Ledger {
   private pending: Pending[] = [];
+  /** Entries a queued new version supersedes (see `write`). */
+  private readonly superseding = new Set<string>();
   /** Commit transactions open (≤ COMMIT_DEPTH). */
   private inflight = 0;
   /** A commit transaction is waiting for the log head. */
@@ -297,10 +299,43 @@ export class Ledger {
         `a ${w.kind} principal may not write tier ${input.tier}`,
       );
     }
-    // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
-    const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-    const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding);
-    return { entry, bytes, leafIndex };
+    const sup = input.sup;
+    if (sup === undefined) {
+      // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
+      const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
+      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding);
+      return { entry, bytes, leafIndex };
+    }
+    // One new version per entry at a time in this process: a second concurrent one is refused
+    // here rather than failing the shared commit batch on the superseded mark.
+    if (this.superseding.has(sup)) {
+      throw new MemwardenError('STORAGE_CONFLICT', 'entry already being superseded', { details: { sup } });
+    }
+    this.superseding.add(sup);
+    try {
+      await this.checkSupersedable(sup, input.writer);
+      const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
+      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding);
+      return { entry, bytes, leafIndex };
+    } finally {
+      this.superseding.delete(sup);
+    }
+  }
+
+  /**
+   * A new version may supersede only a live entry of its own writer's scope: checked before
+   * the write is queued, so a refusal changes nothing and never fails a shared commit batch.
+   */
+  private async checkSupersedable(sup: string, writer: string): Promise<void> {
+    const old = await this.storage.getEntry(sup);
+    if (old === undefined || old.deleted === true || old.owner !== writer) {
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', { details: { sup } });
+    }
+    if (old.supersededBy !== undefined) {
+      throw new MemwardenError('STORAGE_CONFLICT', 'entry already superseded', {
+        details: { sup, by: old.supersededBy },
+      });
+    }
   }
 
   /**
@@ -455,25 +490,34 @@ export class Ledger {
     embedding: Float32Array | undefined,
   ): Promise<number> {
     const { kid: macKid, tag: mac } = this.keys.macs.tag(bytes);
-    return this.enqueue(entry.id, entryLeafData(entry), 'entry', {
-      entry: (leafIndex) => ({
-        id: entry.id,
-        owner: entry.ns,
-        tier: entry.tier,
-        bytes,
-        leafIndex,
-        macKid,
-        mac,
-        writer: entry.writer,
-        kind: entry.kind,
-        createdAtNs: entry.ts,
-        content: entry.content,
-        srcHash: toHex(entry.src),
-        ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
-        ...(entry.uri === undefined ? {} : { uri: entry.uri }),
-        ...(embedding === undefined ? {} : { embedding }),
-      }),
+    const stored = (leafIndex: number): StoredEntry => ({
+      id: entry.id,
+      owner: entry.ns,
+      tier: entry.tier,
+      bytes,
+      leafIndex,
+      macKid,
+      mac,
+      writer: entry.writer,
+      kind: entry.kind,
+      createdAtNs: entry.ts,
+      content: entry.content,
+      srcHash: toHex(entry.src),
+      ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
+      ...(entry.uri === undefined ? {} : { uri: entry.uri }),
+      ...(embedding === undefined ? {} : { embedding }),
     });
+    const sup = entry.sup;
+    // A new version and the superseded mark on the old one commit in one transaction (the
+    // system scope's), so no crash leaves both versions live (found by test/faults' audit).
+    const persist =
+      sup === undefined
+        ? { entry: stored }
+        : async (tx: StorageBackend, leafIndex: number): Promise<void> => {
+            await tx.putEntry(stored(leafIndex));
+            await tx.markSuperseded(sup, entry.id);
+          };
+    return this.enqueue(entry.id, entryLeafData(entry), 'entry', persist);
   }
 
   /**

@@ -69,11 +69,8 @@ export class Versions {
       kept,
       { sup: id },
     );
-    // OPERATOR rows are changed only through the system scope (RLS forbids it to every app
-    // principal, ADR 0007); `owned` has checked that this operator owns the row. Through the
-    // view, an operator's update committed the new version and then failed (found by test/fuzz).
-    const scope = old.tier === 'OPERATOR' ? this.ctx.storage : this.ctx.view(opts.principal);
-    await scope.markSuperseded(id, next.id);
+    // The ledger marks the old version superseded in the new version's commit transaction
+    // (its system scope: RLS forbids changing OPERATOR rows to every app principal, ADR 0007).
     await this.ctx.audit(opts.principal, 'entry.updated', id, {
       by: next.id,
       reason: opts.reason ?? null,

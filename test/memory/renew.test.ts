@@ -150,3 +150,44 @@ for (const backend of Object.keys(open)) {
     });
   });
 }
+
+for (const backend of Object.keys(open)) {
+  describe(`update is one atomic supersede (${backend})`, () => {
+    it('concurrent updates of one entry: exactly one new version, the rest STORAGE_CONFLICT, one live version', async () => {
+      const { mem, alice, add } = await setup(backend);
+      const v1 = await add(alice, 'the meeting room is 4B');
+      const other = mem.add('an unrelated note written at the same moment', { principal: alice });
+      const results = await Promise.all(
+        [1, 2, 3, 4].map((i) => code(mem.update(v1.id, `the meeting room is ${i}C`, { principal: alice }))),
+      );
+      expect(results.filter((c) => c === 'OK')).toHaveLength(1);
+      expect(results.filter((c) => c === 'STORAGE_CONFLICT')).toHaveLength(3);
+      expect((await other).status).toBe('stored'); // a refused update never fails a neighbour's write
+      const live = (await mem.getAll({ principal: alice })).filter((m) => m.content.startsWith('the meeting room'));
+      expect(live).toHaveLength(1);
+      expect(live[0]!.supersedes).toBe(v1.id);
+      expect(await mem.get(v1.id, { principal: alice })).toBeUndefined();
+    });
+
+    it('the ledger refuses to supersede another principal’s or a missing entry; nothing is written', async () => {
+      const { mem, alice, bob, add } = await setup(backend);
+      const a = await add(alice, 'alice keeps her passport in the safe');
+      const write = (sup: string) =>
+        mem.ledger.write({
+          writer: bob,
+          content: 'bob rewrites history',
+          tier: 'USER_OBSERVED',
+          kind: 'fact',
+          label: 'TRUSTED',
+          parents: [],
+          weights: [],
+          sup,
+        });
+      expect(await code(write(a.id))).toBe('STORAGE_NOT_FOUND');
+      expect(await code(write('00000000-0000-4000-8000-000000000000'))).toBe('STORAGE_NOT_FOUND');
+      expect((await mem.get(a.id, { principal: alice }))?.id).toBe(a.id);
+      expect(await mem.getAll({ principal: bob })).toEqual([]);
+      expect((await mem.history(a.id, { principal: alice })).map((e) => e.action)).toEqual(['add']);
+    });
+  });
+}
