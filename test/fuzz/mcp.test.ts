@@ -97,6 +97,19 @@ function resolveIds(v: unknown): unknown {
   return v;
 }
 
+const KG = new Set(['create_entities', 'create_relations', 'add_observations', 'delete_entities', 'delete_observations', 'delete_relations', 'read_graph', 'search_nodes', 'open_nodes']);
+
+/** Every `writer` field anywhere in a result. */
+function writers(x: unknown, out: string[] = []): string[] {
+  if (Array.isArray(x)) for (const v of x) writers(v, out);
+  else if (x !== null && typeof x === 'object')
+    for (const [k, v] of Object.entries(x)) {
+      if (k === 'writer' && typeof v === 'string') out.push(v);
+      else writers(v, out);
+    }
+  return out;
+}
+
 async function snapshot(): Promise<string> {
   const st = mem.storageBackend;
   return JSON.stringify([mem.ledger.log.size, await st.logSize(), await st.countEntries(), (await st.listReviews({ limit: 10_000 })).length]);
@@ -141,7 +154,11 @@ describe('MCP tools under hostile arguments', () => {
         // (An id or name the caller itself sent may be echoed back in an error: that tells it nothing.)
         const all = (text + JSON.stringify(res.structuredContent ?? {})).split(JSON.stringify(args) ?? '').join('');
         const sent = JSON.stringify(args) ?? '';
-        if (!sent.includes(other.marker)) expect(all.includes(other.marker), ctx).toBe(false);
+        // Graph objects carry their writer: every one returned must be the caller's. (A marker in
+        // a graph result may be the caller's own entity of that name, so graphs are checked by
+        // provenance; memory tools by content marker.)
+        for (const w of writers(res.structuredContent)) expect(w, `${ctx}: another principal's graph object`).toBe(me.id);
+        if (!sent.includes(other.marker) && !KG.has(c.name)) expect(all.includes(other.marker), ctx).toBe(false);
         for (const id of other.ids) if (!sent.includes(id)) expect(all.includes(id), ctx).toBe(false);
       }),
       { numRuns: 80 * SCALE, endOnFailure: true },
