@@ -117,6 +117,7 @@ export {
   type SmoothedAnswer,
   type SmsrOptions,
 } from './memory/smsr.js';
-export { DetectionPipeline, verdictOf } from './memory/detect.js';
+export { DetectionPipeline, type DetectionConfig, verdictOf } from './memory/detect.js';
+export type { AutoDetectionOptions } from './memory/calibration.js';
 export { GraphMemory } from './memory/graph.js';
 export { KnowledgeGraphTools } from './memory/graph-mcp.js';

@@ -24,7 +24,8 @@ import { retentionConfig } from './memory/config.js';
 import { Ledger } from './memory/ledger.js';
 import { Memory as MemoryCore } from './memory/memory.js';
 import type { WriteScreen } from './memory/screen.js';
-import { type DetectionConfig, DetectionPipeline } from './memory/detect.js';
+import { DetectionPipeline } from './memory/detect.js';
+import type { AutoDetectionOptions } from './memory/calibration.js';
 import type { LlmProvider } from './ports/llm.js';
 import type { AttributionSpec } from './memory/lineage.js';
 import type { LineageOptions } from './core/lineage/index.js';
@@ -55,36 +56,30 @@ export interface OpenOptions {
   /** The sensitive-action gate's policy document; default `DEFAULT_POLICY`. */
   readonly policy?: unknown;
   /**
-   * The detection pipeline (issue 7) on the write and read paths. Default: a pipeline over the
-   * memory's embedder with the rule-based detectors (markers, rule validation at write time;
-   * trust-aware injection risk and implausible similarity at read time). The statistical
-   * detectors (MemSAD, MemSAD+, proactive probes) need a benign reference set: pass
-   * `{ benign: [...] }` (calibrated lazily, on the first write or search) and optionally
-   * `config`. Your own `DetectionPipeline` is used as given; `false` turns detection off.
+   * Detection (issue 7) on the write and read paths. Default: every detector on, calibrated per
+   * principal from its own verified memories and query history, with a bundled generic benign
+   * reference until a principal has enough memories of its own (ADR 0010). `{ config }` tunes
+   * the detectors; `{ benign }` replaces the bundled cold-start reference with your own; other
+   * `AutoDetectionOptions` fields (minOwn, persistQueries, …) pass through. Your own
+   * `DetectionPipeline` is used as given and shared by all principals; `false` turns
+   * detection off.
    */
   readonly detection?:
     | false
     | DetectionPipeline
-    | { readonly config?: DetectionConfig; readonly benign?: readonly string[] };
+    | (AutoDetectionOptions & { readonly benign?: readonly string[] });
   /** Extraction model (article Pattern 3): untrusted content is stored as extracted facts. */
   readonly extractor?: LlmProvider;
 }
 
-/** The uncalibrated default: statistical detectors would only abstain, so they are off. */
-const RULES_ONLY: DetectionConfig = { memsad: false, ngram: false, proactive: false };
-
 function pickDetection(
   option: OpenOptions['detection'],
-  embedder: Embedder,
-): { detection?: DetectionPipeline; detectionBenign?: readonly string[] } {
+): { detection?: DetectionPipeline; autoDetection?: AutoDetectionOptions } {
   if (option === false) return {};
   if (option instanceof DetectionPipeline) return { detection: option };
-  const benign = option?.benign;
-  const calibrated = benign !== undefined && benign.length > 0;
-  const config = option?.config ?? (calibrated ? {} : RULES_ONLY);
+  const { benign, ...auto } = option ?? {};
   return {
-    detection: new DetectionPipeline(embedder, config),
-    ...(calibrated ? { detectionBenign: benign } : {}),
+    autoDetection: { ...auto, ...(benign === undefined || benign.length === 0 ? {} : { genericReference: benign }) },
   };
 }
 
@@ -164,7 +159,7 @@ export class Memory extends MemoryCore {
       ledger,
       storage,
       embedder,
-      ...pickDetection(opts.detection, embedder),
+      ...pickDetection(opts.detection),
       ...(opts.extractor === undefined ? {} : { extractor: opts.extractor }),
       clock,
       random,

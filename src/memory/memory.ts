@@ -47,7 +47,8 @@ import { type WriteScreen, MarkerScreen } from './screen.js';
 import { SearchEngine } from './search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect.js';
-import { LazyDetection, callerVector } from './write.js';
+import { SharedDetection, callerVector } from './write.js';
+import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './calibration.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './proofs.js';
 import { Principals } from './principals.js';
@@ -76,13 +77,19 @@ export interface MemoryOptions {
   /** The gate's policy document (object or JSON text); default `DEFAULT_POLICY`. */
   readonly policy?: unknown;
   /**
-   * The detection pipeline of issue 7: screens every write (`screenWrite`; flagged → review
-   * queue) and scores every retrieved entry (`scoreRead`; flagged → dropped with
-   * `POISONING_SIGNAL`). Absent: only `screens` run at write time and reads are not scored.
+   * A detection pipeline used as given and shared by every principal (issue 7): screens every
+   * write (`screenWrite`; flagged → review queue) and scores every retrieved entry
+   * (`scoreRead`; flagged → dropped with `POISONING_SIGNAL`). Exclusive with `autoDetection`.
    */
   readonly detection?: DetectionPipeline;
-  /** Benign reference texts the pipeline is calibrated on before its first use (lazily). */
+  /** Benign reference texts the shared `detection` is calibrated on before its first use. */
   readonly detectionBenign?: readonly string[];
+  /**
+   * Per-principal detection that calibrates itself from the principal's own verified memories
+   * and query history (ADR 0015; `Memory.open`'s default). Absent, and no `detection`: only
+   * `screens` run at write time and reads are not scored.
+   */
+  readonly autoDetection?: AutoDetectionOptions;
   /**
    * The extraction model (article Pattern 3): untrusted content becomes short facts, each
    * stored as its own entry. Absent: long untrusted content is held (`extraction_required`).
@@ -114,11 +121,18 @@ export class Memory implements MemoryApi {
       opts.retention ?? retentionConfig(),
     );
     this.ctx = ctx;
-    const detection =
-      opts.detection === undefined ? undefined : new LazyDetection(opts.detection, opts.detectionBenign);
+    if (opts.detection !== undefined && opts.autoDetection !== undefined) {
+      throw new MemwardenError('INPUT_INVALID', 'give either detection or autoDetection, not both');
+    }
+    const detection: DetectionHooks | undefined =
+      opts.detection !== undefined
+        ? new SharedDetection(opts.detection, opts.detectionBenign)
+        : opts.autoDetection !== undefined
+          ? new AutoDetection(ctx, opts.embedder, opts.autoDetection)
+          : undefined;
     const audit = ctx.audit.bind(ctx);
     this.search_ = new SearchEngine({
-      ...(detection === undefined ? {} : { detection: () => detection.get() }),
+      ...(detection === undefined ? {} : { detection }),
       random: ctx.random,
       ledger: ctx.ledger,
       embedder: opts.embedder,

@@ -17,7 +17,7 @@ import type { MemoryRecord, SearchHit, SearchOptions, SearchResult } from './api
 import type { RetentionConfig } from './config.js';
 import type { Ledger, Verification } from './ledger.js';
 import { toMemoryRecord } from './records.js';
-import type { DetectionPipeline } from './detect.js';
+import type { DetectionHooks } from './calibration.js';
 import { flaggedOf } from './write.js';
 
 const NO_VECTOR = new Float32Array(0);
@@ -42,10 +42,10 @@ export interface SearchDeps {
   readonly metrics: MetricsSink;
   readonly retention: RetentionConfig;
   /**
-   * The read-time detection pipeline (issue 7 Pattern 6), when configured: each query joins
-   * MemSAD's history and each verified hit is scored; a flagged hit is dropped.
+   * Detection (issue 7 Pattern 6), when configured: each query joins the principal's MemSAD
+   * history and each verified hit is scored; a flagged hit is dropped.
    */
-  readonly detection?: () => Promise<DetectionPipeline>;
+  readonly detection?: DetectionHooks;
   readonly audit: (
     actor: string,
     action: string,
@@ -73,12 +73,13 @@ export class SearchEngine {
     let tiers = opts.mode === 'research' ? [...SourceTiers] : [...NORMAL_TIERS];
     if (opts.allowTiers !== undefined) tiers = tiers.filter((t) => opts.allowTiers?.includes(t));
     const nowNs = this.d.clock.nowNs();
-    const pipeline = this.d.detection === undefined ? undefined : await this.d.detection();
+    const pipeline = this.d.detection;
     const queryEmbedding =
       ranking === 'lexical' && pipeline === undefined
         ? undefined
         : (opts.embedding ?? (await this.embedQuery(query)));
-    if (pipeline !== undefined && queryEmbedding !== undefined) await pipeline.observeQuery(queryEmbedding);
+    if (pipeline !== undefined && queryEmbedding !== undefined)
+      await pipeline.observeQuery(opts.principal, queryEmbedding);
     const hits = await view.searchEntries({
       ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
       ...(ranking === 'vector' ? {} : { text: query }),
@@ -124,7 +125,7 @@ export class SearchEngine {
         if (pipeline !== undefined && queryEmbedding !== undefined) {
           // Pattern 6: trust-aware injection risk and implausible similarity (the latter only
           // when the backend returned the stored vector; otherwise it abstains).
-          const findings = await pipeline.scoreRead({
+          const findings = await pipeline.scoreRead(opts.principal, {
             content: v.entry.content,
             tier: v.entry.tier,
             queryEmbedding,

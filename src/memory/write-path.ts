@@ -18,7 +18,8 @@ import { extractFacts } from './detect.js';
 import type { LineageWriter, ResolvedLineage } from './lineage.js';
 import { toMemoryRecord } from './records.js';
 import type { WriteScreen } from './screen.js';
-import { type LazyDetection, findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
+import { findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
+import type { DetectionHooks } from './calibration.js';
 
 /** What a held write carries so approval can replay it exactly. */
 export interface HeldWrite {
@@ -34,7 +35,7 @@ export type WriteLineage = Pick<ResolvedLineage, 'parents' | 'weights' | 'label'
 export interface WritePathDeps {
   readonly embedder: Embedder;
   readonly screens: readonly WriteScreen[];
-  readonly detection: LazyDetection | undefined;
+  readonly detection: DetectionHooks | undefined;
   readonly extractor: LlmProvider | undefined;
 }
 
@@ -96,9 +97,13 @@ export class WritePath {
     const embedding = opts.embedding ?? (await this.embed(content));
     const findings: { reason: string; detail: string }[] = this.d.screens.flatMap((s) => s.screen(content, tier));
     if (this.d.detection !== undefined) {
-      const pipeline = await this.d.detection.get();
       const seen = new Set(findings.map((f) => f.reason));
-      const screened = await pipeline.screenWrite({ content, tier, principal: opts.principal, embedding });
+      const screened = await this.d.detection.screenWrite(opts.principal, {
+        content,
+        tier,
+        principal: opts.principal,
+        embedding,
+      });
       for (const f of flaggedOf(screened)) {
         if (seen.has(f.detector)) continue; // the marker screen already reported it
         seen.add(f.detector);
@@ -295,6 +300,8 @@ export class WritePath {
       { embedding },
     );
     this.ctx.metrics.recordWrite(tier);
+    // Rolling calibration: a stored trusted write joins its principal's benign reference.
+    this.d.detection?.stored(opts.principal, { content, tier, label: lineage.label, embedding });
     return toMemoryRecord(receipt.entry, receipt.leafIndex, receipt.bytes);
   }
 

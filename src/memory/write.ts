@@ -1,8 +1,8 @@
 /**
  * @module memory/write
  * Write-path helpers for `Memory.add` (issue 7 Pattern 3, issue 6 §VIII):
- * - `LazyDetection` — the detection pipeline, calibrated once on first use when a benign
- *   sample is given (so opening a memory never waits for the embedding model);
+ * - `SharedDetection` — a caller-supplied pipeline shared by every principal, calibrated once
+ *   on first use when a benign sample is given (the default is per-principal, calibration.ts);
  * - `flaggedOf` — the flagged, non-composite findings of a screen (what holds a write);
  * - `needsExtraction` — untrusted content is extracted into short facts (or held) unless
  *   the caller opts out with `verbatim: true`;
@@ -15,15 +15,20 @@ import { MemwardenError } from '../core/errors.js';
 import { cosine } from '../core/smsr/near-duplicate.js';
 import type { SourceTier } from '../core/trust.js';
 import type { StorageBackend } from '../ports/storage.js';
-import type { DetectionPipeline } from './detect.js';
+import type { DetectionHooks } from './calibration.js';
+import type { DetectionPipeline, ReadCandidate, WriteCandidate } from './detect.js';
 import type { Ledger } from './ledger.js';
 import { MarkerScreen } from './screen.js';
 
 /** Tiers whose content is never stored verbatim by default (article Pattern 3). */
 export const UNTRUSTED_WRITE_TIERS: ReadonlySet<SourceTier> = new Set(['EXTERNAL_TOOL', 'EXTERNAL_WEB']);
 
-/** The pipeline, calibrated on `benign` before its first use (once; concurrent callers share it). */
-export class LazyDetection {
+/**
+ * A caller-supplied pipeline used as given, shared by every principal (calibrated once, on
+ * `benign`, before its first use; concurrent callers share it). The default is per-principal
+ * `AutoDetection` (calibration.ts).
+ */
+export class SharedDetection implements DetectionHooks {
   #ready: Promise<DetectionPipeline> | undefined;
 
   constructor(
@@ -44,6 +49,22 @@ export class LazyDetection {
       });
     }
     return this.#ready;
+  }
+
+  async screenWrite(_principal: string, c: WriteCandidate): Promise<Finding[]> {
+    return (await this.get()).screenWrite(c);
+  }
+
+  stored(): void {
+    // A shared pipeline's reference is the caller's; stored writes do not change it.
+  }
+
+  async observeQuery(_principal: string, v: Float32Array): Promise<void> {
+    await (await this.get()).observeQuery(v);
+  }
+
+  async scoreRead(_principal: string, c: ReadCandidate): Promise<Finding[]> {
+    return (await this.get()).scoreRead(c);
   }
 }
 

@@ -7,13 +7,14 @@
 export { type DetectorName, type Finding, abstain, finding, meanStd } from './types.js';
 export { DotMatrix, cosineSim, dotProduct, normalized, strideOf } from './kernel.js';
 export {
+  DEFAULT_MEMSAD_KAPPA,
   Memsad,
   type MemsadCalibration,
   type MemsadMode,
   type MemsadOptions,
   type MemsadScores,
 } from './memsad.js';
-export { NgramJsd, type NgramOptions, jsdAgainst, ngramCounts } from './ngram.js';
+export { DEFAULT_NGRAM_KAPPA, NgramJsd, type NgramOptions, jsdAgainst, ngramCounts } from './ngram.js';
 export { Watermark, type WatermarkOptions } from './watermark.js';
 export {
   INJECTION_PATTERNS,
@@ -24,6 +25,7 @@ export {
   validate,
 } from './rules.js';
 export {
+  DEFAULT_PROACTIVE_KAPPA,
   type ImplausibleOptions,
   Proactive,
   type ProactiveOptions,

@@ -27,14 +27,19 @@ import { type Finding, abstain, finding, meanStd } from './types.js';
 
 export type MemsadMode = 'max' | 'mean' | 'combined';
 
+/** κ when none is configured (ADR 0010: held-out FPR 0.000 in both history regimes). */
+export const DEFAULT_MEMSAD_KAPPA = 4;
+
 export interface MemsadOptions {
   readonly dimensions: number;
   /** History capacity N (default 1,000). */
   readonly capacity?: number;
   /**
-   * κ in τ = mean + κσ. Default 4: the paper's κ = 2 (App. D) gave 4–6 % FPR with MiniLM on
-   * our benign corpus (the score distribution has a heavy upper tail); κ = 4 gave ≤ 0.1 %
-   * with TPR 1.0 on AgentPoison / MINJA (`memwarden eval detect`). Configure per deployment.
+   * κ in τ = mean + κσ. Default 4 (`DEFAULT_MEMSAD_KAPPA`): the paper's κ = 2 (App. D) gives
+   * several % FPR with MiniLM on our benign corpus (heavy upper tail). `memwarden eval detect`
+   * tunes κ on a tuning split only (κ ≈ 3.1 in the paper's history regime, ≈ 1.7 with a mixed
+   * history, at FPR ≤ 0.3 %) and reports the held-out FPR of the shipped 4: 0.000 in both.
+   * Configure per deployment.
    */
   readonly kappa?: number;
   readonly mode?: MemsadMode;
@@ -90,7 +95,7 @@ export class Memsad {
   constructor(o: MemsadOptions) {
     this.dimensions = o.dimensions;
     this.capacity = o.capacity ?? 1000;
-    this.kappa = o.kappa ?? 4;
+    this.kappa = o.kappa ?? DEFAULT_MEMSAD_KAPPA;
     this.mode = o.mode ?? 'combined';
     this.alpha = o.alpha ?? 0.5;
     this.#recalEvery = o.recalibrateEvery ?? 0;
@@ -165,6 +170,11 @@ export class Memsad {
     }
     const { mean, std } = meanStd(xs);
     const n = xs.length;
+    if (n === 0 && this.#fixed === undefined) {
+      // No reference (or no history to score it against): nothing to set τ from — abstain.
+      this.#cal = undefined;
+      return { mean, std, threshold: Number.POSITIVE_INFINITY, epsilon: Number.POSITIVE_INFINITY, n };
+    }
     const epsilon =
       n > 0 ? std * Math.sqrt((2 * Math.log(2 / this.#delta)) / n) : Number.POSITIVE_INFINITY;
     // Per-query typical-similarity statistics (Assumption 9) against the reference set.
