@@ -15,7 +15,7 @@ import {
 import { auroc, bootstrap, rocPoints, sessionsTo } from '../../src/eval/detect/metrics.js';
 import { htmlReport, textSummary } from '../../src/eval/detect/report.js';
 import { rng } from '../../src/eval/detect/rng.js';
-import { runDetectEval } from '../../src/eval/detect/run.js';
+import { runDetectEval, tuneKappa } from '../../src/eval/detect/run.js';
 
 describe('benign corpus', () => {
   it('is ≥ 1,000 distinct entries over the seven §6.1 categories, deterministic per seed', () => {
@@ -49,6 +49,22 @@ describe('metrics', () => {
     expect(b.hi).toBeGreaterThanOrEqual(b.mean);
     expect(sessionsTo(0.45, 0.9)).toBe(4); // App. S: MINJA at 0.45 reaches 90 % in 4 sessions
     expect(sessionsTo(0, 0.9)).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe('κ tuning (tuning split only)', () => {
+  it('picks the smallest κ whose tuning FPR is at most the target, never below 1', () => {
+    const r = rng(5);
+    const z = Array.from({ length: 500 }, () => (r() - 0.5) * 8);
+    for (const target of [0, 0.003, 0.01, 0.05]) {
+      const k = tuneKappa(z, target);
+      const fpr = z.filter((x) => x > k).length / z.length;
+      expect(fpr).toBeLessThanOrEqual(target);
+      // Any smaller candidate (a sample value just below k) exceeds the target, unless at the floor.
+      const below = z.filter((x) => x < k).sort((a, b) => b - a)[0];
+      if (k > 1 && below !== undefined) expect(z.filter((x) => x > below).length / z.length).toBeGreaterThan(target);
+    }
+    expect(tuneKappa([0.1, 0.2], 0.5)).toBe(1);
   });
 });
 
@@ -111,8 +127,23 @@ describe('runDetectEval (deterministic embedder)', () => {
       benignSize: 1100,
       referenceSize: 1000,
       synonymEntries: 2,
+      mixedHistoryQueries: 30,
+      workloadWrites: 40,
     });
     expect(r.config.benign).toBe(1100);
+    // Reference, tuning and held-out splits are disjoint and cover the corpus.
+    expect(r.config.reference! + r.config.tuning! + r.config.heldOutBenign!).toBe(1100);
+    expect(r.kappas.map((k) => `${k.regime}/${k.detector}`).sort()).toEqual(
+      ['mixed/memsad', 'mixed/memsad_plus', 'mixed/proactive', 'paper/memsad', 'paper/memsad_plus', 'paper/proactive'],
+    );
+    for (const k of r.kappas) expect(k.tuneFpr).toBeLessThanOrEqual(r.config.targetFpr! + 1e-12);
+    expect(r.mixed.filter((m) => m.defence === 'composite_default')).toHaveLength(3);
+    const wl = r.workload!;
+    expect(wl.overall.writes).toBe(40);
+    expect(wl.overall.stored + wl.overall.held + wl.overall.nearDuplicate).toBe(40);
+    expect(wl.coldStart.writes + wl.warm.writes).toBe(40);
+    expect(wl.attacks.map((a) => a.attack)).toEqual(['agentpoison', 'minja', 'injecmem']);
+    expect(textSummary(r)).toMatch(/Memory\.add workload/);
     expect(r.matrix.filter((m) => m.defence === 'composite')).toHaveLength(3);
     const w = r.matrix.find((m) => m.attack === 'minja' && m.defence === 'watermark')!;
     expect(w.tpr.mean).toBe(1); // injected entries never pass through the watermarking ingestion path
@@ -136,6 +167,8 @@ describe('runDetectEval (deterministic embedder)', () => {
       benignSize: 1100,
       referenceSize: 1000,
       synonymEntries: 2,
+      mixedHistoryQueries: 30,
+      workloadWrites: 0,
     });
     expect(again.timing.embedded).toBe(0);
     expect(JSON.parse(JSON.stringify(again.matrix))).toEqual(JSON.parse(JSON.stringify(r.matrix)));

@@ -18,7 +18,10 @@ export interface EvalDetectCliOptions {
   readonly cache: string;
   readonly synonymEntries: string;
   readonly historyQueries: string;
-  readonly kappa: string;
+  readonly mixedHistoryQueries: string;
+  readonly kappa?: string;
+  readonly targetFpr: string;
+  readonly workloadWrites: string;
 }
 
 export function makeEmbedder(kind: string): Embedder {
@@ -37,12 +40,19 @@ export function registerEvalDetect(parent: Command): Command {
         .default('minilm'),
     )
     .option('--seeds <n>', 'seeds (corpus permutations)', '5')
-    .option('--kappa <k>', 'MemSAD κ in τ = mean + κσ', '4')
+    .option('--kappa <k>', 'fixed MemSAD κ in τ = mean + κσ (default: tuned on the tuning split)')
+    .option('--target-fpr <p>', 'per-detector FPR target when tuning κ on the tuning split', '0.003')
     .option(
       '--history-queries <n>',
       'benign queries mixed into the MemSAD history (0 = paper protocol)',
       '0',
     )
+    .option(
+      '--mixed-history-queries <n>',
+      'benign queries in the second, realistic history regime (0 skips it)',
+      '200',
+    )
+    .option('--workload-writes <n>', 'benign writes of the Memory.add workload (0 skips it)', '400')
     .option('--synonym-entries <n>', 'entries per attack for the synonym attack', '5')
     .option('--out <dir>', 'report folder', 'eval-out/detect')
     .option('--cache <dir>', 'embedding cache folder', '.cache/eval-embeddings')
@@ -53,7 +63,12 @@ export function registerEvalDetect(parent: Command): Command {
         seeds: Math.max(1, Number.parseInt(o.seeds, 10) || 5),
         synonymEntries: Math.max(0, Number.parseInt(o.synonymEntries, 10) || 0),
         historyQueries: Math.max(0, Number.parseInt(o.historyQueries, 10) || 0),
-        kappa: Number.isFinite(Number.parseFloat(o.kappa)) ? Number.parseFloat(o.kappa) : 4,
+        mixedHistoryQueries: Math.max(0, Number.parseInt(o.mixedHistoryQueries, 10) || 0),
+        workloadWrites: Math.max(0, Number.parseInt(o.workloadWrites, 10) || 0),
+        ...(o.kappa !== undefined && Number.isFinite(Number.parseFloat(o.kappa))
+          ? { kappa: Number.parseFloat(o.kappa) }
+          : {}),
+        ...(Number.isFinite(Number.parseFloat(o.targetFpr)) ? { targetFpr: Number.parseFloat(o.targetFpr) } : {}),
         log: (m) => process.stderr.write(`eval detect: ${m}\n`),
       });
       mkdirSync(o.out, { recursive: true });
