@@ -58,7 +58,7 @@ export interface OpenOptions {
   /**
    * Detection (issue 7) on the write and read paths. Default: every detector on, calibrated per
    * principal from its own verified memories and query history, with a bundled generic benign
-   * reference until a principal has enough memories of its own (ADR 0010). `{ config }` tunes
+   * reference until a principal has enough memories of its own (ADR 0016). `{ config }` tunes
    * the detectors; `{ benign }` replaces the bundled cold-start reference with your own; other
    * `AutoDetectionOptions` fields (minOwn, persistQueries, …) pass through. Your own
    * `DetectionPipeline` is used as given and shared by all principals; `false` turns

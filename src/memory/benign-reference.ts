@@ -1,6 +1,6 @@
 /**
  * @module memory/benign-reference
- * The bundled generic benign reference (ADR 0010): what a principal's detectors calibrate on
+ * The bundled generic benign reference (ADR 0016): what a principal's detectors calibrate on
  * until it has enough verified memories of its own. 14 hand-written memories in each of the
  * seven categories of MemSAD §6.1 (task reminders, calendar events, user preferences, factual
  * knowledge, document references, configuration settings, conversation history).

@@ -1,6 +1,6 @@
 /**
  * @module memory/calibration
- * Detection that calibrates itself, per principal (ADR 0010). The statistical detectors of
+ * Detection that calibrates itself, per principal (ADR 0016). The statistical detectors of
  * issue 7 — MemSAD, MemSAD+ and the proactive probes — judge a write against a benign
  * reference and (MemSAD) the queries the agent is being asked. By default both come from the
  * principal's own data, never another's:
@@ -138,7 +138,7 @@ export class AutoDetection implements DetectionHooks {
       ...o.config,
       // Theorem 12: recalibrate on the rolling window (the user's real queries drift).
       memsad: memsad === false ? false : { recalibrateEvery: 25, ...memsad },
-      // MemSAD+ counts near the recent queries only (ADR 0010: otherwise it floods review).
+      // MemSAD+ counts near the recent queries only (ADR 0016: otherwise it floods review).
       ngram: ngram === false ? false : { gate: DEFAULT_PLUS_GATE, ...ngram },
     };
     this.#generic = o.genericReference ?? GENERIC_BENIGN_REFERENCE;

@@ -81,7 +81,7 @@ export interface DetectionConfig {
         readonly kappa?: number;
         readonly threshold?: number;
         /**
-         * Semantic gate (ADR 0010): the lexical flag counts only when the entry's MemSAD score
+         * Semantic gate (ADR 0016): the lexical flag counts only when the entry's MemSAD score
          * is at least `gate` standard deviations above the benign mean — near the recent
          * queries, where the synonym-substitution attack it exists for must stay. Absent:
          * ungated (the paper's MemSAD+).

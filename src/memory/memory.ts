@@ -86,7 +86,7 @@ export interface MemoryOptions {
   readonly detectionBenign?: readonly string[];
   /**
    * Per-principal detection that calibrates itself from the principal's own verified memories
-   * and query history (ADR 0015; `Memory.open`'s default). Absent, and no `detection`: only
+   * and query history (ADR 0016; `Memory.open`'s default). Absent, and no `detection`: only
    * `screens` run at write time and reads are not scored.
    */
   readonly autoDetection?: AutoDetectionOptions;

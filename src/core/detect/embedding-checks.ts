@@ -17,7 +17,7 @@ import { type Finding, abstain, finding, meanStd } from './types.js';
 /**
  * κ when none is configured. 4, not 3: tuned on the eval's tuning split at FPR ≤ 0.3 % it comes
  * out at 3.9 [3.7, 4.1]; at 3 the held-out FPR was 0.7 % and 2.8 % of a warm principal's
- * benign writes through `Memory.add` were held (ADR 0010).
+ * benign writes through `Memory.add` were held (ADR 0016).
  */
 export const DEFAULT_PROACTIVE_KAPPA = 4;
 

@@ -27,7 +27,7 @@ import { type Finding, abstain, finding, meanStd } from './types.js';
 
 export type MemsadMode = 'max' | 'mean' | 'combined';
 
-/** κ when none is configured (ADR 0010: held-out FPR 0.000 in both history regimes). */
+/** κ when none is configured (ADR 0016: held-out FPR 0.000 in both history regimes). */
 export const DEFAULT_MEMSAD_KAPPA = 4;
 
 export interface MemsadOptions {

@@ -1,7 +1,7 @@
 /**
  * @module eval/detect/workload
  * The shipped default detection measured where it runs: `Memory.add` / `Memory.search` of a
- * `Memory` with default `autoDetection` (ADR 0010), the evaluation's embedder (MiniLM by
+ * `Memory` with default `autoDetection` (ADR 0016), the evaluation's embedder (MiniLM by
  * default), an in-memory store. One user principal plays a realistic mixed benign workload —
  * held-out corpus entries over the seven §6.1 categories in three tiers, LangGraph-style JSON
  * values, short notes — interleaved with searches from the benign query set (so MemSAD runs on
