@@ -399,7 +399,34 @@ async function searchBench(log, figures, ratios) {
 }
 
 /** A fresh ledger, 16 principals, a warm-up, then `total` writes from 256 writers. */
-async function writeBench(storage, total, log, label) {
+/**
+ * CPU seconds used so far by the server backends serving this run (those whose
+ * `application_name` is `app`), read from /proc: only when the server runs on this machine
+ * (else undefined). Counts only our connections, not other users of a shared server.
+ */
+async function serverCpuS(url, app) {
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+      app,
+    ]);
+    let ticks = 0;
+    for (const { pid } of rows) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // utime + stime, in clock ticks (100/s)
+    }
+    return rows.length === 0 ? undefined : ticks / 100;
+  } catch {
+    return undefined;
+  } finally {
+    await c.end();
+  }
+}
+
+async function writeBench(storage, total, log, label, serverCpu) {
   const data = dataset(11);
   const ledger = await Ledger.open({
     storage,
@@ -410,12 +437,19 @@ async function writeBench(storage, total, log, label) {
   const writers = [];
   for (let i = 0; i < 16; i++) writers.push((await ledger.registerPrincipal('user', `w${i}`)).id);
   await writeLoad(ledger, writers, 1000, 256, data.point);
+  const s0 = await serverCpu?.();
   const rate = await writeLoad(ledger, writers, total, 256, data.point, log, label);
   const perCpuS = writeLoad.perCpuS;
+  const s1 = await serverCpu?.();
+  const serverUsPerWrite =
+    s0 === undefined || s1 === undefined ? undefined : ((s1 - s0) * 1e6) / total;
   log(
-    `${label}: ${Math.round(rate)} entries/s (${Math.round(perCpuS)} per CPU-second of this process)`,
+    `${label}: ${Math.round(rate)} entries/s (${Math.round(perCpuS)} per CPU-second of this process` +
+      (serverUsPerWrite === undefined
+        ? ')'
+        : `, server ${Math.round(serverUsPerWrite)} µs CPU per write)`),
   );
-  return { ledger, rate, perCpuS };
+  return { ledger, rate, perCpuS, serverUsPerWrite };
 }
 
 export async function run({ log }) {
@@ -468,10 +502,19 @@ export async function run({ log }) {
     log('writes, PostgreSQL server');
     const { PgBackend } = await import('../dist/adapters/pg/index.js');
     const schema = `mwbench_${process.pid}`;
-    const storage = await PgBackend.open({ connectionString: url, schema, maxConnections: 8 });
+    // Tag our connections so the server CPU they use can be told apart on a shared server.
+    const app = `mwbench_${process.pid}`;
+    const tagged = `${url}${url.includes('?') ? '&' : '?'}application_name=${app}`;
+    const storage = await PgBackend.open({ connectionString: tagged, schema, maxConnections: 8 });
     try {
       const s0 = rawSign();
-      const { ledger, rate, perCpuS } = await writeBench(storage, 15000, log, 'postgres');
+      const { ledger, rate, perCpuS, serverUsPerWrite } = await writeBench(
+        storage,
+        15000,
+        log,
+        'postgres',
+        () => serverCpuS(url, app),
+      );
       const signUs = Math.min(s0, rawSign());
       figures.writes_per_s_postgres = Math.round(rate);
       figures.ed25519_sign_us = round(signUs);
@@ -480,6 +523,15 @@ export async function run({ log }) {
       ratios.writes_postgres_over_sign = round(rate / (1e6 / signUs));
       // Client side only (the server's CPU is not counted).
       figures.writes_per_client_cpu_s_postgres = Math.round(perCpuS);
+      if (serverUsPerWrite !== undefined) {
+        // Load-independent: entries per CPU-second of client and server together (our own
+        // backends only). The machine's cores bound the rate at cores × this when both sides
+        // overlap (the pipelined commit), whatever else is running.
+        figures.writes_server_cpu_us_postgres = round(serverUsPerWrite);
+        figures.writes_per_total_cpu_s_postgres = Math.round(
+          1 / (1 / perCpuS + serverUsPerWrite / 1e6),
+        );
+      }
       figures.postgres_has_pgvector = storage.hasVector ? 1 : 0;
       await ledger.drain();
     } finally {

@@ -379,6 +379,9 @@ export class Ledger {
     if (principal === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer');
     if (!mayWriteTier(principal.kind, entry.tier))
       throw new MemwardenError('ENTRY_INVALID', 'tier above the writer kind');
+    // The key must be valid at the position the entry will take: at least the committed
+    // size, whichever process appended last (a revocation there may be another's).
+    await this.log.refresh();
     const v = await this.registry.verifyFor(
       entry.writer,
       entry.kid,

@@ -36,6 +36,9 @@ describe('database error mapping', () => {
       cause,
     });
     expect(normaliseDriverError(coded('23505'))).toMatchObject({ code: 'STORAGE_CONFLICT' });
+    // An uncoded error that is not about the connection is a bug, not an outage.
+    const bug = new TypeError('Do not know how to serialize a BigInt');
+    expect(normaliseDriverError(bug)).toBe(bug);
   });
 
   it('errors that did not come from the database pass unchanged', () => {

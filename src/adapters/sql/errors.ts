@@ -93,14 +93,19 @@ export async function normalised<T>(p: Promise<T>): Promise<T> {
   }
 }
 
+/** The `pg` driver's own (uncoded) messages for a connection that is gone or never came. */
+const LOST_CONNECTION =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect)/;
+
 /**
  * The `pg` driver reports a connection that died mid-query ("Connection terminated
  * unexpectedly", "Client has encountered a connection error and is not queryable") as a plain
- * Error without a code. Call this only on errors the driver itself threw for a query: such an
- * error is `STORAGE_UNAVAILABLE`; a coded one is normalised as usual.
+ * Error without a code. Call this on errors the driver threw for a query or a checkout: those
+ * messages are `STORAGE_UNAVAILABLE`; a coded error is normalised as usual; anything else
+ * (a bug, e.g. a parameter the driver cannot serialise) passes unchanged and stays a 500.
  */
 export function normaliseDriverError(e: unknown): unknown {
-  if (e instanceof MemwardenError || codeOf(e) !== undefined || !(e instanceof Error)) {
+  if (!(e instanceof Error) || codeOf(e) !== undefined || !LOST_CONNECTION.test(e.message)) {
     return normaliseDbError(e);
   }
   return new MemwardenError('STORAGE_UNAVAILABLE', `database: ${e.message}`, {
