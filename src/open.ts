@@ -23,6 +23,7 @@ import type { RootStorage } from './ports/storage.js';
 import { retentionConfig } from './memory/config.js';
 import { Ledger } from './memory/ledger.js';
 import { Memory as MemoryCore } from './memory/memory.js';
+import { type ReadModelOptions, withReadModel } from './memory/read-model.js';
 import type { WriteScreen } from './memory/screen.js';
 import { DetectionPipeline } from './memory/detect.js';
 import type { AutoDetectionOptions } from './memory/calibration.js';
@@ -70,6 +71,15 @@ export interface OpenOptions {
     | (AutoDetectionOptions & { readonly benign?: readonly string[] });
   /** Extraction model (article Pattern 3): untrusted content is stored as extracted facts. */
   readonly extractor?: LlmProvider;
+  /**
+   * The in-process read model (ADR 0017): vector search and the near-duplicate check served
+   * from verified in-process partitions, kept current by observing this process's writes. On by
+   * default for the embedded store (this process is its only writer); never for a PostgreSQL
+   * server, which several processes share (`INPUT_INVALID` if asked for there). `false` turns
+   * it off; `{ maxEntries }` bounds the entries held (default 200,000; least recently used
+   * principals are evicted, one too large for the bound is served by the database).
+   */
+  readonly readModel?: false | ReadModelOptions;
 }
 
 function pickDetection(
@@ -136,11 +146,20 @@ export class Memory extends MemoryCore {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const server = url !== undefined && url !== '';
     const unlock = server || opts.ephemeral === true ? () => undefined : lockDataDir(dataDir);
+    if (server && opts.readModel !== undefined && opts.readModel !== false) {
+      unlock();
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        'the read model needs an exclusive store; a PostgreSQL server is shared by several processes',
+      );
+    }
     let storage: RootStorage;
     try {
       storage = server
         ? await PgBackend.open({ connectionString: url })
         : await PgliteBackend.open(opts.ephemeral === true ? {} : { dataDir: path.join(dataDir, 'pgdata') });
+      // The embedded store is this process's alone (the data-folder lock): observe its writes.
+      if (!server && opts.readModel !== false) storage = withReadModel(storage, opts.readModel ?? {});
     } catch (e) {
       unlock();
       throw e;

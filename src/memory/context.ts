@@ -12,6 +12,7 @@ import type { MetricsSink } from '../ports/metrics.js';
 import type { JsonValue, RootStorage, StorageBackend } from '../ports/storage.js';
 import type { RetentionConfig } from './config.js';
 import type { Ledger } from './ledger.js';
+import type { ReadModel } from './read-model.js';
 
 export type AuditDetails = { readonly [k: string]: JsonValue };
 
@@ -23,6 +24,8 @@ export class MemoryContext {
     readonly random: RandomSource,
     readonly metrics: MetricsSink,
     readonly retention: RetentionConfig,
+    /** The in-process read model, on an exclusive backend (ADR 0017). */
+    readonly readModel?: ReadModel,
   ) {}
 
   /** The principal's storage view; a missing principal is refused before anything runs. */

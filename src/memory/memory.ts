@@ -52,12 +52,18 @@ import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from '.
 import { type AttributionSpec, LineageWriter, lineageConfig } from './lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './proofs.js';
 import { Principals } from './principals.js';
+import { readModelOf } from './read-model.js';
 import { ReviewQueue } from './reviews.js';
 import { Versions } from './versions.js';
 import { WritePath } from './write-path.js';
 
 export interface MemoryOptions {
   readonly ledger: Ledger;
+  /**
+   * The store. A storage from `withReadModel` (what `Memory.open` gives on an exclusive backend)
+   * carries the in-process read model that serves vector search (ADR 0017); the ledger must
+   * then be opened on this same storage.
+   */
   readonly storage: RootStorage;
   readonly embedder: Embedder;
   readonly clock: Clock;
@@ -112,6 +118,14 @@ export class Memory implements MemoryApi {
 
   constructor(opts: MemoryOptions) {
     this.ledger = opts.ledger;
+    const readModel = readModelOf(opts.storage);
+    if (readModel !== undefined && opts.ledger.storage !== opts.storage) {
+      // The model sees only writes made through the storage it observes.
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        'with a read model, the ledger must be opened on the same storage as Memory',
+      );
+    }
     const ctx = new MemoryContext(
       opts.ledger,
       opts.storage,
@@ -119,6 +133,7 @@ export class Memory implements MemoryApi {
       opts.random,
       opts.metrics ?? noopMetrics,
       opts.retention ?? retentionConfig(),
+      readModel,
     );
     this.ctx = ctx;
     if (opts.detection !== undefined && opts.autoDetection !== undefined) {
@@ -133,6 +148,7 @@ export class Memory implements MemoryApi {
     const audit = ctx.audit.bind(ctx);
     this.search_ = new SearchEngine({
       ...(detection === undefined ? {} : { detection }),
+      ...(readModel === undefined ? {} : { readModel }),
       random: ctx.random,
       ledger: ctx.ledger,
       embedder: opts.embedder,

@@ -19,6 +19,7 @@ import type { Ledger, Verification } from './ledger.js';
 import { toMemoryRecord } from './records.js';
 import type { DetectionHooks } from './calibration.js';
 import { flaggedOf } from './write.js';
+import type { ReadModel } from './read-model.js';
 
 const NO_VECTOR = new Float32Array(0);
 
@@ -46,6 +47,12 @@ export interface SearchDeps {
    * history and each verified hit is scored; a flagged hit is dropped.
    */
   readonly detection?: DetectionHooks;
+  /**
+   * The in-process read model (ADR 0017): vector-ranked candidates come from it, with the
+   * database's semantics, instead of a database query. Lexical and hybrid ranking, and a
+   * principal the model cannot hold, keep the database path.
+   */
+  readonly readModel?: ReadModel;
   readonly audit: (
     actor: string,
     action: string,
@@ -80,16 +87,24 @@ export class SearchEngine {
         : (opts.embedding ?? (await this.embedQuery(query)));
     if (pipeline !== undefined && queryEmbedding !== undefined)
       await pipeline.observeQuery(opts.principal, queryEmbedding);
-    const hits = await view.searchEntries({
-      ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
-      ...(ranking === 'vector' ? {} : { text: query }),
+    const filters = {
       tiers,
       ...(opts.filters?.kind === undefined ? {} : { kinds: [opts.filters.kind] }),
       ...(opts.filters?.source === undefined ? {} : { uri: opts.filters.source }),
       nowNs,
       // Over-fetch so entries dropped by verification do not shrink the answer.
       limit: Math.min(limit * 2 + 4, 1000),
-    });
+    };
+    const model = ranking === 'vector' ? this.d.readModel : undefined;
+    const hits =
+      (model !== undefined && queryEmbedding !== undefined
+        ? await model.search(opts.principal, { ...filters, embedding: queryEmbedding })
+        : undefined) ??
+      (await view.searchEntries({
+        ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
+        ...(ranking === 'vector' ? {} : { text: query }),
+        ...filters,
+      }));
 
     const scored = rank(hits, ranking).filter((h) => h.score >= threshold);
     const results: SearchHit[] = [];

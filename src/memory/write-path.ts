@@ -118,6 +118,7 @@ export class WritePath {
         embedding,
         threshold,
         nowNs: this.ctx.clock.nowNs(),
+        model: this.ctx.readModel,
       });
       if (dup !== undefined) {
         this.ctx.metrics.recordRejected('near_duplicate');

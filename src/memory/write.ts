@@ -19,6 +19,7 @@ import type { DetectionHooks } from './calibration.js';
 import type { DetectionPipeline, ReadCandidate, WriteCandidate } from './detect.js';
 import type { Ledger } from './ledger.js';
 import { MarkerScreen } from './screen.js';
+import type { ReadModel } from './read-model.js';
 
 /** Tiers whose content is never stored verbatim by default (article Pattern 3). */
 export const UNTRUSTED_WRITE_TIERS: ReadonlySet<SourceTier> = new Set(['EXTERNAL_TOOL', 'EXTERNAL_WEB']);
@@ -90,14 +91,24 @@ export function needsExtraction(
 /**
  * The principal's own verified memory nearest to `embedding` with cosine ≥ threshold, or
  * undefined. Looks at the `limit` nearest rows in the principal's view (OPERATOR rows and
- * rows that fail verification do not count).
+ * rows that fail verification do not count) — from the read model when there is one.
  */
 export async function findNearDuplicate(
   view: StorageBackend,
   ledger: Ledger,
-  q: { principal: string; embedding: Float32Array; threshold: number; nowNs: bigint; limit?: number },
+  q: {
+    principal: string;
+    embedding: Float32Array;
+    threshold: number;
+    nowNs: bigint;
+    limit?: number;
+    /** The read model (ADR 0017): candidates from it, same semantics, no database query. */
+    model?: ReadModel | undefined;
+  },
 ): Promise<{ id: string; similarity: number } | undefined> {
-  const hits = await view.searchEntries({ embedding: q.embedding, nowNs: q.nowNs, limit: q.limit ?? 5 });
+  const query = { embedding: q.embedding, nowNs: q.nowNs, limit: q.limit ?? 5 };
+  const hits =
+    (await q.model?.search(q.principal, query)) ?? (await view.searchEntries(query));
   const scored = hits
     .map((h) => ({
       entry: h.entry,

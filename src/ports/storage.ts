@@ -417,6 +417,13 @@ export interface StorageBackend
     ReviewStore,
     AuditStore,
     ApiKeyStore {
+  /**
+   * True when this process is the store's only writer, so every change passes through this
+   * object: the embedded store (PGlite behind its data-folder lock) and the in-memory backend.
+   * Absent on a server several processes share. The read model (`memory/read-model.ts`,
+   * ADR 0017) runs only where it is true.
+   */
+  readonly exclusive?: boolean;
   /** Run `fn` so that its writes are all-or-nothing and serialised against other writers. */
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T>;
   close(): Promise<void>;

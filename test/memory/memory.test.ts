@@ -12,12 +12,16 @@ import { parseSegments } from '../../src/core/render/sentinel.js';
 import { retentionConfig } from '../../src/memory/config.js';
 import { Ledger } from '../../src/memory/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
+import { withReadModel } from '../../src/memory/read-model.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 
+// With the read model (ADR 0017; `Memory.open`'s default on these exclusive backends), and the
+// database path alone once, on the in-memory backend.
 const open: Record<string, () => Promise<RootStorage>> = {
-  memory: () => MemoryBackend.open(),
-  pglite: () => PgliteBackend.open({}),
+  memory: async () => withReadModel(await MemoryBackend.open()),
+  pglite: async () => withReadModel(await PgliteBackend.open({})),
+  'memory without read model': () => MemoryBackend.open(),
 };
 
 const cleanups: (() => Promise<void>)[] = [];

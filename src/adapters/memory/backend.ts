@@ -45,6 +45,9 @@ export interface MemoryBackendOptions {
  * the Postgres backends' row-level-security semantics, enforced in code.
  */
 export class MemoryBackend implements StorageBackend {
+  /** The store lives in this process: every write passes through this object. */
+  readonly exclusive = true;
+
   private constructor(
     private readonly sh: Shared,
     /** undefined: the system scope. */

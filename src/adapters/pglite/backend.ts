@@ -145,6 +145,9 @@ class CommitView extends SqlView {
 
 /** The PGlite StorageBackend. The object `open` returns acts in the system scope. */
 export class PgliteBackend extends SqlView {
+  /** PGlite is one process's database (`Memory.open` also locks its data folder): the only writer. */
+  readonly exclusive = true;
+
   private constructor(
     private readonly s: Shared,
     scope: Scope,
