@@ -26,7 +26,7 @@
 import { MemwardenError } from '../core/errors.js';
 import type { SourceTier } from '../core/trust.js';
 import type { RootStorage, SearchHit, StorageBackend, StoredEntry } from '../ports/storage.js';
-import { type VectorIndex, createVectorIndex } from './exact-index.js';
+import { type VectorIndex, createVectorIndex } from '../core/vector/index.js';
 import { type EntryChange, observeStorage } from './observed-storage.js';
 
 export interface ReadModelOptions {
