@@ -12,7 +12,14 @@
  *   set that contains the triggered / domain-matched victim queries, so the threshold is set
  *   where the attack lives (`calibrate({ queries })`).
  * - Rolling recalibration (Theorem 12): recompute τ on the current window every
- *   `recalibrateEvery` observed queries.
+ *   `recalibrateEvery` observed queries (here, synchronously), or when a scheduler calls
+ *   `recalibrate()` (the per-principal default bounds it by time as well, ADR 0017). A
+ *   rolling recalibration is incremental: the mean part is linear (r · Σq / n, with the
+ *   history sum kept as queries arrive), the max part keeps each reference's running max and
+ *   its slot, adds the new queries' similarities (one kernel pass over the reference per new
+ *   query) and rescans the history only for references whose max-attaining query was
+ *   evicted. It equals a full recomputation (same products in the same order); the full one
+ *   runs when most of the history changed or the reference was replaced.
  * - Certified radius (Lemma 8): with calibration tolerance ε = σ·√(2·ln(2/δ)/n) (the
  *   Gaussian-tail form of Theorem 11), a flagged entry whose margin s − τ exceeds ε is
  *   detected for every threshold within tolerance; the finding carries r = s − τ − ε > 0.
@@ -87,9 +94,23 @@ export class Memsad {
   #sinceCal = 0;
   #reference: Float32Array[] = [];
   #cal: MemsadCalibration | undefined;
+  /** The reference as rows of a kernel matrix (new queries scored against it in one pass). */
+  #refM: DotMatrix | undefined;
+  /** Σ of the held queries (float64), for the mean part: mean_q cos(r, q) = r · Σq / n. */
+  readonly #sum: Float64Array;
+  /** Per reference: running max similarity over the history and the slot attaining it. */
+  #refMax = new Float32Array(0);
+  #refArg = new Int32Array(0);
+  /** The incremental state matches the history as of the last recalibration. */
+  #incValid = false;
+  /** Slots written since the last recalibration, in order (a slot may repeat). */
+  #dirty: number[] = [];
+  /** Σ of the sampled reference rows (≤ 64) for the typical-query statistic. */
+  #refSample: Float32Array | undefined;
+  #refSampleK = 0;
   /** JS copies of the held queries (for Assumption 9 statistics). */
   readonly #rows: Float32Array[] = [];
-  /** Per held query: mean cos(q, R), for the typical-query check of Assumption 9. */
+  /** Scratch: per held query, mean cos(q, R), for the typical-query check of Assumption 9. */
   readonly #qMean: Float32Array;
 
   constructor(o: MemsadOptions) {
@@ -107,6 +128,12 @@ export class Memsad {
       o.simd === false ? { simd: false } : {},
     );
     this.#qMean = new Float32Array(this.capacity);
+    this.#sum = new Float64Array(this.dimensions);
+  }
+
+  /** Queries observed since τ was last computed (what a rolling scheduler looks at). */
+  get queriesSinceCalibration(): number {
+    return this.#sinceCal;
   }
 
   get historySize(): number {
@@ -126,9 +153,16 @@ export class Memsad {
     if (q.length !== this.dimensions) return;
     const u = normalized(q);
     const slot = this.#next;
+    const sum = this.#sum;
+    const old = this.#count === this.capacity ? this.#rows[slot] : undefined;
+    for (let i = 0; i < u.length; i++) sum[i] = (sum[i] as number) + (u[i] as number) - (old === undefined ? 0 : (old[i] as number));
     this.#m.setRow(slot, u);
     this.#rows[slot] = u;
-    this.#queryStat(slot);
+    if (this.#incValid) {
+      // Bounded bookkeeping: past half the history, the next recalibration is a full one.
+      if (this.#dirty.length < this.capacity / 2) this.#dirty.push(slot);
+      else this.#incValid = false;
+    }
     this.#next = (slot + 1) % this.capacity;
     if (this.#count < this.capacity) this.#count++;
     this.#sinceCal++;
@@ -140,6 +174,9 @@ export class Memsad {
   clearHistory(): void {
     this.#count = 0;
     this.#next = 0;
+    this.#sum.fill(0);
+    this.#incValid = false;
+    this.#dirty = [];
   }
 
   /**
@@ -153,6 +190,27 @@ export class Memsad {
     this.#reference = reference
       .filter((r) => r.length === this.dimensions)
       .map((r) => normalized(r));
+    const n = this.#reference.length;
+    this.#refM = n === 0 ? undefined : new DotMatrix(this.dimensions, n, this.#m.simd ? {} : { simd: false });
+    this.#reference.forEach((r, i) => this.#refM?.setRow(i, r));
+    this.#refMax = new Float32Array(n);
+    this.#refArg = new Int32Array(n);
+    this.#incValid = false;
+    this.#dirty = [];
+    // The typical-query statistic samples ≤ 64 references; their sum makes it one dot product.
+    this.#refSample = undefined;
+    this.#refSampleK = 0;
+    if (n > 0) {
+      const step = Math.max(1, Math.floor(n / 64));
+      const acc = new Float64Array(this.dimensions);
+      let k = 0;
+      for (let i = 0; i < n; i += step, k++) {
+        const r = this.#reference[i] as Float32Array;
+        for (let j = 0; j < acc.length; j++) acc[j] = (acc[j] as number) + (r[j] as number);
+      }
+      this.#refSample = Float32Array.from(acc);
+      this.#refSampleK = k;
+    }
     if (queries !== undefined) {
       this.clearHistory();
       for (const q of queries) this.observeQuery(q);
@@ -163,11 +221,7 @@ export class Memsad {
   /** Recompute τ from the reference set against the current history (rolling recalibration). */
   recalibrate(): MemsadCalibration {
     this.#sinceCal = 0;
-    const xs: number[] = [];
-    for (const r of this.#reference) {
-      const s = this.scores(r);
-      if (s !== undefined) xs.push(this.#pick(s));
-    }
+    const xs = this.#referenceScores();
     const { mean, std } = meanStd(xs);
     const n = xs.length;
     if (n === 0 && this.#fixed === undefined) {
@@ -177,10 +231,95 @@ export class Memsad {
     }
     const epsilon =
       n > 0 ? std * Math.sqrt((2 * Math.log(2 / this.#delta)) / n) : Number.POSITIVE_INFINITY;
-    // Per-query typical-similarity statistics (Assumption 9) against the reference set.
-    for (let slot = 0; slot < this.#count; slot++) this.#queryStat(slot);
     this.#cal = { mean, std, threshold: this.#fixed ?? mean + this.kappa * std, epsilon, n };
     return this.#cal;
+  }
+
+  /**
+   * The deployed score of every reference against the current history (empty when there is
+   * no history): incrementally from the last recalibration when that is valid, else in full.
+   */
+  #referenceScores(): Float64Array {
+    const R = this.#reference.length;
+    const n = this.#count;
+    if (n === 0 || R === 0) {
+      this.#incValid = false;
+      this.#dirty = [];
+      return new Float64Array(0);
+    }
+    if (this.#incValid) this.#updateMaxima();
+    else this.#recomputeMaxima();
+    this.#incValid = true;
+    this.#dirty = [];
+    // Mean part: r · Σq / n for every reference in one kernel pass.
+    const means = (this.#refM as DotMatrix).dots(this.#sum, R, 1 / n);
+    const out = new Float64Array(R);
+    const a = this.alpha;
+    for (let i = 0; i < R; i++) {
+      const max = this.#refMax[i] as number;
+      const mean = means[i] as number;
+      out[i] = this.mode === 'max' ? max : this.mode === 'mean' ? mean : a * max + (1 - a) * mean;
+    }
+    return out;
+  }
+
+  /** Every reference's max over the whole history (R kernel passes over the history). */
+  #recomputeMaxima(): void {
+    // Refresh the history sum exactly (no drift from many add/subtract steps).
+    const sum = this.#sum;
+    sum.fill(0);
+    for (let slot = 0; slot < this.#count; slot++) {
+      const q = this.#rows[slot] as Float32Array;
+      for (let i = 0; i < q.length; i++) sum[i] = (sum[i] as number) + (q[i] as number);
+    }
+    for (let i = 0; i < this.#reference.length; i++) this.#rescan(i);
+  }
+
+  /** Max and its slot for reference `i` against the whole history. */
+  #rescan(i: number): void {
+    const sims = this.#m.dots(this.#reference[i] as Float32Array, this.#count);
+    let max = Number.NEGATIVE_INFINITY;
+    let arg = 0;
+    for (let j = 0; j < sims.length; j++) {
+      const s = sims[j] as number;
+      if (s > max) {
+        max = s;
+        arg = j;
+      }
+    }
+    this.#refMax[i] = max;
+    this.#refArg[i] = arg;
+  }
+
+  /**
+   * Roll the maxima forward over the slots written since the last recalibration: a reference
+   * whose max-attaining query was overwritten is rescanned; the others take the max with the
+   * new queries' similarities. On ties any attaining slot will do: the max value is what
+   * counts, and when that slot is overwritten the reference is rescanned.
+   */
+  #updateMaxima(): void {
+    const dirty = this.#dirty;
+    if (dirty.length === 0) return;
+    const R = this.#reference.length;
+    const refM = this.#refM as DotMatrix;
+    const written = new Uint8Array(this.capacity);
+    for (const slot of dirty) written[slot] = 1;
+    const stale = new Uint8Array(R);
+    for (let i = 0; i < R; i++) if (written[this.#refArg[i] as number] === 1) stale[i] = 1;
+    const slots = [...new Set(dirty)];
+    for (const slot of slots) {
+      const sims = refM.dots(this.#rows[slot] as Float32Array, R);
+      for (let i = 0; i < R; i++) {
+        if (stale[i] === 1) continue;
+        const s = sims[i] as number;
+        const m = this.#refMax[i] as number;
+        if (s > m) {
+          this.#refMax[i] = s;
+          this.#refArg[i] = slot;
+        }
+      }
+    }
+    for (let i = 0; i < R; i++) if (stale[i] === 1) this.#rescan(i);
   }
 
   /** max / mean / combined similarity of `p` against the history; undefined when empty. */
@@ -252,23 +391,20 @@ export class Memsad {
   #typical(argmax: number): boolean {
     const n = this.#count;
     if (n < 2 || this.#reference.length === 0) return true;
-    const { mean, std } = meanStd(this.#qMean.subarray(0, n));
-    const q = this.#qMean[argmax] as number;
+    const stats = this.#qMean;
+    for (let slot = 0; slot < n; slot++) stats[slot] = this.#queryStat(slot);
+    const { mean, std } = meanStd(stats.subarray(0, n));
+    const q = stats[argmax] as number;
     return Math.abs(q - mean) <= 3 * Math.max(std, 1e-6);
   }
 
-  #queryStat(slot: number): void {
-    // Mean cos(q, r) over a bounded sample of the reference set (≤ 64): O(64·d) per query.
-    const ref = this.#reference;
-    if (ref.length === 0) {
-      this.#qMean[slot] = 0;
-      return;
-    }
-    const step = Math.max(1, Math.floor(ref.length / 64));
-    const row = this.#rows[slot] as Float32Array;
-    let sum = 0;
-    let k = 0;
-    for (let i = 0; i < ref.length; i += step, k++) sum += dotProduct(ref[i] as Float32Array, row);
-    this.#qMean[slot] = sum / k;
+  /**
+   * Mean cos(q, r) over a bounded sample of the reference set (≤ 64), as q · Σr / k: O(d) per
+   * query. Computed lazily, for the history as it is, when a flagged entry needs it.
+   */
+  #queryStat(slot: number): number {
+    const sample = this.#refSample;
+    if (sample === undefined || this.#refSampleK === 0) return 0;
+    return dotProduct(sample, this.#rows[slot] as Float32Array) / this.#refSampleK;
   }
 }

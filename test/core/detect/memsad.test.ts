@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DotMatrix, Memsad, dotProduct, normalized } from '../../../src/core/detect/index.js';
 
@@ -134,5 +135,81 @@ describe('Memsad', () => {
     m.observeQuery([1, 0]);
     expect(m.detect([1, 0.1]).flagged).toBe(true);
     expect(m.detect([0.5, 1]).flagged).toBe(false);
+  });
+});
+
+describe('Memsad incremental rolling recalibration', () => {
+  const d = 24;
+  /** A history that drifts: queries near one centre, then near another. */
+  const stream = (r: () => number, n: number, centres: Float32Array[], noise: number) =>
+    Array.from({ length: n }, (_, i) => near(r, centres[Math.floor((i * centres.length) / n)]!, noise));
+
+  it('equals a full recomputation after any interleaving of queries and recalibrations (differential)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 2, max: 40 }), // capacity
+        fc.integer({ min: 1, max: 60 }), // reference size
+        fc.array(fc.integer({ min: 0, max: 30 }), { minLength: 1, maxLength: 12 }), // queries between recalibrations
+        fc.constantFrom<'max' | 'mean' | 'combined'>('max', 'mean', 'combined'),
+        fc.boolean(),
+        (seed, capacity, refs, bursts, mode, simd) => {
+          const r = rng(seed);
+          // Few distinct directions, so ties and repeated maxima happen.
+          const centres = Array.from({ length: 3 }, () => randVec(r, d));
+          const reference = Array.from({ length: refs }, () => near(r, centres[Math.floor(r() * 3)]!, r() < 0.3 ? 0 : 0.8));
+          const inc = new Memsad({ dimensions: d, capacity, mode, kappa: 2, simd });
+          const held: Float32Array[] = [];
+          for (let i = 0; i < capacity; i++) {
+            const q = near(r, centres[Math.floor(r() * 3)]!, 0.8);
+            inc.observeQuery(q);
+            held.push(q);
+          }
+          inc.calibrate(reference);
+          for (const k of bursts) {
+            for (let i = 0; i < k; i++) {
+              // Repeated queries: equal similarities in several slots.
+              const q = r() < 0.2 && held.length > 0 ? held.at(-1)! : near(r, centres[Math.floor(r() * 3)]!, 0.6);
+              inc.observeQuery(q);
+              held.push(q);
+            }
+            const got = inc.recalibrate();
+            const full = new Memsad({ dimensions: d, capacity, mode, kappa: 2, simd });
+            full.calibrate(reference, held.slice(-capacity));
+            const want = full.calibration!;
+            expect(got.n).toBe(want.n);
+            if (mode === 'max') {
+              // The max part is the same products in the same order: exactly equal.
+              expect(got.mean).toBe(want.mean);
+              expect(got.std).toBe(want.std);
+            } else {
+              // The mean part is r · Σq / n with Σq rolled forward vs recomputed: float rounding.
+              expect(Math.abs(got.mean - want.mean)).toBeLessThan(1e-6);
+              expect(Math.abs(got.std - want.std)).toBeLessThan(1e-6);
+            }
+            expect(Math.abs(got.threshold - want.threshold)).toBeLessThan(1e-5);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('τ follows a drifting history once recalibrated, and not before', () => {
+    const r = rng(11);
+    const a = randVec(r, d);
+    const b = randVec(r, d);
+    const m = new Memsad({ dimensions: d, capacity: 50, kappa: 2 });
+    for (const q of stream(r, 50, [a], 0.3)) m.observeQuery(q);
+    // Reference: half near a, half near b.
+    m.calibrate([...stream(r, 40, [a], 0.9), ...stream(r, 40, [b], 0.3)]);
+    const before = m.calibration!.threshold;
+    for (const q of stream(r, 50, [b], 0.3)) m.observeQuery(q);
+    expect(m.queriesSinceCalibration).toBe(50);
+    expect(m.calibration!.threshold).toBe(before); // no schedule given: τ waits
+    const after = m.recalibrate().threshold;
+    expect(m.queriesSinceCalibration).toBe(0);
+    // The references near b now sit near the history: the benign score distribution moved.
+    expect(Math.abs(after - before)).toBeGreaterThan(0.05);
   });
 });
