@@ -23,9 +23,16 @@
  * - query history: every search embeds its query anyway; the vector joins the principal's
  *   MemSAD FIFO and, int8-quantised, an audit event in the principal's own scope (row-level
  *   security keeps it theirs), so a restart rebuilds the history from the store;
- * - recalibration: MemSAD every `recalibrateEvery` queries (Theorem 12's rolling
- *   recalibration); all three detectors when the reference has grown by ≥ 10 % (at least
- *   `minOwn / 5` entries) or leaves the cold start.
+ * - recalibration: MemSAD's τ rolls with the history (Theorem 12) once at least
+ *   `recalibrateEvery` (25) queries arrived AND `recalibrateIntervalMs` (1 s) passed since the
+ *   last, off the request path (a `setImmediate` after the search, or a timer for the rest of
+ *   the interval), incrementally (core/detect/memsad): its cost is bounded by time, not by the
+ *   query rate (ADR 0017). All three detectors recalibrate in full when the reference has
+ *   grown by ≥ 10 % (at least `minOwn / 5` entries) or leaves the cold start;
+ * - query persistence is batched: events wait in memory at most `queryFlushMs` (250 ms) or
+ *   until `queryFlushEvents` are buffered, then go in one transaction per principal, in its
+ *   own scope; `close()` flushes the rest. A crash loses at most one flush interval of query
+ *   history — calibration data, never a memory write.
  *
  * Each principal's detectors live in their own `DetectionPipeline` (own history, own
  * thresholds); at most `maxPrincipals` stay in memory, the least recently used is rebuilt
@@ -35,7 +42,7 @@ import { fromBase64, toBase64, toHex, utf8 } from '../core/bytes.js';
 import type { Finding } from '../core/detect/index.js';
 import type { SourceTier, TrustLabel } from '../core/trust.js';
 import type { Embedder } from '../ports/embedder.js';
-import type { StorageBackend } from '../ports/storage.js';
+import type { AuditEvent, StorageBackend } from '../ports/storage.js';
 import { GENERIC_BENIGN_REFERENCE } from './benign-reference.js';
 import { BUNDLED_VECTORS } from './benign-vectors.js';
 import { sha256 } from '../core/crypto/sha256.js';
@@ -56,8 +63,18 @@ export interface AutoDetectionOptions {
   readonly persistQueries?: boolean;
   /** How far back the history is rebuilt from the store (default 30 days). */
   readonly historyWindowMs?: number;
-  /** Calibrated principals kept in memory (default 32; each holds a 1.5 MB MemSAD history). */
+  /** Calibrated principals kept in memory (default 32; each holds ~3 MB: history + reference). */
   readonly maxPrincipals?: number;
+  /**
+   * Rolling recalibration: at least this many new queries (default 25, or
+   * `config.memsad.recalibrateEvery`; 0 = never) AND at least `recalibrateIntervalMs`
+   * (default 1,000) since MemSAD's τ was last set.
+   */
+  readonly recalibrateIntervalMs?: number;
+  /** Longest time a query event waits in memory before it is persisted (default 250 ms). */
+  readonly queryFlushMs?: number;
+  /** Buffered query events (all principals) that trigger a flush at once (default 256). */
+  readonly queryFlushEvents?: number;
 }
 
 /** What the write and read paths need from detection, always for one named principal. */
@@ -68,6 +85,8 @@ export interface DetectionHooks {
   /** A search was run: its query vector joins the principal's history. */
   observeQuery(principal: string, queryEmbedding: Float32Array): Promise<void>;
   scoreRead(principal: string, c: ReadCandidate): Promise<Finding[]>;
+  /** Persist what is buffered and stop background work (`Memory.close`). */
+  close?(): Promise<void>;
 }
 
 export interface StoredWrite {
@@ -97,6 +116,12 @@ class PrincipalDetectors {
   /** Size of the own reference at the last full calibration. */
   calibratedOwn = -1;
   usingGeneric = true;
+  /** Clock time (ns) MemSAD's τ was last set. */
+  lastRecalNs = 0n;
+  /** A rolling recalibration is queued with `setImmediate`. */
+  recalQueued = false;
+  /** …or waits on a timer for the rest of the interval. */
+  recalTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly pipeline: DetectionPipeline,
@@ -125,6 +150,18 @@ export class AutoDetection implements DetectionHooks {
   /** Read-time scoring is stateless (injection risk, implausible similarity): one shared pipeline. */
   readonly #reader: DetectionPipeline;
   readonly #states = new Map<string, Promise<PrincipalDetectors>>();
+  readonly #recalEvery: number;
+  readonly #recalIntervalNs: bigint;
+  readonly #flushMs: number;
+  readonly #flushEvents: number;
+  /** Query events not yet persisted, per principal, oldest first. */
+  #buffer = new Map<string, AuditEvent[]>();
+  #buffered = 0;
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The flush in progress (flushes run one at a time, in order). */
+  #flushing: Promise<void> = Promise.resolve();
+  readonly #recalTimers = new Set<ReturnType<typeof setTimeout>>();
+  #closed = false;
   #shared: Promise<{ generic: Float32Array[]; probes: Float32Array[] }> | undefined;
 
   constructor(
@@ -136,8 +173,9 @@ export class AutoDetection implements DetectionHooks {
     const ngram = o.config?.ngram;
     this.#cfg = {
       ...o.config,
-      // Theorem 12: recalibrate on the rolling window (the user's real queries drift).
-      memsad: memsad === false ? false : { recalibrateEvery: 25, ...memsad },
+      // Theorem 12's rolling recalibration is scheduled here (bounded by count and time), not
+      // by MemSAD on every N-th query.
+      memsad: memsad === false ? false : { ...memsad, recalibrateEvery: 0 },
       // MemSAD+ counts near the recent queries only (ADR 0016: otherwise it floods review).
       ngram: ngram === false ? false : { gate: DEFAULT_PLUS_GATE, ...ngram },
     };
@@ -147,6 +185,10 @@ export class AutoDetection implements DetectionHooks {
     this.#persist = o.persistQueries ?? true;
     this.#windowNs = BigInt(Math.round(o.historyWindowMs ?? 30 * DAY_MS)) * 1_000_000n;
     this.#maxPrincipals = Math.max(1, o.maxPrincipals ?? 32);
+    this.#recalEvery = memsad === false ? 0 : Math.max(0, memsad?.recalibrateEvery ?? 25);
+    this.#recalIntervalNs = BigInt(Math.max(0, Math.round(o.recalibrateIntervalMs ?? 1000))) * 1_000_000n;
+    this.#flushMs = Math.max(0, o.queryFlushMs ?? 250);
+    this.#flushEvents = Math.max(1, o.queryFlushEvents ?? 256);
     this.#reader = new DetectionPipeline(embedder, { ...this.#cfg, memsad: false, ngram: false, proactive: false });
   }
 
@@ -170,12 +212,16 @@ export class AutoDetection implements DetectionHooks {
   async observeQuery(principal: string, v: Float32Array): Promise<void> {
     const s = await this.#state(principal);
     const m = s.pipeline.memsad;
-    m?.observeQuery(v);
-    // The first queries after a warm calibration with an empty history: set τ now rather than
-    // abstaining until the next rolling recalibration.
-    if (m !== undefined && m.calibration === undefined && !s.usingGeneric) m.recalibrate();
-    if (this.#persist && s.known && s.pipeline.memsad !== undefined) {
-      await this.ctx.view(principal).appendAudit({
+    if (m === undefined) return;
+    m.observeQuery(v);
+    if (m.calibration === undefined && !s.usingGeneric) {
+      // The first queries after a warm calibration with an empty history: set τ now rather
+      // than abstaining until the next rolling recalibration (cheap: the history is tiny).
+      m.recalibrate();
+      s.lastRecalNs = this.ctx.clock.nowNs();
+    } else this.#scheduleRecalibration(s);
+    if (this.#persist && s.known) {
+      this.#enqueue(principal, {
         id: this.ctx.newId(),
         atNs: this.ctx.clock.nowNs(),
         actor: principal,
@@ -184,6 +230,117 @@ export class AutoDetection implements DetectionHooks {
         details: { v: toBase64(quantize(v)) },
       });
     }
+  }
+
+  /**
+   * Theorem 12's rolling recalibration, bounded by count and time: once `recalibrateEvery`
+   * queries arrived since τ was set, τ is recomputed as soon as `recalibrateIntervalMs` has
+   * passed since then — right after this request (`setImmediate`) or on a timer for the rest
+   * of the interval, so a burst followed by silence still moves τ.
+   */
+  #scheduleRecalibration(s: PrincipalDetectors): void {
+    const m = s.pipeline.memsad;
+    if (m === undefined || this.#closed || s.recalQueued || this.#recalEvery === 0) return;
+    if (m.queriesSinceCalibration < this.#recalEvery) return;
+    const waitNs = this.#recalIntervalNs - (this.ctx.clock.nowNs() - s.lastRecalNs);
+    if (waitNs <= 0n) {
+      if (s.recalTimer !== undefined) {
+        clearTimeout(s.recalTimer);
+        this.#recalTimers.delete(s.recalTimer);
+        s.recalTimer = undefined;
+      }
+      s.recalQueued = true;
+      setImmediate(() => this.#recalibrate(s));
+    } else if (s.recalTimer === undefined) {
+      const t = setTimeout(() => this.#recalibrate(s), Math.ceil(Number(waitNs) / 1e6));
+      t.unref();
+      this.#recalTimers.add(t);
+      s.recalTimer = t;
+    }
+  }
+
+  #recalibrate(s: PrincipalDetectors): void {
+    if (s.recalTimer !== undefined) this.#recalTimers.delete(s.recalTimer);
+    s.recalTimer = undefined;
+    s.recalQueued = false;
+    const m = s.pipeline.memsad;
+    if (this.#closed || m === undefined || m.queriesSinceCalibration === 0 || s.usingGeneric) return;
+    m.recalibrate();
+    s.lastRecalNs = this.ctx.clock.nowNs();
+  }
+
+  /** Buffer a query event; flushed within `queryFlushMs`, or now when enough are waiting. */
+  #enqueue(principal: string, e: AuditEvent): void {
+    let q = this.#buffer.get(principal);
+    if (q === undefined) this.#buffer.set(principal, (q = []));
+    q.push(e);
+    this.#buffered++;
+    if (this.#buffered >= this.#flushEvents) {
+      this.flush().catch(() => undefined); // kept buffered and retried on the next flush
+    } else if (this.#flushTimer === undefined) {
+      this.#flushTimer = setTimeout(() => {
+        this.#flushTimer = undefined;
+        this.flush().catch(() => undefined);
+      }, this.#flushMs);
+      this.#flushTimer.unref();
+    }
+  }
+
+  /**
+   * Persist every buffered query event: one transaction per principal, through its own view
+   * (its own row-level-security scope). A principal whose transaction fails keeps its events
+   * buffered (the newest `capacity`, what a rebuild would read) for the next flush, and the
+   * first error is thrown after the others were tried.
+   */
+  flush(): Promise<void> {
+    const run = this.#flushing.then(() => this.#flushNow());
+    this.#flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  async #flushNow(): Promise<void> {
+    if (this.#flushTimer !== undefined) {
+      clearTimeout(this.#flushTimer);
+      this.#flushTimer = undefined;
+    }
+    if (this.#buffered === 0) return;
+    const batches = this.#buffer;
+    this.#buffer = new Map();
+    this.#buffered = 0;
+    let failure: unknown;
+    let failed = false;
+    for (const [principal, events] of batches) {
+      try {
+        await this.ctx.view(principal).transaction(async (tx) => {
+          for (const e of events) await tx.appendAudit(e);
+        });
+      } catch (err) {
+        if (!failed) failure = err;
+        failed = true;
+        const cap = this.#cfg.memsad === false ? 0 : (this.#cfg.memsad?.capacity ?? 1000);
+        const kept = [...events, ...(this.#buffer.get(principal) ?? [])].slice(-cap);
+        this.#buffered += kept.length - (this.#buffer.get(principal)?.length ?? 0);
+        this.#buffer.set(principal, kept);
+      }
+    }
+    if (failed) {
+      if (!this.#closed && this.#flushTimer === undefined) {
+        this.#flushTimer = setTimeout(() => {
+          this.#flushTimer = undefined;
+          this.flush().catch(() => undefined);
+        }, this.#flushMs);
+        this.#flushTimer.unref();
+      }
+      throw failure;
+    }
+  }
+
+  /** Persist the buffered query history and stop the timers (nothing buffered is lost). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const t of this.#recalTimers) clearTimeout(t);
+    this.#recalTimers.clear();
+    await this.flush();
   }
 
   scoreRead(_principal: string, c: ReadCandidate): Promise<Finding[]> {
@@ -239,6 +396,9 @@ export class AutoDetection implements DetectionHooks {
     const known = (await this.ctx.storage.getPrincipal(principal)) !== undefined;
     const s = new PrincipalDetectors(new DetectionPipeline(this.embedder, this.#cfg), known);
     for (const r of await this.#ownReference(view, principal)) s.push(r.text, r.vec, this.maxReference);
+    // Buffered events first, so a principal reloaded after LRU eviction keeps its history.
+    // (A flush already in progress is awaited too; a failing store is retried later.)
+    if (this.#persist) await (this.#buffer.has(principal) ? this.flush() : this.#flushing).catch(() => undefined);
     const queries = this.#persist && s.pipeline.memsad !== undefined ? await this.#history(view, principal) : [];
     await this.#calibrate(s, queries);
     return s;
@@ -268,6 +428,7 @@ export class AutoDetection implements DetectionHooks {
     });
     s.usingGeneric = cold;
     s.calibratedOwn = s.texts.length;
+    s.lastRecalNs = this.ctx.clock.nowNs();
   }
 
   /**

@@ -115,6 +115,7 @@ export class Memory implements MemoryApi {
   private readonly versions: Versions;
   private readonly reviews: ReviewQueue;
   private readonly principals: Principals;
+  private readonly detection: DetectionHooks | undefined;
 
   constructor(opts: MemoryOptions) {
     this.ledger = opts.ledger;
@@ -145,6 +146,7 @@ export class Memory implements MemoryApi {
         : opts.autoDetection !== undefined
           ? new AutoDetection(ctx, opts.embedder, opts.autoDetection)
           : undefined;
+    this.detection = detection;
     const audit = ctx.audit.bind(ctx);
     this.search_ = new SearchEngine({
       ...(detection === undefined ? {} : { detection }),
@@ -368,7 +370,12 @@ export class Memory implements MemoryApi {
   }
 
   async close(): Promise<void> {
-    await this.ledger.close();
+    try {
+      // Buffered detection state (the query history) is persisted before the store closes.
+      await this.detection?.close?.();
+    } finally {
+      await this.ledger.close();
+    }
   }
 }
 

@@ -5,7 +5,10 @@
  * principal's data reaches another's detectors. Deterministic embedder: these tests are about
  * what data goes where; the real-model behaviour is in auto-detection-minilm.test.ts.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { cosineSim } from '../../src/core/detect/index.js';
@@ -24,8 +27,10 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-async function setup(auto: ConstructorParameters<typeof AutoDetection>[2] = {}) {
-  const storage = await MemoryBackend.open();
+type AutoOptions = ConstructorParameters<typeof AutoDetection>[2];
+
+async function setup(auto: AutoOptions = {}, journalPath?: string) {
+  const storage = await MemoryBackend.open(journalPath === undefined ? {} : { journalPath });
   const clock = new ManualClock();
   const random = new SeededRandom('auto-detection');
   const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
@@ -38,8 +43,13 @@ async function setup(auto: ConstructorParameters<typeof AutoDetection>[2] = {}) 
   const bob = (await mem.createPrincipal('user', 'bob')).id;
   const ctx = new MemoryContext(ledger, storage, clock, random, noopMetrics, retention);
   /** A second detector set over the same store: what a restarted process would build. */
-  const fresh = (o: ConstructorParameters<typeof AutoDetection>[2] = auto) => new AutoDetection(ctx, embedder, o);
-  return { mem, storage, clock, alice, bob, fresh, embedder };
+  const fresh = (o: AutoOptions = auto) => new AutoDetection(ctx, embedder, o);
+  /** The persisted query events of `who` (read in the system scope). */
+  const persisted = async (who: string) => (await storage.listAudit({ limit: 10_000, subject: `detect.query:${who}` })).length;
+  /** Wait until `n` query events of `who` are in the store (the batch flush is asynchronous). */
+  const flushed = (who: string, n: number) =>
+    vi.waitFor(async () => expect(await persisted(who)).toBe(n), { timeout: 10_000, interval: 5 });
+  return { mem, storage, clock, alice, bob, fresh, embedder, ledger, persisted, flushed };
 }
 
 const fact = (who: string, i: number) => `${who} note ${i}: the ${['red', 'blue', 'green'][i % 3]} folder holds item ${i * 7}`;
@@ -80,9 +90,11 @@ describe('AutoDetection: per-principal calibration from the store', () => {
   });
 
   it('persists each principal’s query history in its own scope and rebuilds it after a restart', async () => {
-    const { mem, alice, bob, fresh, storage } = await setup();
+    const { mem, alice, bob, fresh, storage, flushed } = await setup({ queryFlushMs: 1 });
     for (let i = 0; i < 7; i++) await mem.search(`where is item ${i}`, { principal: alice });
     await mem.search('what about bob', { principal: bob });
+    await flushed(alice, 7);
+    await flushed(bob, 1);
     const d = fresh();
     expect((await d.describe(alice)).history).toBe(7);
     expect((await d.describe(bob)).history).toBe(1);
@@ -102,10 +114,11 @@ describe('AutoDetection: per-principal calibration from the store', () => {
   });
 
   it('history outside the window is not rebuilt', async () => {
-    const { mem, alice, clock, fresh } = await setup();
+    const { mem, alice, clock, fresh, flushed } = await setup({ queryFlushMs: 1 });
     for (let i = 0; i < 3; i++) await mem.search(`old query ${i}`, { principal: alice });
     clock.advance(2n * 86_400_000n * 1_000_000n);
     for (let i = 0; i < 2; i++) await mem.search(`new query ${i}`, { principal: alice });
+    await flushed(alice, 5);
     expect((await fresh({ historyWindowMs: 86_400_000 }).describe(alice)).history).toBe(2);
     expect((await fresh().describe(alice)).history).toBe(5);
   });
@@ -151,6 +164,123 @@ describe('AutoDetection: per-principal calibration from the store', () => {
     }
     expect(code).toBe('INPUT_INVALID');
     await ledger.close();
+  });
+});
+
+describe('AutoDetection: query history persisted in batches, off the request path', () => {
+  it('keeps the events off the request path: nothing is written until the flush', async () => {
+    const { mem, alice, bob, persisted } = await setup({ queryFlushMs: 60_000 });
+    for (let i = 0; i < 5; i++) await mem.search(`where is item ${i}`, { principal: alice });
+    await mem.search('bob asks', { principal: bob });
+    expect(await persisted(alice)).toBe(0);
+    expect(await persisted(bob)).toBe(0);
+  });
+
+  it('flushes at once when queryFlushEvents are waiting', async () => {
+    const { mem, alice, persisted, flushed } = await setup({ queryFlushMs: 60_000, queryFlushEvents: 4 });
+    for (let i = 0; i < 3; i++) await mem.search(`q ${i}`, { principal: alice });
+    expect(await persisted(alice)).toBe(0);
+    await mem.search('q 3', { principal: alice });
+    await flushed(alice, 4);
+  });
+
+  it('a clean close persists every buffered event; a restart rebuilds exactly that history', async () => {
+    const journal = join(mkdtempSync(join(tmpdir(), 'mw-autoq-')), 'store.jsonl');
+    const first = await setup({ queryFlushMs: 60_000 }, journal);
+    const queries = Array.from({ length: 9 }, (_, i) => `where did I put the ${['keys', 'bike', 'tent'][i % 3]} ${i}`);
+    for (const q of queries) await first.mem.search(q, { principal: first.alice });
+    await first.mem.search('bob’s own question', { principal: first.bob });
+    expect(await first.persisted(first.alice)).toBe(0);
+    await first.mem.close();
+    cleanups.length = 0; // closed here
+
+    const storage = await MemoryBackend.open({ journalPath: journal });
+    const events = await storage.listAudit({ limit: 100, subject: `detect.query:${first.alice}` });
+    expect(events).toHaveLength(9);
+    // In order, each the int8 form of the query's vector, owned by alice.
+    const want = await first.embedder.embed(queries);
+    events.forEach((e, i) => {
+      expect(e.actor).toBe(first.alice);
+      expect(e.details.v).toBe(Buffer.from(quantize(want[i]!)).toString('base64'));
+    });
+    expect(await storage.listAudit({ limit: 100, subject: `detect.query:${first.bob}` })).toHaveLength(1);
+    const clock = new ManualClock();
+    const random = new SeededRandom('auto-detection-restart');
+    const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
+    cleanups.push(() => ledger.close());
+    const ctx = new MemoryContext(ledger, storage, clock, random, noopMetrics, retentionConfig());
+    const d = new AutoDetection(ctx, first.embedder, {});
+    expect((await d.describe(first.alice)).history).toBe(9);
+    expect((await d.describe(first.bob)).history).toBe(1);
+  });
+});
+
+describe('AutoDetection: rolling recalibration bounded by count and time', () => {
+  /** A warm principal (own reference) on a detector set with the given schedule. */
+  async function warm(o: AutoOptions) {
+    const t = await setup();
+    const d = t.fresh({ minOwn: 4, persistQueries: false, ...o });
+    await d.describe(t.alice);
+    for (let i = 0; i < 8; i++) {
+      const text = fact('alice', i);
+      const [v] = await t.embedder.embed([text]);
+      d.stored(t.alice, { content: text, tier: 'USER_VERIFIED', label: 'TRUSTED', embedding: v! });
+    }
+    expect(await d.describe(t.alice)).toMatchObject({ own: 8, generic: false });
+    const ask = async (q: string) => d.observeQuery(t.alice, (await t.embedder.embed([q]))[0]!);
+    const tau = async () => (await d.describe(t.alice)).thresholds.memsad;
+    /** Let a recalibration queued after a request (setImmediate) run. */
+    const tick = () => new Promise<void>((r) => setImmediate(r));
+    return { ...t, d, ask, tau, tick };
+  }
+  const MINUTE_NS = 60_000n * 1_000_000n;
+
+  it('τ moves with a drifting history only after ≥ recalibrateEvery queries AND ≥ the interval', async () => {
+    const { ask, tau, tick, clock } = await warm({ recalibrateIntervalMs: 60_000 });
+    await ask('which folder holds the red item');
+    const t0 = await tau();
+    expect(t0).toBeDefined(); // set at the first query
+    // The history drifts to another topic: 30 queries, within the interval — τ stays.
+    for (let i = 0; i < 30; i++) await ask(`garden plants watering schedule week ${i}`);
+    await tick();
+    expect(await tau()).toBe(t0);
+    // The interval passes: the next query queues the recalibration after the request.
+    clock.advance(MINUTE_NS);
+    await ask('garden plants watering schedule again');
+    expect(await tau()).toBe(t0); // not on the request path
+    await tick();
+    const t1 = await tau();
+    expect(t1).not.toBe(t0);
+    // Time alone is not enough: 24 queries after a further minute leave τ where it is…
+    clock.advance(MINUTE_NS);
+    for (let i = 0; i < 24; i++) await ask(`blue folder item count ${i}`);
+    await tick();
+    expect(await tau()).toBe(t1);
+    // …the 25th moves it.
+    await ask('blue folder item count 24');
+    await tick();
+    expect(await tau()).not.toBe(t1);
+  });
+
+  it('a burst followed by silence still moves τ when the interval ends (timer)', async () => {
+    const { ask, tau, tick } = await warm({ recalibrateIntervalMs: 20 });
+    await ask('which folder holds the red item');
+    const t0 = await tau();
+    for (let i = 0; i < 25; i++) await ask(`garden plants watering schedule week ${i}`);
+    await tick();
+    // The manual clock barely moved: the recalibration waits on a timer, not on the next query.
+    expect(await tau()).toBe(t0);
+    await vi.waitFor(async () => expect(await tau()).not.toBe(t0), { timeout: 10_000, interval: 5 });
+  });
+
+  it('recalibrateEvery 0 turns rolling recalibration off', async () => {
+    const { ask, tau, tick, clock } = await warm({ config: { memsad: { recalibrateEvery: 0 } } });
+    await ask('which folder holds the red item');
+    const t0 = await tau();
+    clock.advance(MINUTE_NS);
+    for (let i = 0; i < 60; i++) await ask(`garden plants watering schedule week ${i}`);
+    await tick();
+    expect(await tau()).toBe(t0);
   });
 });
 
