@@ -152,6 +152,11 @@ const MARKER_DETECTORS: ReadonlySet<string> = new Set([
   'length',
 ]);
 
+/** Injection-risk findings kept per (tier, content) (bounded LRU; content-only, query-free). */
+const RISK_CACHE_ENTRIES = 4096;
+/** Longer contents are scored each time (they would crowd the cache; bounded memory). */
+const RISK_CACHE_MAX_CHARS = 1024;
+
 export class DetectionPipeline {
   readonly embedder: Embedder;
   readonly memsad: Memsad | undefined;
@@ -161,6 +166,11 @@ export class DetectionPipeline {
   readonly #cfg: DetectionConfig;
   readonly #markers: MarkerScreen | undefined;
   readonly #exempt: ReadonlySet<SourceTier>;
+  /**
+   * `injectionRisk(content, tier)` depends only on the entry: cached by its exact text and
+   * tier (content-addressed, so an altered entry is a different key), LRU by Map order.
+   */
+  readonly #risk = new Map<string, Finding>();
 
   constructor(embedder: Embedder, cfg: DetectionConfig = {}) {
     this.embedder = embedder;
@@ -280,10 +290,23 @@ export class DetectionPipeline {
     return { ...lexical, flagged: false, reason: `${lexical.reason}, but not near recent queries (z ${abstained ? 'n/a' : z.toFixed(2)} < ${gate})` };
   }
 
+  /** `injectionRisk` through the per-entry cache (same finding as uncached; a copy each time). */
+  #injectionRisk(text: string, tier: SourceTier): Finding {
+    if (text.length > RISK_CACHE_MAX_CHARS) return injectionRisk(text, tier, this.#cfg.injection ?? {});
+    const key = `${tier}\u0000${text}`;
+    let f = this.#risk.get(key);
+    if (f === undefined) {
+      f = injectionRisk(text, tier, this.#cfg.injection ?? {});
+      if (this.#risk.size >= RISK_CACHE_ENTRIES) this.#risk.delete(this.#risk.keys().next().value as string);
+    } else this.#risk.delete(key);
+    this.#risk.set(key, f);
+    return { ...f };
+  }
+
   /** Score a retrieved entry before it is rendered. */
   async scoreRead(c: ReadCandidate): Promise<Finding[]> {
     const text = typeof c.content === 'string' ? c.content : '';
-    const out: Finding[] = [injectionRisk(text, c.tier, this.#cfg.injection ?? {})];
+    const out: Finding[] = [this.#injectionRisk(text, c.tier)];
     out.push(
       implausibleSimilarity(c.queryEmbedding, c.entryEmbedding, {
         ...(this.#cfg.implausible ?? {}),

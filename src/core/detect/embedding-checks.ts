@@ -108,7 +108,9 @@ export function implausibleSimilarity(
   const cos = cosineSim(queryEmbedding, entryEmbedding);
   let lexicallyUnrelated = true;
   let lex = Number.NaN;
-  if (o.query !== undefined && o.content !== undefined) {
+  // The word overlap matters only above the ceiling (the finding is the same either way), so
+  // a plausible hit — nearly every hit — costs one cosine.
+  if (cos > th && o.query !== undefined && o.content !== undefined) {
     lex = lexicalOverlap(o.query, o.content);
     lexicallyUnrelated = lex < (o.minOverlap ?? 0.2);
   }
