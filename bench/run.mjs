@@ -15,6 +15,7 @@ const GROUPS = {
   detect: () => import('./detect.mjs'),
   graph: () => import('./graph.mjs'),
   load: () => import('./load.mjs'),
+  vector: () => import('./vector.mjs'),
 };
 
 const { values } = parseArgs({

@@ -1,0 +1,179 @@
+/**
+ * Group `vector` (session 3, the read model's in-memory index, ADR 0017): 384-d vectors,
+ * top 24. Times are CPU time per call (process.cpuUsage, median of batches), because wall
+ * time on the shared 2-core machine includes other engineers' work.
+ *   vector_search_10k_ms / vector_search_100k_ms — IVF search (targets ≤ 0.15 / ≤ 0.6 ms)
+ *   vector_exact_100k_ms — the exact scan of the same 100k vectors (same run)
+ *   vector_add_us — one add into the 100k IVF index between trainings (target ≤ 50 µs)
+ *   vector_rebuild_100k_ms — one k-means training + relayout of 100k vectors (what an add
+ *     that doubles the index pays; amortised over the n/2 adds since the last one)
+ *   vector_recall_at_10 / _10k — IVF vs exact top-10 on clustered data
+ * Data: clustered synthetic vectors, n/50 random unit centres (≈50 points per cluster), each
+ * point a centre plus Gaussian noise of norm 1.5 (cosine to its centre ≈ 0.55); queries drawn
+ * the same way. Ratio: vector_search_100k_over_exact.
+ */
+import { createVectorIndex } from '../dist/core/vector/index.js';
+import { median, round } from './lib.mjs';
+
+const D = 384;
+const K = 24;
+
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function clustered(seed, n) {
+  const r = rng(seed);
+  const g = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+  const C = Math.max(1, Math.round(n / 50));
+  const centres = Array.from({ length: C }, () => {
+    const v = Float64Array.from({ length: D }, g);
+    const s = Math.hypot(...v);
+    return v.map((x) => x / s);
+  });
+  const sigma = 1.5 / Math.sqrt(D);
+  return () => {
+    const c = centres[Math.floor(r() * C)];
+    return Float32Array.from({ length: D }, (_, i) => c[i] + sigma * g());
+  };
+}
+
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/** Median CPU ms per call over batches. */
+function cpuPerCall(fn, { perBatch, batches, warmup = 1 }) {
+  for (let i = 0; i < warmup * perBatch; i++) fn(i);
+  const samples = [];
+  let k = 0;
+  for (let b = 0; b < batches; b++) {
+    const t0 = cpuMs();
+    for (let i = 0; i < perBatch; i++) fn(k++);
+    samples.push((cpuMs() - t0) / perBatch);
+  }
+  return median(samples);
+}
+
+function recallAt10(ix, exact, queries) {
+  let sum = 0;
+  for (const q of queries) {
+    const truth = new Set(exact.search(q, 10).map((h) => h.key));
+    sum += ix.search(q, 10).filter((h) => truth.has(h.key)).length / 10;
+  }
+  return sum / queries.length;
+}
+
+function build(n, seed, opts) {
+  const gen = clustered(seed, n);
+  const data = Array.from({ length: n }, gen);
+  const ix = createVectorIndex(D, opts);
+  const exact = createVectorIndex(D, { exactBelow: Infinity });
+  for (let i = 0; i < n; i++) {
+    ix.add(i, data[i]);
+    exact.add(i, data[i]);
+  }
+  const queries = Array.from({ length: 200 }, gen);
+  return { gen, data, ix, exact, queries };
+}
+
+export async function run({ log }) {
+  const figures = {};
+  const ratios = {};
+
+  const small = build(10_000, 10, {});
+  log(`10k: ${JSON.stringify(small.ix.stats())}, simd ${small.ix.simd}`);
+  figures.vector_search_10k_ms = round(
+    cpuPerCall((i) => small.ix.search(small.queries[i % 200], K), { perBatch: 200, batches: 15 }),
+    4,
+  );
+  figures.vector_recall_at_10_10k = round(recallAt10(small.ix, small.exact, small.queries), 3);
+  small.exact = null;
+
+  const big = build(100_000, 100, {});
+  log(`100k: ${JSON.stringify(big.ix.stats())}`);
+  figures.vector_search_100k_ms = round(
+    cpuPerCall((i) => big.ix.search(big.queries[i % 200], K), { perBatch: 100, batches: 15 }),
+    4,
+  );
+  figures.vector_exact_100k_ms = round(
+    cpuPerCall((i) => big.exact.search(big.queries[i % 200], K), { perBatch: 5, batches: 9 }),
+    3,
+  );
+  figures.vector_recall_at_10 = round(recallAt10(big.ix, big.exact, big.queries), 3);
+  ratios.vector_search_100k_over_exact = round(
+    figures.vector_search_100k_ms / figures.vector_exact_100k_ms,
+    4,
+  );
+  big.exact = null;
+
+  // add: replace existing keys with fresh vectors (size stays 100k, so no training fires).
+  const fresh = Array.from({ length: 2000 }, big.gen);
+  figures.vector_add_us = round(
+    1000 *
+      cpuPerCall((i) => big.ix.add(i % 100_000, fresh[i % 2000]), { perBatch: 500, batches: 15 }),
+    2,
+  );
+  // remove: 500 present keys per batch (timed), put back between batches (not timed).
+  const removeMs = [];
+  for (let b = 0; b < 9; b++) {
+    const base = 40_000 + b * 500;
+    const t = cpuMs();
+    for (let i = 0; i < 500; i++) big.ix.remove(base + i);
+    removeMs.push((cpuMs() - t) / 500);
+    for (let i = 0; i < 500; i++) big.ix.add(base + i, big.data[base + i]);
+  }
+  figures.vector_remove_us = round(1000 * median(removeMs), 2);
+
+  // One training at 100k: an index that stays exact up to 100k trains once on the 100,000th add.
+  const once = createVectorIndex(D, { exactBelow: 100_000 });
+  for (let i = 0; i < 99_999; i++) once.add(i, big.data[i]);
+  const t0 = cpuMs();
+  once.add(99_999, big.data[99_999]);
+  figures.vector_rebuild_100k_ms = round(cpuMs() - t0, 0);
+  log(`rebuild at 100k: ${JSON.stringify(once.stats())}`);
+  figures.vector_arena_bytes_per_vector_100k = Math.round(big.ix.stats().arenaBytes / 100_000);
+
+  return {
+    figures,
+    ratios,
+    targets: [
+      {
+        name: 'vector_search_10k_ms',
+        value: figures.vector_search_10k_ms,
+        op: '<=',
+        limit: 0.15,
+        ok: figures.vector_search_10k_ms <= 0.15,
+      },
+      {
+        name: 'vector_search_100k_ms',
+        value: figures.vector_search_100k_ms,
+        op: '<=',
+        limit: 0.6,
+        ok: figures.vector_search_100k_ms <= 0.6,
+      },
+      {
+        name: 'vector_add_us',
+        value: figures.vector_add_us,
+        op: '<=',
+        limit: 50,
+        ok: figures.vector_add_us <= 50,
+      },
+      {
+        name: 'vector_recall_at_10',
+        value: figures.vector_recall_at_10,
+        op: '>=',
+        limit: 0.95,
+        ok: figures.vector_recall_at_10 >= 0.95,
+      },
+    ],
+  };
+}

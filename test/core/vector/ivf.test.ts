@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { createVectorIndex, type VectorIndex } from '../../../src/core/vector/index.js';
+import { Naive, clustered, expectSameRanking, randomVector, recall, rng } from './reference.js';
+
+type Stats = { lists: number; trainings: number; holes: number; slots: number };
+const stats = (ix: VectorIndex): Stats => (ix as unknown as { stats(): Stats }).stats();
+
+describe('vector index: IVF mode', () => {
+  it('probing every list is exact: interleaved adds / removes / replaces across trainings, list moves and fold-backs', () => {
+    for (const simd of [true, false]) {
+      const r = rng(simd ? 21 : 22);
+      const d = 24;
+      const gen = clustered(r, d, 30, 0.8);
+      const ix = createVectorIndex(d, {
+        exactBelow: 64,
+        nprobe: 1_000_000,
+        ...(simd ? {} : { simd: false }),
+      });
+      const naive = new Naive();
+      let maxLists = 1;
+      let sawFoldBack = false;
+      for (let step = 0; step < 8000; step++) {
+        // Grow to ~1,500, shrink below 32, grow again: trainings, moves, compaction, fold-back.
+        const phase = Math.floor(step / 2000) % 2;
+        let key = Math.floor(r() * 2000);
+        if (phase === 1 && naive.rows.size > 0 && r() < 0.9) {
+          const live = [...naive.rows.keys()];
+          key = live[Math.floor(r() * live.length)] as number;
+        }
+        if (r() < (phase === 0 ? 0.8 : 0.1)) {
+          const v = gen();
+          ix.add(key, v);
+          naive.add(key, v);
+        } else {
+          expect(ix.remove(key)).toBe(naive.remove(key));
+        }
+        expect(ix.size).toBe(naive.rows.size);
+        const s = stats(ix);
+        if (s.lists > 1) maxLists = Math.max(maxLists, s.lists);
+        if (maxLists > 1 && s.lists === 1) sawFoldBack = true;
+        if (step % 97 === 0) {
+          const q = gen();
+          expectSameRanking(ix.search(q, 24), naive.search(q, 24), naive, q);
+          const accept = (k: number): boolean => k % 5 === 1;
+          expectSameRanking(ix.search(q, 10, accept), naive.search(q, 10, accept), naive, q);
+        }
+      }
+      expect(maxLists).toBeGreaterThan(20);
+      expect(sawFoldBack).toBe(true);
+      expect(stats(ix).trainings).toBeGreaterThan(3);
+      for (const key of naive.rows.keys()) expect(ix.has(key)).toBe(true);
+    }
+  });
+
+  it('recall@10 ≥ 0.95 on clustered data with the default nprobe; scores are true cosines, best first', () => {
+    const r = rng(5);
+    const d = 384;
+    const n = 10_000;
+    const gen = clustered(r, d, n / 50, 1.5);
+    const ix = createVectorIndex(d);
+    const naive = new Naive();
+    for (let key = 0; key < n; key++) {
+      const v = gen();
+      ix.add(key, v);
+      naive.add(key, v);
+    }
+    expect(stats(ix).lists).toBeGreaterThan(50);
+    let sum = 0;
+    const queries = 100;
+    for (let i = 0; i < queries; i++) {
+      const q = gen();
+      const got = ix.search(q, 10);
+      const want = naive.search(q, 10);
+      expect(got).toHaveLength(10);
+      for (let j = 1; j < got.length; j++)
+        expect((got[j] as { score: number }).score).toBeLessThanOrEqual(
+          (got[j - 1] as { score: number }).score,
+        );
+      for (const h of got) {
+        const truth = naive.search(q, n, (k) => k === h.key)[0];
+        expect(Math.abs((truth?.score as number) - h.score)).toBeLessThan(2e-5);
+      }
+      sum += recall(got, want);
+    }
+    const rec = sum / queries;
+    expect(rec).toBeGreaterThanOrEqual(0.95);
+    // The same queries over uniform random data would not reach this: the assertion measures the index.
+  });
+
+  it('a selective accept filter still yields k accepted hits (further lists are scanned)', () => {
+    const r = rng(8);
+    const d = 32;
+    const ix = createVectorIndex(d, { exactBelow: 256, nprobe: 2 });
+    const gen = clustered(r, d, 40, 1);
+    for (let key = 0; key < 5000; key++) ix.add(key, gen());
+    expect(stats(ix).lists).toBeGreaterThan(30);
+    const accept = (k: number): boolean => k % 97 === 0;
+    const got = ix.search(gen(), 40, accept);
+    expect(got).toHaveLength(40);
+    expect(got.every((h) => accept(h.key))).toBe(true);
+    expect(ix.search(gen(), 100, accept)).toHaveLength(52);
+  });
+
+  it('is deterministic: the same operations build the same lists and answer the same', () => {
+    const run = (): string => {
+      const r = rng(13);
+      const ix = createVectorIndex(48, { exactBelow: 300 });
+      const gen = clustered(r, 48, 25, 1.2);
+      for (let key = 0; key < 3000; key++) ix.add(key, gen());
+      for (let key = 0; key < 3000; key += 7) ix.remove(key);
+      return JSON.stringify(Array.from({ length: 10 }, () => ix.search(gen(), 10)));
+    };
+    expect(run()).toBe(run());
+  });
+
+  it('the JavaScript kernel builds and searches IVF like the SIMD kernel', () => {
+    const make = (simd: boolean): { ix: VectorIndex; gen: () => Float32Array } => {
+      const r = rng(17);
+      const gen = clustered(r, 64, 60, 1);
+      const ix = createVectorIndex(64, { exactBelow: 500, ...(simd ? {} : { simd: false }) });
+      for (let key = 0; key < 4000; key++) ix.add(key, gen());
+      return { ix, gen };
+    };
+    const a = make(true);
+    const b = make(false);
+    expect(stats(a.ix).lists).toBe(stats(b.ix).lists);
+    let agree = 0;
+    for (let i = 0; i < 30; i++) {
+      const q = a.gen();
+      b.gen();
+      const x = a.ix.search(q, 24);
+      const y = b.ix.search(q, 24);
+      agree += recall(x, y);
+      for (let j = 0; j < Math.min(x.length, y.length); j++) {
+        if (x[j]?.key === y[j]?.key)
+          expect(Math.abs((x[j]?.score as number) - (y[j]?.score as number))).toBeLessThan(1e-5);
+      }
+    }
+    expect(agree / 30).toBeGreaterThan(0.99);
+  });
+
+  it('uniform random data: still correct scores; the recall it reaches is what nprobe buys', () => {
+    const r = rng(31);
+    const d = 64;
+    const ix = createVectorIndex(d, { exactBelow: 500, nprobe: 4 });
+    const naive = new Naive();
+    for (let key = 0; key < 5000; key++) {
+      const v = randomVector(r, d);
+      ix.add(key, v);
+      naive.add(key, v);
+    }
+    const q = randomVector(r, d);
+    for (const h of ix.search(q, 10)) {
+      const t = naive.search(q, 5000, (k) => k === h.key)[0];
+      expect(Math.abs((t?.score as number) - h.score)).toBeLessThan(2e-5);
+    }
+  });
+});
