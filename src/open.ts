@@ -72,7 +72,7 @@ export interface OpenOptions {
   /** Extraction model (article Pattern 3): untrusted content is stored as extracted facts. */
   readonly extractor?: LlmProvider;
   /**
-   * The in-process read model (ADR 0017): vector search and the near-duplicate check served
+   * The in-process read model (ADR 0018): vector search and the near-duplicate check served
    * from verified in-process partitions, kept current by observing this process's writes. On by
    * default for the embedded store (this process is its only writer); never for a PostgreSQL
    * server, which several processes share (`INPUT_INVALID` if asked for there). `false` turns

@@ -14,6 +14,8 @@ export function defaultDataDir(): string {
 export interface StoreOptions {
   readonly data: string;
   readonly postgres?: string;
+  /** false (`--no-read-model`): search the embedded store's database, not the in-process read model (ADR 0018). */
+  readonly readModel?: boolean;
 }
 
 /** Open the memory stored in `data` (created on first use). */
@@ -21,6 +23,7 @@ export async function openMemory(o: StoreOptions, metrics?: Metrics): Promise<Me
   return Memory.open({
     dataDir: o.data,
     ...(o.postgres === undefined ? {} : { postgres: o.postgres }),
+    ...(o.readModel === false ? { readModel: false as const } : {}),
     ...(metrics === undefined ? {} : { metrics }),
   });
 }

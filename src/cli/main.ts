@@ -332,7 +332,11 @@ store(
       '--accept-client-embeddings',
       'accept a precomputed "embedding" on add and search (callers steer ranking of their own memories)',
     )
-    .option('--reports <dir>', 'evaluation reports the console lists (<dir>/<name>/report.html)', 'eval-out'),
+    .option('--reports <dir>', 'evaluation reports the console lists (<dir>/<name>/report.html)', 'eval-out')
+    .option(
+      '--no-read-model',
+      'embedded store: answer vector search from the database instead of the in-process read model',
+    ),
 ).action(async (o: StoreOptions & ServeFlags) => {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {

@@ -24,7 +24,7 @@ export class MemoryContext {
     readonly random: RandomSource,
     readonly metrics: MetricsSink,
     readonly retention: RetentionConfig,
-    /** The in-process read model, on an exclusive backend (ADR 0017). */
+    /** The in-process read model, on an exclusive backend (ADR 0018). */
     readonly readModel?: ReadModel,
   ) {}
 

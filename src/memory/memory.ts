@@ -61,7 +61,7 @@ export interface MemoryOptions {
   readonly ledger: Ledger;
   /**
    * The store. A storage from `withReadModel` (what `Memory.open` gives on an exclusive backend)
-   * carries the in-process read model that serves vector search (ADR 0017); the ledger must
+   * carries the in-process read model that serves vector search (ADR 0018); the ledger must
    * then be opened on this same storage.
    */
   readonly storage: RootStorage;

@@ -11,7 +11,7 @@
  * changed nothing (the port's rule) and reports nothing.
  *
  * Used by the read model (`read-model.ts`), only on a backend whose every write passes through
- * this process (ADR 0017).
+ * this process (ADR 0018).
  */
 import type { RootStorage, StorageBackend, StoredEntry } from '../ports/storage.js';
 

@@ -1,6 +1,6 @@
 /**
  * @module memory/read-model
- * The verified in-process read model (ADR 0017): per-principal partitions of a principal's
+ * The verified in-process read model (ADR 0018): per-principal partitions of a principal's
  * live entries plus one shared partition of the global OPERATOR entries, each with a vector
  * index, serving vector-ranked search and the write path's near-duplicate check without a
  * database round trip.

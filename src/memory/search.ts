@@ -48,7 +48,7 @@ export interface SearchDeps {
    */
   readonly detection?: DetectionHooks;
   /**
-   * The in-process read model (ADR 0017): vector-ranked candidates come from it, with the
+   * The in-process read model (ADR 0018): vector-ranked candidates come from it, with the
    * database's semantics, instead of a database query. Lexical and hybrid ranking, and a
    * principal the model cannot hold, keep the database path.
    */

@@ -102,7 +102,7 @@ export async function findNearDuplicate(
     threshold: number;
     nowNs: bigint;
     limit?: number;
-    /** The read model (ADR 0017): candidates from it, same semantics, no database query. */
+    /** The read model (ADR 0018): candidates from it, same semantics, no database query. */
     model?: ReadModel | undefined;
   },
 ): Promise<{ id: string; similarity: number } | undefined> {

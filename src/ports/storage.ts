@@ -421,7 +421,7 @@ export interface StorageBackend
    * True when this process is the store's only writer, so every change passes through this
    * object: the embedded store (PGlite behind its data-folder lock) and the in-memory backend.
    * Absent on a server several processes share. The read model (`memory/read-model.ts`,
-   * ADR 0017) runs only where it is true.
+   * ADR 0018) runs only where it is true.
    */
   readonly exclusive?: boolean;
   /** Run `fn` so that its writes are all-or-nothing and serialised against other writers. */

@@ -16,7 +16,7 @@ import { withReadModel } from '../../src/memory/read-model.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 
-// With the read model (ADR 0017; `Memory.open`'s default on these exclusive backends), and the
+// With the read model (ADR 0018; `Memory.open`'s default on these exclusive backends), and the
 // database path alone once, on the in-memory backend.
 const open: Record<string, () => Promise<RootStorage>> = {
   memory: async () => withReadModel(await MemoryBackend.open()),

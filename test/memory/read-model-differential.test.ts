@@ -1,5 +1,5 @@
 /**
- * Differential property test of the read model (ADR 0017): random sequences of add / update /
+ * Differential property test of the read model (ADR 0018): random sequences of add / update /
  * delete / purge / deleteAll / renew / clock advance (expiry) / rolled-back transactions /
  * search over two users and an operator (OPERATOR memory included), run in lockstep through
  * `Memory` with the read model and through `Memory` on the same backend type without it. Every

@@ -1,9 +1,12 @@
 /**
- * The in-process read model (ADR 0017): it answers vector search with no database search, sees
+ * The in-process read model (ADR 0018): it answers vector search with no database search, sees
  * every committed change (through the root, principal views and transactions, including those
  * committed while a partition loads) and never a rolled-back one, keeps partitions apart, is
  * bounded, and serves only the verified bytes it read even when the row is altered afterwards.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,6 +18,7 @@ import { Ledger } from '../../src/memory/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
 import { type ReadModel, readModelOf, withReadModel } from '../../src/memory/read-model.js';
 import { auditStore } from '../../src/memory/store-audit.js';
+import { Memory as Memory_ } from '../../src/open.js';
 import type { RootStorage, SearchQuery, StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 
@@ -264,6 +268,23 @@ for (const backend of ['memory', 'pglite'] as const) {
 }
 
 describe('read model: wiring', () => {
+  it('Memory.open: on by default for the embedded store, off with readModel: false, refused for a server', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mw-rm-open-'));
+    try {
+      const on = await Memory_.open({ dataDir: dir, ephemeral: true, embedder: 'deterministic' });
+      expect(readModelOf(on.storageBackend)).toBeDefined();
+      await on.close();
+      const off = await Memory_.open({ dataDir: dir, ephemeral: true, embedder: 'deterministic', readModel: false });
+      expect(readModelOf(off.storageBackend)).toBeUndefined();
+      await off.close();
+      await expect(
+        Memory_.open({ dataDir: dir, postgres: 'postgres://127.0.0.1:1/none', readModel: {} }),
+      ).rejects.toMatchObject({ code: 'INPUT_INVALID' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('refuses a shared backend and a ledger on another storage', async () => {
     const raw = await MemoryBackend.open();
     const shared = new Proxy(raw, {
