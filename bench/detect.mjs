@@ -8,7 +8,7 @@
  * amortised over 2,000 queries including rolling recalibration and query persistence
  * (`_every25` with recalibration every 25 queries regardless of time), one MemSAD rolling
  * recalibration after 25 new queries and after a whole new history (`detect_recalibrate_*`),
- * and `detect_score_read_us`, read-time scoring per retrieved hit (ADR 0018).
+ * and `detect_score_read_us`, read-time scoring per retrieved hit (ADR 0019).
  * Vectors are random unit vectors from a fixed-seed PRNG: the cost does not depend on values.
  * (Random vectors are the hard case for the incremental max: every new query is about as
  * likely to become a reference's max as any other.)

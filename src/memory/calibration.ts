@@ -27,7 +27,7 @@
  *   `recalibrateEvery` (25) queries arrived AND `recalibrateIntervalMs` (1 s) passed since the
  *   last, off the request path (a `setImmediate` after the search, or a timer for the rest of
  *   the interval), incrementally (core/detect/memsad): its cost is bounded by time, not by the
- *   query rate (ADR 0018). All three detectors recalibrate in full when the reference has
+ *   query rate (ADR 0019). All three detectors recalibrate in full when the reference has
  *   grown by ≥ 10 % (at least `minOwn / 5` entries) or leaves the cold start;
  * - query persistence is batched: events wait in memory at most `queryFlushMs` (250 ms) or
  *   until `queryFlushEvents` are buffered, then go in one transaction per principal, in its

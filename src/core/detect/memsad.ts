@@ -13,7 +13,7 @@
  *   where the attack lives (`calibrate({ queries })`).
  * - Rolling recalibration (Theorem 12): recompute τ on the current window every
  *   `recalibrateEvery` observed queries (here, synchronously), or when a scheduler calls
- *   `recalibrate()` (the per-principal default bounds it by time as well, ADR 0018). A
+ *   `recalibrate()` (the per-principal default bounds it by time as well, ADR 0019). A
  *   rolling recalibration is incremental: the mean part is linear (r · Σq / n, with the
  *   history sum kept as queries arrive), the max part keeps each reference's running max and
  *   its slot, adds the new queries' similarities (one kernel pass over the reference per new
