@@ -311,9 +311,14 @@ export class AutoDetection implements DetectionHooks {
     let failed = false;
     for (const [principal, events] of batches) {
       try {
-        await this.ctx.view(principal).transaction(async (tx) => {
-          for (const e of events) await tx.appendAudit(e);
-        });
+        // One multi-row statement where the backend has it (one per event costs ~0.25 ms on
+        // PGlite: most of a search's budget at load); otherwise one transaction.
+        const view = this.ctx.view(principal);
+        if (view.appendAudits !== undefined) await view.appendAudits(events);
+        else
+          await view.transaction(async (tx) => {
+            for (const e of events) await tx.appendAudit(e);
+          });
       } catch (err) {
         if (!failed) failure = err;
         failed = true;

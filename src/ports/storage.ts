@@ -389,6 +389,13 @@ export interface AuditQuery {
  */
 export interface AuditStore {
   appendAudit(e: AuditEvent): Promise<void>;
+  /**
+   * Append several events in one statement, in order (the batched query-history flush): all or
+   * nothing — an invalid event or a reused id appends none of them. Optional so wrappers and
+   * doubles keep compiling; every shipped backend implements it, and callers fall back to
+   * `appendAudit` one by one in a transaction where it is absent.
+   */
+  appendAudits?(es: readonly AuditEvent[]): Promise<void>;
   /** Oldest first (or newest first), filtered as `opts` says; ties keep append order. */
   listAudit(opts: AuditQuery): Promise<AuditEvent[]>;
 }

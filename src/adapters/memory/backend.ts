@@ -178,6 +178,11 @@ export class MemoryBackend implements StorageBackend {
   decideReview = (id: string, d: ReviewDecision): Promise<ReviewRecord> =>
     this.write((tx) => tx.decideReview(id, d));
   appendAudit = (e: AuditEvent): Promise<void> => this.write((tx) => tx.appendAudit(e));
+  appendAudits = (es: readonly AuditEvent[]): Promise<void> =>
+    this.write(async (tx) => {
+      if (tx.appendAudits === undefined) throw new Error('memory tx without appendAudits');
+      await tx.appendAudits(es);
+    });
   listAudit = (o: AuditQuery): Promise<AuditEvent[]> =>
     this.r.listAudit(o);
   putApiKey = (k: {

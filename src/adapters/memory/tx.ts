@@ -273,6 +273,17 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
     this.w.audit.push({ owner: this.principal ?? null, event });
   }
 
+  async appendAudits(es: readonly AuditEvent[]): Promise<void> {
+    // Validate all first: nothing is staged unless every event would be.
+    const seen = new Set<string>();
+    for (const e of es) {
+      auditDetails(e);
+      if (seen.has(e.id)) throw conflict(`audit event ${e.id} repeated`);
+      seen.add(e.id);
+    }
+    for (const e of es) await this.appendAudit(e);
+  }
+
   async listAudit(opts: AuditQuery): Promise<AuditEvent[]> {
     const sorted = [...this.s.audit, ...this.w.audit]
       .filter(

@@ -228,6 +228,17 @@ export class StagedView extends StagedCore implements StorageBackend {
     this.ops.push((b) => b.appendAudit(ec));
   }
 
+  /** One multi-row statement at commit; a reused id fails the whole commit, as with appendAudit. */
+  async appendAudits(es: readonly AuditEvent[]): Promise<void> {
+    for (const e of es) auditDetails(e);
+    const ecs = es.map((e) => ({ ...e, details: JSON.parse(JSON.stringify(e.details)) as AuditEvent['details'] }));
+    this.x.audit.push(...ecs);
+    this.ops.push(async (b) => {
+      if (b.appendAudits !== undefined) return b.appendAudits(ecs);
+      for (const e of ecs) await b.appendAudit(e);
+    });
+  }
+
   async listAudit(opts: AuditQuery): Promise<AuditEvent[]> {
     const staged = this.x.audit.filter(
       (e) =>

@@ -145,6 +145,33 @@ export async function appendAudit(q: Queryable, scope: Scope, e: AuditEvent): Pr
   );
 }
 
+/**
+ * Several events in one statement (unnest of parallel arrays): one parse / plan / round trip
+ * instead of one per event — on PGlite a single-row insert costs ~0.25 ms, most of it per
+ * statement. Order of `es` is the insertion (and `seq`) order.
+ */
+export async function appendAudits(q: Queryable, scope: Scope, es: readonly AuditEvent[]): Promise<void> {
+  if (es.length === 0) return;
+  const details = es.map(auditDetails);
+  const owner = scopeOwner(scope);
+  await q.query(
+    `INSERT INTO audit_events (id, owner, at_ns, actor, action, subject, details)
+     SELECT id, $2, at_ns, actor, action, subject, details
+       FROM unnest($1::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[])
+            WITH ORDINALITY AS t(id, at_ns, actor, action, subject, details, n)
+      ORDER BY n`,
+    [
+      es.map((e) => e.id),
+      owner,
+      es.map((e) => bigIn(e.atNs)),
+      es.map((e) => e.actor),
+      es.map((e) => e.action),
+      es.map((e) => e.subject ?? null),
+      details,
+    ],
+  );
+}
+
 /** Serialise audit details, refusing what JSON cannot carry faithfully. */
 export function auditDetails(e: AuditEvent): string {
   try {

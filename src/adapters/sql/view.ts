@@ -180,6 +180,10 @@ export abstract class SqlView implements StorageBackend {
     records.auditDetails(e);
     return this.write((q) => records.appendAudit(q, this.scope, e));
   }
+  async appendAudits(es: readonly AuditEvent[]): Promise<void> {
+    for (const e of es) records.auditDetails(e);
+    return this.write((q) => records.appendAudits(q, this.scope, es));
+  }
   listAudit(opts: AuditQuery): Promise<AuditEvent[]> {
     return this.read((q) => records.listAudit(q, opts));
   }

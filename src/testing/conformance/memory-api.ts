@@ -357,6 +357,36 @@ export const memoryApiCases: readonly ConformanceCase[] = [
       }),
   },
   {
+    name: 'audit events append in batches, in order, all or nothing',
+    run: (f) =>
+      withBackend(f, async (b) => {
+        if (b.appendAudits === undefined) throw new Error('appendAudits missing: every shipped backend has it');
+        await b.appendAudits([]);
+        const ev = (id: string, atNs: bigint, subject?: string) => ({
+          id,
+          atNs,
+          actor: 'user:a',
+          action: 'detect.query',
+          ...(subject === undefined ? {} : { subject }),
+          details: { v: `${id}'"\\,{}` },
+        });
+        await b.appendAudits([ev('b1', 5n, 's'), ev('b2', 5n), ev('b3', 6n, 's')]);
+        // A reused id (or a repeated one) appends none of the batch.
+        await rejectsWith(b.appendAudits([ev('b4', 7n), ev('b1', 8n)]), 'STORAGE_CONFLICT');
+        await rejectsWith(b.appendAudits([ev('b5', 7n), ev('b5', 8n)]), 'STORAGE_CONFLICT');
+        // Details JSON cannot carry: INPUT_INVALID, nothing appended.
+        await rejectsWith(
+          b.appendAudits([ev('b6', 9n), { ...ev('b7', 9n), details: { n: 1n } as never }]),
+          'INPUT_INVALID',
+        );
+        const all = await b.listAudit({ limit: 10 });
+        assert.deepEqual(ids(all), ['b1', 'b2', 'b3']);
+        assert.deepEqual(all[0]!.details, { v: `b1'"\\,{}` });
+        assert.equal(all[1]!.subject, undefined);
+        assert.deepEqual(ids(await b.listAudit({ limit: 10, subject: 's' })), ['b1', 'b3']);
+      }),
+  },
+  {
     name: 'audit events append once and list in time order',
     run: (f) =>
       withBackend(f, async (b) => {
