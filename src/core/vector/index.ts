@@ -19,13 +19,20 @@
  * Crossing it trains an IVF: ~√n spherical k-means centroids (`kmeans.ts`, seeded), every
  * vector in the list of its nearest centroid; a search ranks the centroids (one kernel call)
  * and scans the `nprobe` nearest lists — and further lists, nearest first, while fewer than
- * `k` accepted hits were found. An add goes to its nearest list. The lists are retrained when
- * the index has doubled since the last training, and folded back into one exact list when it
- * shrinks below `exactBelow / 2`; both are whole rebuilds, amortised over the adds that
- * caused them (ADR 0017 has the costs).
+ * `k` accepted hits were found. An add goes to its nearest list.
+ *
+ * Rebuilds never stop the world (ADR 0020). The lists are retrained when the index has doubled
+ * since the last training, folded back into one exact list when it shrinks below
+ * `exactBelow / 2`, and compacted when moved lists left too many holes. A rebuild runs in
+ * slices of a fixed amount of work (`sliceWork` multiply-adds, ≈ 1 ms), one slice per add,
+ * remove and search while it is under way (and more through {@link FlatListIndex.maintain}):
+ * sample → k-means on the sample → fill a second layout beside the current one, which keeps
+ * serving every search and absorbing every change; changes during the fill go to both
+ * layouts; when the fill is done the new layout replaces the old at once. Work is counted in
+ * multiply-adds, not time, so the same operations always build the same lists.
  */
 import { DotArena, strideOf } from './kernel.js';
-import { kmeans } from './kmeans.js';
+import { KMeansTrainer, MAX_SAMPLE, prng } from './kmeans.js';
 
 export interface VectorHit {
   readonly key: number;
@@ -45,6 +52,10 @@ export interface VectorIndex {
    *  which `accept(key)` is false (the filter runs during the scan, so k accepted hits are
    *  returned whenever k exist in the scanned lists). */
   search(q: ArrayLike<number>, k: number, accept?: (key: number) => boolean): VectorHit[];
+  /** Advance a rebuild under way (retraining, compaction) by up to `slices` bounded slices of
+   *  work (≈ 1 ms each; Infinity: finish it); true while one remains. Optional for callers:
+   *  every add, remove and search already does one slice while a rebuild is under way. */
+  maintain(slices?: number): boolean;
 }
 
 export interface VectorIndexOptions {
@@ -62,6 +73,9 @@ export interface VectorIndexOptions {
   readonly samplePerList?: number;
   /** The k-means PRNG seed (default fixed: the same operations build the same lists). */
   readonly seed?: number;
+  /** Rebuild work per call while a rebuild is under way, in multiply-adds (default 2²²,
+   *  ≈ 1 ms of the SIMD kernel): what bounds the pause a rebuild adds to any one call. */
+  readonly sliceWork?: number;
 }
 
 /** Rows per kernel call: the output block stays in L1. */
@@ -73,12 +87,245 @@ const DEFAULTS = {
   iterations: 6,
   samplePerList: 64,
   seed: 0x5eed,
+  /** ≈ 1 ms of the SIMD kernel on a 2020s core (≈ 4 multiply-adds per ns). */
+  sliceWork: 1 << 22,
 };
 const defaultLists = (n: number): number => Math.round(Math.sqrt(n));
+/**
+ * Rebuild work is counted in kernel multiply-adds; a float copied (into fresh memory, page
+ * faults and all) costs about this many, and a key looked up about `KEY_WORK` (measured).
+ */
+const COPY_WORK = 16;
+const KEY_WORK = 256;
 
 /** Create an index of `dimensions`-wide vectors (an integer from 1 to 65,536). */
 export function createVectorIndex(dimensions: number, opts: VectorIndexOptions = {}): VectorIndex {
   return new FlatListIndex(dimensions, opts);
+}
+
+/**
+ * One arrangement of the vectors: an arena of rows grouped in `nlist` lists (1: exact), the
+ * centroids when there are several, and the row bookkeeping. The index searches one layout
+ * and, while it rebuilds, fills a second one beside it.
+ */
+class Layout {
+  readonly arena: DotArena;
+  readonly nlist: number;
+  readonly stride: number;
+  /** Float offsets: the query row at 0, the output block, the centroids, the first row slot. */
+  readonly outAt: number;
+  readonly centAt: number;
+  readonly rowsAt: number;
+  /** Row slots the arena holds, the next never-used slot, and slots lost to moved lists. */
+  slotCap: number;
+  top: number;
+  holes = 0;
+  slotKey: Float64Array;
+  slotList: Int32Array;
+  /** Per list: first slot, live rows, room. */
+  readonly lStart: Int32Array;
+  readonly lCount: Int32Array;
+  readonly lCap: Int32Array;
+  readonly slots = new Map<number, number>();
+
+  /** `caps[l]`: the room list `l` starts with. */
+  constructor(stride: number, simd: boolean, centroids: Float32Array | null, caps: Int32Array) {
+    const nlist = caps.length;
+    this.nlist = nlist;
+    this.stride = stride;
+    this.outAt = stride;
+    this.centAt = this.outAt + Math.max(CHUNK, Math.ceil(nlist / 8) * 8);
+    this.rowsAt = nlist > 1 ? this.centAt + nlist * stride : this.centAt;
+    this.lStart = new Int32Array(nlist);
+    this.lCount = new Int32Array(nlist);
+    this.lCap = Int32Array.from(caps);
+    let total = 0;
+    for (let l = 0; l < nlist; l++) {
+      this.lStart[l] = total;
+      total += caps[l] as number;
+    }
+    this.slotCap = total;
+    this.top = total;
+    this.slotKey = new Float64Array(total);
+    this.slotList = new Int32Array(total);
+    this.arena = new DotArena(this.rowsAt + total * stride, simd ? {} : { simd: false });
+    if (nlist > 1 && centroids !== null) this.arena.f32.set(centroids, this.centAt);
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Put a unit vector (`stride` floats, zero-padded) in the query row. */
+  setQuery(u: Float32Array): void {
+    this.arena.f32.set(u, 0);
+  }
+
+  /** The list of the nearest centroid to the query row. */
+  nearest(): number {
+    const nlist = this.nlist;
+    if (nlist === 1) return 0;
+    this.arena.dots(this.centAt, 0, this.outAt, nlist, this.stride);
+    const F = this.arena.f32;
+    const o = this.outAt;
+    let best = 0;
+    let bs = F[o] as number;
+    for (let c = 1; c < nlist; c++) {
+      const x = F[o + c] as number;
+      if (x > bs) {
+        bs = x;
+        best = c;
+      }
+    }
+    return best;
+  }
+
+  /** Store the query row as `key` in `list` (replacing `key` if present). */
+  put(key: number, list: number): void {
+    const old = this.slots.get(key);
+    let slot: number;
+    if (old !== undefined && this.slotList[old] === list) slot = old;
+    else {
+      if (old !== undefined) this.#removeSlot(old, key);
+      slot = this.#reserve(list);
+      this.slotKey[slot] = key;
+      this.slotList[slot] = list;
+      this.slots.set(key, slot);
+    }
+    const st = this.stride;
+    this.arena.f32.copyWithin(this.rowsAt + slot * st, 0, st);
+  }
+
+  delete(key: number): boolean {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return false;
+    this.#removeSlot(slot, key);
+    return true;
+  }
+
+  /** Live keys, list by list. */
+  liveKeys(): Float64Array {
+    const out = new Float64Array(this.slots.size);
+    let i = 0;
+    for (let l = 0; l < this.nlist; l++) {
+      const start = this.lStart[l] as number;
+      out.set(this.slotKey.subarray(start, start + (this.lCount[l] as number)), i);
+      i += this.lCount[l] as number;
+    }
+    return out;
+  }
+
+  /** Centroid scores of the query row (a fresh array: the output block is reused by scans). */
+  rankLists(): Float32Array {
+    this.arena.dots(this.centAt, 0, this.outAt, this.nlist, this.stride);
+    return this.arena.f32.slice(this.outAt, this.outAt + this.nlist);
+  }
+
+  /** Scan every row of `list` against the query row into `top`. */
+  scanList(list: number, top: TopK, accept: ((key: number) => boolean) | undefined): void {
+    const arena = this.arena;
+    const F = arena.f32;
+    const keys = this.slotKey;
+    const stride = this.stride;
+    const outAt = this.outAt;
+    const start = this.lStart[list] as number;
+    const count = this.lCount[list] as number;
+    for (let c = 0; c < count; c += CHUNK) {
+      const m = Math.min(CHUNK, count - c);
+      arena.dots(this.rowsAt + (start + c) * stride, 0, outAt, m, stride);
+      for (let r = 0; r < m; r++) {
+        const s = F[outAt + r] as number;
+        if (top.full && s < top.minScore) continue;
+        const key = keys[start + c + r] as number;
+        if (top.beats(s, key) && (accept === undefined || accept(key))) top.push(s, key);
+      }
+    }
+  }
+
+  /** A free slot at the end of `list` (growing or moving the list when it is full). */
+  #reserve(list: number): number {
+    const count = this.lCount[list] as number;
+    const cap = this.lCap[list] as number;
+    const start = this.lStart[list] as number;
+    if (count === cap) {
+      const room = Math.max(MIN_LIST_ROOM, Math.ceil(cap * 1.5));
+      if (start + cap === this.top) {
+        this.#ensureSlots(start + room);
+        this.top = start + room;
+      } else {
+        const to = this.top;
+        this.#ensureSlots(to + room);
+        this.#moveRows(start, to, count);
+        this.holes += cap;
+        this.lStart[list] = to;
+        this.top = to + room;
+      }
+      this.lCap[list] = room;
+    }
+    const slot = (this.lStart[list] as number) + count;
+    this.lCount[list] = count + 1;
+    return slot;
+  }
+
+  /** Move `n` rows (vectors and bookkeeping) from slot `from` to slot `to`. */
+  #moveRows(from: number, to: number, n: number): void {
+    const st = this.stride;
+    const F = this.arena.f32;
+    F.copyWithin(this.rowsAt + to * st, this.rowsAt + from * st, this.rowsAt + (from + n) * st);
+    this.slotKey.copyWithin(to, from, from + n);
+    this.slotList.copyWithin(to, from, from + n);
+    for (let i = 0; i < n; i++) this.slots.set(this.slotKey[to + i] as number, to + i);
+  }
+
+  #ensureSlots(slots: number): void {
+    if (slots <= this.slotCap) return;
+    const cap = Math.max(slots, Math.ceil(this.slotCap * 1.5), 64);
+    this.arena.ensure(this.rowsAt + cap * this.stride);
+    const keys = new Float64Array(cap);
+    keys.set(this.slotKey);
+    this.slotKey = keys;
+    const lists = new Int32Array(cap);
+    lists.set(this.slotList);
+    this.slotList = lists;
+    this.slotCap = cap;
+  }
+
+  /** Swap-remove: the list's last row fills the hole. */
+  #removeSlot(slot: number, key: number): void {
+    const list = this.slotList[slot] as number;
+    const last = (this.lStart[list] as number) + (this.lCount[list] as number) - 1;
+    if (slot !== last) {
+      const st = this.stride;
+      this.arena.f32.copyWithin(
+        this.rowsAt + slot * st,
+        this.rowsAt + last * st,
+        this.rowsAt + (last + 1) * st,
+      );
+      const moved = this.slotKey[last] as number;
+      this.slotKey[slot] = moved;
+      this.slots.set(moved, slot);
+    }
+    this.lCount[list] = (this.lCount[list] as number) - 1;
+    this.slots.delete(key);
+  }
+}
+
+/** Room for `count` rows now and some growth. */
+const roomFor = (count: number): number => count + Math.max(MIN_LIST_ROOM, Math.ceil(count / 8));
+
+/**
+ * A rebuild in progress. `train`: sample → Lloyd iterations → fill; `compact` (same lists,
+ * no holes) and `fold` (back to one exact list): fill only. The fill copies every row of the
+ * current layout into `next`, keys taken from a snapshot; mutations meanwhile go to both
+ * layouts, so a key already in `next` or gone from the current layout is skipped.
+ */
+interface Job {
+  readonly kind: 'train' | 'compact' | 'fold';
+  phase: 'sample' | 'lloyd' | 'fill';
+  trainer: KMeansTrainer | null;
+  keys: Float64Array;
+  at: number;
+  next: Layout | null;
 }
 
 class FlatListIndex implements VectorIndex {
@@ -86,27 +333,15 @@ class FlatListIndex implements VectorIndex {
   readonly #stride: number;
   readonly #simd: boolean;
   readonly #opts: Required<Omit<VectorIndexOptions, 'simd'>>;
-  #arena: DotArena;
-  /** Float offsets: the query row, the output block, the centroids (IVF), the first row slot. */
-  readonly #qAt = 0;
-  readonly #outAt: number;
-  #centAt: number;
-  #rowsAt: number;
-  /** Lists (1: exact), and the size at the last training. */
-  #nlist = 1;
+  /** The layout searches use; it always holds every vector. */
+  #cur: Layout;
+  #job: Job | null = null;
+  /** The normalised input vector, zero-padded to the stride. */
+  readonly #unit: Float32Array;
+  /** Size at the last training's start, trainings completed, rebuilds started (seeds). */
   #trainedAt = 0;
   #trainings = 0;
-  /** Row slots the arena holds, the next never-used slot, and slots lost to moved lists. */
-  #slotCap = 0;
-  #top = 0;
-  #holes = 0;
-  #slotKey = new Float64Array(0);
-  #slotList = new Int32Array(0);
-  /** Per list: first slot, live rows, room. */
-  #lStart = new Int32Array(1);
-  #lCount = new Int32Array(1);
-  #lCap = new Int32Array(1);
-  readonly #slots = new Map<number, number>();
+  #jobs = 0;
 
   constructor(dimensions: number, opts: VectorIndexOptions) {
     if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 65536)
@@ -128,6 +363,8 @@ class FlatListIndex implements VectorIndex {
       samplePerList < 1
     )
       throw new RangeError('vector index: bad k-means options');
+    const sliceWork = opts.sliceWork ?? DEFAULTS.sliceWork;
+    if (!(sliceWork >= 1)) throw new RangeError('vector index: sliceWork must be ≥ 1');
     this.#opts = {
       exactBelow,
       nprobe,
@@ -135,260 +372,264 @@ class FlatListIndex implements VectorIndex {
       iterations,
       samplePerList,
       seed: opts.seed ?? DEFAULTS.seed,
+      sliceWork,
     };
-    this.#outAt = this.#stride;
-    this.#centAt = this.#outAt + CHUNK;
-    this.#rowsAt = this.#centAt;
-    this.#arena = new DotArena(this.#rowsAt, this.#simd ? {} : { simd: false });
+    this.#unit = new Float32Array(this.#stride);
+    this.#cur = new Layout(this.#stride, this.#simd, null, Int32Array.of(0));
   }
 
   get size(): number {
-    return this.#slots.size;
+    return this.#cur.size;
   }
 
   /** True when the WebAssembly SIMD kernel is in use. */
   get simd(): boolean {
-    return this.#arena.simd;
+    return this.#cur.arena.simd;
   }
 
-  /** Layout figures (tests, bench): lists, row slots in use or free, slots lost to moves. */
-  stats(): { lists: number; slots: number; holes: number; arenaBytes: number; trainings: number } {
+  /** Layout figures (tests, bench): lists, row slots, slots lost to moves, the rebuild under way. */
+  stats(): {
+    lists: number;
+    slots: number;
+    holes: number;
+    arenaBytes: number;
+    trainings: number;
+    rebuilding: Job['kind'] | null;
+    phase: Job['phase'] | null;
+  } {
+    const cur = this.#cur;
+    const next = this.#job?.next;
     return {
       trainings: this.#trainings,
-      lists: this.#nlist,
-      slots: this.#slotCap,
-      holes: this.#holes,
-      arenaBytes: this.#arena.floats * 4,
+      lists: cur.nlist,
+      slots: cur.slotCap,
+      holes: cur.holes,
+      arenaBytes: (cur.arena.floats + (next == null ? 0 : next.arena.floats)) * 4,
+      rebuilding: this.#job?.kind ?? null,
+      phase: this.#job?.phase ?? null,
     };
   }
 
   has(key: number): boolean {
-    return this.#slots.has(key);
+    return this.#cur.slots.has(key);
   }
 
   add(key: number, v: ArrayLike<number>): void {
     checkKey(key);
     const inv = this.#inverseNorm(v, 'vector');
     // Validated: from here on nothing throws except an arena that cannot grow.
-    const F0 = this.#arena.f32;
-    for (let i = 0; i < this.dimensions; i++) F0[this.#qAt + i] = (v[i] as number) * inv;
-    const list = this.#nlist === 1 ? 0 : this.#nearestList();
-    const old = this.#slots.get(key);
-    let slot: number;
-    if (old !== undefined && this.#slotList[old] === list) slot = old;
-    else {
-      if (old !== undefined) this.#removeSlot(old, key);
-      slot = this.#reserve(list);
-      this.#slotKey[slot] = key;
-      this.#slotList[slot] = list;
-      this.#slots.set(key, slot);
+    const u = this.#unit;
+    for (let i = 0; i < this.dimensions; i++) u[i] = (v[i] as number) * inv;
+    const cur = this.#cur;
+    cur.setQuery(u);
+    cur.put(key, cur.nearest());
+    const next = this.#job?.next;
+    if (next != null) {
+      next.setQuery(u);
+      next.put(key, next.nearest());
     }
-    const st = this.#stride;
-    this.#arena.f32.copyWithin(this.#rowsAt + slot * st, this.#qAt, this.#qAt + st);
-    const n = this.#slots.size;
-    if (n >= 2 * this.#trainedAt && (this.#nlist > 1 || n >= this.#opts.exactBelow)) this.#train();
-    else if (this.#holes > 1024 && this.#holes > n / 4) this.#relayout(this.#nlist, null, null);
+    this.#afterChange();
   }
 
   remove(key: number): boolean {
-    const slot = this.#slots.get(key);
-    if (slot === undefined) return false;
-    this.#removeSlot(slot, key);
-    if (this.#nlist > 1 && this.#slots.size < this.#opts.exactBelow / 2) {
-      this.#relayout(1, null, null);
-      this.#trainedAt = 0;
-    }
+    if (!this.#cur.delete(key)) return false;
+    this.#job?.next?.delete(key);
+    this.#afterChange();
     return true;
+  }
+
+  /**
+   * Advance a rebuild under way by up to `slices` slices of `sliceWork` multiply-adds each
+   * (Infinity: finish it, and any rebuild that follows); starts one that is due. Every add,
+   * remove and search already does one slice while a rebuild is under way; an owner with idle
+   * time can call this to finish sooner. True while a rebuild remains.
+   */
+  maintain(slices = 1): boolean {
+    if (this.#job === null) this.#job = this.#plan();
+    for (let i = 0; i < slices && this.#job !== null; i++) {
+      this.#work(this.#opts.sliceWork);
+      if (this.#job === null) this.#job = this.#plan();
+    }
+    return this.#job !== null;
   }
 
   search(q: ArrayLike<number>, k: number, accept?: (key: number) => boolean): VectorHit[] {
     if (!Number.isInteger(k) || k < 0)
       throw new RangeError('vector index: k must be an integer ≥ 0');
     const inv = this.#inverseNorm(q, 'query');
-    if (k === 0 || this.#slots.size === 0) return [];
-    const F = this.#arena.f32;
-    for (let i = 0; i < this.dimensions; i++) F[this.#qAt + i] = (q[i] as number) * inv;
-    const top = new TopK(Math.min(k, this.#slots.size));
-    const nlist = this.#nlist;
-    if (nlist === 1) {
-      this.#scanList(0, top, accept);
-      return top.sorted();
-    }
-    // Rank the centroids; keep the `nprobe` best in a small sorted array.
-    this.#arena.dots(this.#centAt, this.#qAt, this.#outAt, nlist, this.#stride);
-    const cs = F.slice(this.#outAt, this.#outAt + nlist);
-    const p = Math.min(this.#opts.nprobe, nlist);
-    const best = new Int32Array(p);
-    const bestS = new Float64Array(p).fill(-Infinity);
-    for (let c = 0; c < nlist; c++) {
-      const x = cs[c] as number;
-      if (x <= (bestS[p - 1] as number)) continue;
-      let i = p - 1;
-      while (i > 0 && x > (bestS[i - 1] as number)) {
-        bestS[i] = bestS[i - 1] as number;
-        best[i] = best[i - 1] as number;
-        i--;
+    const cur = this.#cur;
+    if (k === 0 || cur.size === 0) return [];
+    const u = this.#unit;
+    for (let i = 0; i < this.dimensions; i++) u[i] = (q[i] as number) * inv;
+    cur.setQuery(u);
+    const top = new TopK(Math.min(k, cur.size));
+    const nlist = cur.nlist;
+    if (nlist === 1) cur.scanList(0, top, accept);
+    else {
+      // Rank the centroids; keep the `nprobe` best in a small sorted array.
+      const cs = cur.rankLists();
+      const p = Math.min(this.#opts.nprobe, nlist);
+      const best = new Int32Array(p);
+      const bestS = new Float64Array(p).fill(-Infinity);
+      for (let c = 0; c < nlist; c++) {
+        const x = cs[c] as number;
+        if (x <= (bestS[p - 1] as number)) continue;
+        let i = p - 1;
+        while (i > 0 && x > (bestS[i - 1] as number)) {
+          bestS[i] = bestS[i - 1] as number;
+          best[i] = best[i - 1] as number;
+          i--;
+        }
+        bestS[i] = x;
+        best[i] = c;
       }
-      bestS[i] = x;
-      best[i] = c;
-    }
-    for (let i = 0; i < p; i++) this.#scanList(best[i] as number, top, accept);
-    if (!top.full && p < nlist) {
-      // Too few accepted hits in the probed lists: the others, nearest first, until k.
-      const probed = new Set(best);
-      const rest = Array.from({ length: nlist }, (_, c) => c).filter((c) => !probed.has(c));
-      rest.sort((a, b) => (cs[b] as number) - (cs[a] as number));
-      for (const c of rest) {
-        if (top.full) break;
-        this.#scanList(c, top, accept);
-      }
-    }
-    return top.sorted();
-  }
-
-  /** The list of the nearest centroid to the vector in the query row. */
-  #nearestList(): number {
-    const nlist = this.#nlist;
-    this.#arena.dots(this.#centAt, this.#qAt, this.#outAt, nlist, this.#stride);
-    const F = this.#arena.f32;
-    const o = this.#outAt;
-    let best = 0;
-    let bs = F[o] as number;
-    for (let c = 1; c < nlist; c++) {
-      const x = F[o + c] as number;
-      if (x > bs) {
-        bs = x;
-        best = c;
+      for (let i = 0; i < p; i++) cur.scanList(best[i] as number, top, accept);
+      if (!top.full && p < nlist) {
+        // Too few accepted hits in the probed lists: the others, nearest first, until k.
+        const probed = new Set(best);
+        const rest = Array.from({ length: nlist }, (_, c) => c).filter((c) => !probed.has(c));
+        rest.sort((a, b) => (cs[b] as number) - (cs[a] as number));
+        for (const c of rest) {
+          if (top.full) break;
+          cur.scanList(c, top, accept);
+        }
       }
     }
-    return best;
+    const hits = top.sorted();
+    if (this.#job !== null) this.#work(this.#opts.sliceWork);
+    return hits;
   }
 
-  /** Live slots, list by list. */
-  #liveSlots(): Int32Array {
-    const out = new Int32Array(this.#slots.size);
-    let i = 0;
-    for (let l = 0; l < this.#nlist; l++) {
-      const start = this.#lStart[l] as number;
-      const count = this.#lCount[l] as number;
-      for (let r = 0; r < count; r++) out[i++] = start + r;
+  /** After a mutation: one slice of the rebuild under way, or start one that is due. */
+  #afterChange(): void {
+    if (this.#job === null) this.#job = this.#plan();
+    if (this.#job !== null) this.#work(this.#opts.sliceWork);
+  }
+
+  /** The rebuild due now, if any: fold back, retrain after doubling, or compact. */
+  #plan(): Job | null {
+    const cur = this.#cur;
+    const n = cur.size;
+    const o = this.#opts;
+    const job = (kind: Job['kind'], phase: Job['phase'], keys: Float64Array): Job => {
+      this.#jobs++;
+      return { kind, phase, trainer: null, keys, at: 0, next: null };
+    };
+    if (cur.nlist > 1 && n < o.exactBelow / 2) {
+      this.#trainedAt = 0;
+      return job('fold', 'fill', cur.liveKeys());
     }
-    return out;
-  }
-
-  /** (Re)train the IVF lists on the current vectors. */
-  #train(): void {
-    const n = this.#slots.size;
-    const lists = Math.max(1, Math.min(n, Math.floor(this.#opts.lists(n))));
-    if (lists < 2) {
+    if (n >= 2 * this.#trainedAt && (cur.nlist > 1 || n >= o.exactBelow)) {
       this.#trainedAt = n;
-      return;
+      const lists = Math.max(1, Math.min(n, Math.floor(o.lists(n))));
+      if (lists < 2) return null;
+      // The sample: the first `s` keys of a partial Fisher–Yates shuffle, seeded per rebuild.
+      const rand = prng((o.seed + this.#jobs * 0x9e3779b1) >>> 0);
+      const keys = cur.liveKeys();
+      const s = Math.min(n, Math.max(lists, Math.min(MAX_SAMPLE, lists * o.samplePerList)));
+      for (let i = 0; i < s; i++) {
+        const j = i + Math.floor(rand() * (n - i));
+        const t = keys[i] as number;
+        keys[i] = keys[j] as number;
+        keys[j] = t;
+      }
+      const j = job('train', 'sample', keys.slice(0, s));
+      j.trainer = new KMeansTrainer({
+        dimensions: this.dimensions,
+        stride: this.#stride,
+        lists,
+        capacity: s,
+        iterations: o.iterations,
+        rand,
+        simd: this.#simd,
+      });
+      return j;
     }
-    const slots = this.#liveSlots();
-    const { centroids, assign } = kmeans({
-      rows: this.#arena.f32,
-      rowsAt: this.#rowsAt,
-      slots,
-      dimensions: this.dimensions,
-      stride: this.#stride,
-      lists,
-      samplePerList: this.#opts.samplePerList,
-      iterations: this.#opts.iterations,
-      seed: (this.#opts.seed + this.#trainings * 0x9e3779b1) >>> 0,
-      simd: this.#simd,
-    });
-    this.#trainings++;
-    this.#trainedAt = n;
-    this.#relayout(lists, centroids, { slots, assign });
+    if (cur.holes > 1024 && cur.holes > n / 4) return job('compact', 'fill', new Float64Array(0));
+    return null;
   }
 
-  /**
-   * Rebuild the arena compactly: `lists` lists (1: exact), `centroids` (null: keep the current
-   * ones), each live row in the list `assign` gives it (null: its current list, or 0).
-   */
-  #relayout(
-    lists: number,
-    centroids: Float32Array | null,
-    assigned: { slots: Int32Array; assign: Int32Array } | null,
-  ): void {
+  /** Do about `budget` multiply-adds of the rebuild; swap layouts when it is done. */
+  #work(budget: number): void {
+    const job = this.#job;
+    if (job === null) return;
+    const cur = this.#cur;
     const st = this.#stride;
-    const slots = assigned?.slots ?? this.#liveSlots();
-    const n = slots.length;
-    const listOf = new Int32Array(n);
-    if (assigned !== null) listOf.set(assigned.assign);
-    else if (lists > 1)
-      for (let i = 0; i < n; i++) listOf[i] = this.#slotList[slots[i] as number] as number;
-    const count = new Int32Array(lists);
-    for (let i = 0; i < n; i++)
-      count[listOf[i] as number] = (count[listOf[i] as number] as number) + 1;
-    const cap = new Int32Array(lists);
-    const start = new Int32Array(lists);
-    let total = 0;
-    for (let l = 0; l < lists; l++) {
-      const c = count[l] as number;
-      cap[l] = c + Math.max(MIN_LIST_ROOM, Math.ceil(c / 8));
-      start[l] = total;
-      total += cap[l] as number;
-    }
-    const outLen = Math.max(CHUNK, Math.ceil(lists / 8) * 8);
-    const centAt = this.#outAt + outLen;
-    const rowsAt = lists > 1 ? centAt + lists * st : centAt;
-    const arena = new DotArena(rowsAt + total * st, this.#simd ? {} : { simd: false });
-    const F = arena.f32;
-    const old = this.#arena.f32;
-    if (lists > 1) {
-      if (centroids !== null) F.set(centroids, centAt);
-      else F.set(old.subarray(this.#centAt, this.#centAt + lists * st), centAt);
-    }
-    const keys = new Float64Array(total);
-    const slotList = new Int32Array(total);
-    const fill = new Int32Array(lists);
-    this.#slots.clear();
-    for (let i = 0; i < n; i++) {
-      const from = slots[i] as number;
-      const l = listOf[i] as number;
-      const to = (start[l] as number) + (fill[l] as number);
-      fill[l] = (fill[l] as number) + 1;
-      const o = this.#rowsAt + from * st;
-      F.set(old.subarray(o, o + st), rowsAt + to * st);
-      const key = this.#slotKey[from] as number;
-      keys[to] = key;
-      slotList[to] = l;
-      this.#slots.set(key, to);
-    }
-    this.#arena = arena;
-    this.#centAt = centAt;
-    this.#rowsAt = rowsAt;
-    this.#nlist = lists;
-    this.#slotKey = keys;
-    this.#slotList = slotList;
-    this.#slotCap = total;
-    this.#top = total;
-    this.#holes = 0;
-    this.#lStart = start;
-    this.#lCount = count;
-    this.#lCap = cap;
-  }
-
-  /** Scan every row of `list` into `top`. */
-  #scanList(list: number, top: TopK, accept: ((key: number) => boolean) | undefined): void {
-    const arena = this.#arena;
-    const F = arena.f32;
-    const keys = this.#slotKey;
-    const stride = this.#stride;
-    const outAt = this.#outAt;
-    const start = this.#lStart[list] as number;
-    const count = this.#lCount[list] as number;
-    for (let c = 0; c < count; c += CHUNK) {
-      const m = Math.min(CHUNK, count - c);
-      arena.dots(this.#rowsAt + (start + c) * stride, this.#qAt, outAt, m, stride);
-      for (let r = 0; r < m; r++) {
-        const s = F[outAt + r] as number;
-        if (top.full && s < top.minScore) continue;
-        const key = keys[start + c + r] as number;
-        if (top.beats(s, key) && (accept === undefined || accept(key))) top.push(s, key);
+    let left = budget;
+    while (left > 0) {
+      if (job.phase === 'sample') {
+        const t = job.trainer as KMeansTrainer;
+        for (; job.at < job.keys.length && left > 0; job.at++) {
+          const slot = cur.slots.get(job.keys[job.at] as number);
+          left -= KEY_WORK;
+          if (slot === undefined) continue; // removed since the plan
+          t.addSample(cur.arena.f32, cur.rowsAt + slot * st);
+          left -= COPY_WORK * st;
+        }
+        if (job.at < job.keys.length) return;
+        if (t.sampled < 2) {
+          this.#job = null; // (almost) everything removed meanwhile: nothing to train on
+          return;
+        }
+        job.phase = 'lloyd';
+      } else if (job.phase === 'lloyd') {
+        const t = job.trainer as KMeansTrainer;
+        left -= t.step(left);
+        if (!t.done) return;
+        this.#startFill(job);
+      } else {
+        if (job.next === null) this.#startFill(job);
+        const next = job.next as Layout;
+        const keys = job.keys;
+        const train = job.kind === 'train';
+        const cost = train ? (next.nlist + COPY_WORK) * st : COPY_WORK * st;
+        for (; job.at < keys.length && left > 0; job.at++) {
+          const key = keys[job.at] as number;
+          left -= KEY_WORK;
+          if (next.slots.has(key)) continue; // added (or replaced) since the snapshot
+          const slot = cur.slots.get(key);
+          if (slot === undefined) continue; // removed since the snapshot
+          const o = cur.rowsAt + slot * st;
+          const F = next.arena.f32;
+          F.set(cur.arena.f32.subarray(o, o + st), 0);
+          next.put(
+            key,
+            train ? next.nearest() : job.kind === 'fold' ? 0 : (cur.slotList[slot] as number),
+          );
+          left -= cost;
+        }
+        if (job.at < keys.length) return;
+        // Every row is in `next` (the snapshot's rows, and every change since went to both).
+        this.#cur = next;
+        this.#job = null;
+        if (train) this.#trainings++;
+        return;
       }
     }
+  }
+
+  /** Create the layout a rebuild fills, sized from the current lists or the k-means sample. */
+  #startFill(job: Job): void {
+    const cur = this.#cur;
+    const n = cur.size;
+    let caps: Int32Array;
+    let centroids: Float32Array | null = null;
+    if (job.kind === 'fold') caps = Int32Array.of(roomFor(n));
+    else if (job.kind === 'compact') {
+      caps = cur.lCount.map(roomFor);
+      centroids = cur.arena.f32.slice(cur.centAt, cur.centAt + cur.nlist * this.#stride);
+    } else {
+      const t = job.trainer as KMeansTrainer;
+      centroids = t.centroids();
+      // A list's share of the sample estimates its size: room for two standard deviations more.
+      const scale = n / Math.max(1, t.sampled);
+      caps = t.counts().map((c) => roomFor(Math.ceil((c + 2 * Math.sqrt(c) + 1) * scale)));
+      job.trainer = null;
+    }
+    job.next = new Layout(this.#stride, this.#simd, centroids, caps);
+    job.keys = cur.liveKeys();
+    job.at = 0;
+    job.phase = 'fill';
   }
 
   /** 1/‖v‖ after checking width and values; RangeError (and no change) otherwise. */
@@ -411,74 +652,6 @@ class FlatListIndex implements VectorIndex {
       ss += x * x;
     }
     return 1 / (max * Math.sqrt(ss));
-  }
-
-  /** A free slot at the end of `list` (growing or moving the list when it is full). */
-  #reserve(list: number): number {
-    const count = this.#lCount[list] as number;
-    const cap = this.#lCap[list] as number;
-    const start = this.#lStart[list] as number;
-    if (count === cap) {
-      const room = Math.max(MIN_LIST_ROOM, Math.ceil(cap * 1.5));
-      if (start + cap === this.#top) {
-        this.#ensureSlots(start + room);
-        this.#top = start + room;
-      } else {
-        const to = this.#top;
-        this.#ensureSlots(to + room);
-        this.#moveRows(start, to, count);
-        this.#holes += cap;
-        this.#lStart[list] = to;
-        this.#top = to + room;
-      }
-      this.#lCap[list] = room;
-    }
-    const slot = (this.#lStart[list] as number) + count;
-    this.#lCount[list] = count + 1;
-    return slot;
-  }
-
-  /** Move `n` rows (vectors and bookkeeping) from slot `from` to slot `to`. */
-  #moveRows(from: number, to: number, n: number): void {
-    const st = this.#stride;
-    const F = this.#arena.f32;
-    F.copyWithin(this.#rowsAt + to * st, this.#rowsAt + from * st, this.#rowsAt + (from + n) * st);
-    this.#slotKey.copyWithin(to, from, from + n);
-    this.#slotList.copyWithin(to, from, from + n);
-    for (let i = 0; i < n; i++) this.#slots.set(this.#slotKey[to + i] as number, to + i);
-  }
-
-  #ensureSlots(slots: number): void {
-    if (slots <= this.#slotCap) return;
-    const cap = Math.max(slots, Math.ceil(this.#slotCap * 1.5), 64);
-    this.#arena.ensure(this.#rowsAt + cap * this.#stride);
-    const keys = new Float64Array(cap);
-    keys.set(this.#slotKey);
-    this.#slotKey = keys;
-    const lists = new Int32Array(cap);
-    lists.set(this.#slotList);
-    this.#slotList = lists;
-    this.#slotCap = cap;
-  }
-
-  /** Swap-remove: the list's last row fills the hole. */
-  #removeSlot(slot: number, key: number): void {
-    const list = this.#slotList[slot] as number;
-    const last = (this.#lStart[list] as number) + (this.#lCount[list] as number) - 1;
-    if (slot !== last) {
-      const st = this.#stride;
-      const F = this.#arena.f32;
-      F.copyWithin(
-        this.#rowsAt + slot * st,
-        this.#rowsAt + last * st,
-        this.#rowsAt + (last + 1) * st,
-      );
-      const moved = this.#slotKey[last] as number;
-      this.#slotKey[slot] = moved;
-      this.#slots.set(moved, slot);
-    }
-    this.#lCount[list] = (this.#lCount[list] as number) - 1;
-    this.#slots.delete(key);
   }
 }
 
