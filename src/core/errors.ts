@@ -111,7 +111,12 @@ export function safely<T>(fn: () => T, fallback: ErrorCode): SafeResult<T> {
   try {
     return { ok: true, value: fn() };
   } catch (e) {
-    if (e instanceof MemwardenError) return { ok: false, error: e };
-    return { ok: false, error: new MemwardenError(fallback, 'unexpected failure', { cause: e }) };
+    return failed(e, fallback);
   }
+}
+
+/** The `{ ok: false }` that {@link safely} makes of a caught throwable (for hot paths that inline it). */
+export function failed(e: unknown, fallback: ErrorCode): { ok: false; error: MemwardenError } {
+  if (e instanceof MemwardenError) return { ok: false, error: e };
+  return { ok: false, error: new MemwardenError(fallback, 'unexpected failure', { cause: e }) };
 }

@@ -32,7 +32,7 @@ import {
 } from '../core/entry/index.js';
 import { MemwardenError, type ErrorCode } from '../core/errors.js';
 import { parseCheckpoint, verifyCheckpoint, verifyInclusion } from '../core/merkle/index.js';
-import { leafHash } from '../core/merkle/hash.js';
+import { type ChainHash, chainBytes, leafHashChain } from '../core/merkle/hash.js';
 import {
   type PrincipalKind,
   type SourceTier,
@@ -115,8 +115,8 @@ interface FirstCheck {
   readonly stored: StoredEntry;
   /** The decoded record and where its signed parts sit in `stored.bytes`. */
   readonly d: EntryForVerify;
-  /** The hash its log leaf must have (of id ‖ sig, MemLineage §3.4). */
-  readonly leafHash: Uint8Array;
+  /** The hash its log leaf must have (of id ‖ sig, MemLineage §3.4), as a latin1 chain string. */
+  readonly leafHash: ChainHash;
 }
 
 interface Pending {
@@ -737,7 +737,7 @@ export class Ledger {
         out[at] = { ok: true, entry, leafIndex: s.leafIndex, checkpointSize: undefined };
         continue;
       }
-      todo.push({ at, stored: s, d, leafHash: withEntryLeafData(s.bytes, d, leafHash) });
+      todo.push({ at, stored: s, d, leafHash: withEntryLeafData(s.bytes, d, leafHashChain) });
     }
     if (todo.length === 0) return out;
 
@@ -832,7 +832,7 @@ export class Ledger {
       group.forEach((c, i) => {
         const proof = proofs[i];
         if (proof === undefined) failInclusion(c, 'LOG_PROOF_INVALID');
-        else if (verifyInclusion(c.stored.leafIndex, size, c.leafHash, proof, root))
+        else if (verifyInclusion(c.stored.leafIndex, size, chainBytes(c.leafHash), proof, root))
           pass(c, key < 0 ? undefined : size);
         else failInclusion(c, 'LOG_ROOT_MISMATCH');
       });

@@ -66,15 +66,17 @@ export class VerifiedLeaves {
   }
 
   /**
-   * Is `hash` the verified hash of leaf `index`? `undefined` when the mirror does not reach
-   * `index` (the caller proves it another way).
+   * Is `hash` (bytes, or a latin1 chain string) the verified hash of leaf `index`? `undefined`
+   * when the mirror does not reach `index` (the caller proves it another way).
    */
-  matches(index: number, hash: Uint8Array): boolean | undefined {
+  matches(index: number, hash: ChainHash): boolean | undefined {
     if (!Number.isSafeInteger(index) || index < 0 || index >= this.n) return undefined;
     if (hash.length !== HASH_SIZE) return false;
     const o = index * HASH_SIZE;
     const b = this.buf;
-    for (let i = 0; i < HASH_SIZE; i++) if (b[o + i] !== hash[i]) return false;
+    if (typeof hash === 'string') {
+      for (let i = 0; i < HASH_SIZE; i++) if (b[o + i] !== hash.charCodeAt(i)) return false;
+    } else for (let i = 0; i < HASH_SIZE; i++) if (b[o + i] !== hash[i]) return false;
     return true;
   }
 

@@ -195,6 +195,14 @@ describe('VerifiedLeaves', () => {
     const leaf7 = (await storage.getLeaf(7))!;
     expect(m2.matches(7, leaf7.hash)).toBe(true);
     expect(m2.matches(7, leafHash(new Uint8Array([1])))).toBe(false);
+    // The latin1 chain-string form of a hash compares the same way.
+    const str = (b: Uint8Array) => Buffer.from(b).toString('latin1');
+    expect(m2.matches(7, str(leaf7.hash))).toBe(true);
+    const other = leaf7.hash.slice();
+    other[31]! ^= 1;
+    expect(m2.matches(7, str(other))).toBe(false);
+    expect(m2.matches(7, str(leaf7.hash).slice(0, 31))).toBe(false);
+    expect(m2.matches(11, str(leaf7.hash))).toBeUndefined();
     expect(m2.matches(11, leaf7.hash)).toBeUndefined();
     // A cap below the checkpoint: no mirror, the caller proves by audit path.
     expect(await new VerifiedLeaves(storage, 8).extendTo(11, cp11.root)).toBe(false);

@@ -226,6 +226,12 @@ export class CborReader {
   arg = 0;
   big: bigint | undefined = undefined;
 
+  /**
+   * Whether the last {@link readText} was all ASCII (so its UTF-8 length, UTF-16 length and
+   * code point count are equal, and it is well-formed).
+   */
+  ascii = false;
+
   /** A Buffer view of `buf` for latin1 slicing of ASCII text (made on first use). */
   private view: Buffer | undefined;
 
@@ -281,7 +287,11 @@ export class CborReader {
       this.pos += 8;
       if (short && hi === 0) codecFail('CODEC_NON_CANONICAL', 'integer not in shortest form');
       this.arg = hi * TWO_32 + lo;
-      if (hi >= 0x200000) this.big = (BigInt(hi) << 32n) | BigInt(lo);
+      // One BigInt read from the 8 bytes (rather than four built from the halves).
+      if (hi >= 0x200000) {
+        for (let i = 0; i < 8; i++) scratchBytes[i] = b[this.pos - 8 + i] as number;
+        this.big = scratch.getBigUint64(0);
+      }
     } else if (info === 31 && major >= MT.BYTES && major <= MT.MAP) {
       codecFail('CODEC_NON_CANONICAL', 'indefinite length');
     } else {
@@ -307,8 +317,13 @@ export class CborReader {
   readBytes(field?: string): Uint8Array {
     this.expect(MT.BYTES, field);
     const n = this.length(1);
-    const out = this.buf.slice(this.pos, this.pos + n);
-    this.pos += n;
+    // A plain copy, whatever `buf` is (a Buffer's `slice` would be a view sharing its memory).
+    const out = new Uint8Array(n);
+    const b = this.buf;
+    const p = this.pos;
+    if (n <= 64) for (let i = 0; i < n; i++) out[i] = b[p + i] as number;
+    else out.set(b.subarray(p, p + n));
+    this.pos = p + n;
     return out;
   }
 
@@ -336,14 +351,19 @@ export class CborReader {
     this.pos = end;
     // ASCII (the common case: ids, kinds, tiers, most content) is its own UTF-8 and latin1
     // spelling, so one native latin1 slice replaces the strict UTF-8 decoder.
-    for (let i = start; i < end; i++)
-      if ((b[i] as number) >= 0x80) return decodeUtf8(b.subarray(start, end), field);
+    for (let i = start; i < end; i++) {
+      if ((b[i] as number) >= 0x80) {
+        this.ascii = false;
+        return decodeUtf8(b.subarray(start, end), field);
+      }
+    }
+    this.ascii = true;
     if (n <= 8) {
       let s = '';
       for (let i = start; i < end; i++) s += String.fromCharCode(b[i] as number);
       return s;
     }
-    this.view ??= Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    this.view ??= Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
     return this.view.toString('latin1', start, end);
   }
 

@@ -20,14 +20,21 @@ const L_LE = new Uint8Array([
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
 ]);
 
+/** Exactly 32 bytes, or (with `offset`) 32 bytes at `offset` within `b`. */
+function spanOk(b: Uint8Array, offset: number | undefined): boolean {
+  if (offset === undefined) return b.length === 32;
+  return Number.isSafeInteger(offset) && offset >= 0 && b.length - offset >= 32;
+}
+
 /**
- * True when the 32-byte little-endian scalar `s` is < L. RFC 8032 §5.1.7 step 1 ("the
+ * True when the 32-byte little-endian scalar `s` (or the 32 bytes at `offset` in it) is < L. RFC 8032 §5.1.7 step 1 ("the
  * signature is invalid if S is out of range"); Wycheproof's SignatureMalleability vectors.
  */
-export function isScalarBelowOrder(s: Uint8Array): boolean {
-  if (s.length !== 32) return false;
+export function isScalarBelowOrder(s: Uint8Array, offset?: number): boolean {
+  if (!spanOk(s, offset)) return false;
+  const o = offset ?? 0;
   for (let i = 31; i >= 0; i--) {
-    const a = s[i] as number;
+    const a = s[o + i] as number;
     const b = L_LE[i] as number;
     if (a < b) return true;
     if (a > b) return false;
@@ -40,22 +47,26 @@ export function isScalarBelowOrder(s: Uint8Array): boolean {
  * is < p (step 1) and the sign bit is not set on a point whose x is 0 (step 4: y = 1 or
  * y = p − 1). Whether y is actually on the curve is a separate question ({@link isOnCurve}).
  *
- * Constant-shape byte comparisons only; safe to call on every signature's R.
+ * Constant-shape byte comparisons only; safe to call on every signature's R. `offset`: where
+ * the 32 bytes start in `b` (then `b` may be longer), so a signature's R needs no view.
  */
-export function isCanonicalPointEncoding(b: Uint8Array): boolean {
-  if (b.length !== 32) return false;
-  const top = (b[31] as number) & 0x7f;
-  const sign = (b[31] as number) & 0x80;
+export function isCanonicalPointEncoding(b: Uint8Array, offset?: number): boolean {
+  if (!spanOk(b, offset)) return false;
+  const o = offset ?? 0;
+  const last = b[o + 31] as number;
+  const top = last & 0x7f;
+  const sign = last & 0x80;
+  const first = b[o] as number;
   // y >= p ⇔ y ∈ [2^255 − 19, 2^255 − 1] ⇔ bytes 1..30 all 0xff, top 0x7f, b[0] ≥ 0xed.
   let allFF = top === 0x7f;
-  for (let i = 1; i < 31 && allFF; i++) if (b[i] !== 0xff) allFF = false;
-  if (allFF && (b[0] as number) >= 0xed) return false;
+  for (let i = 1; i < 31 && allFF; i++) if (b[o + i] !== 0xff) allFF = false;
+  if (allFF && first >= 0xed) return false;
   if (sign !== 0) {
     // x = 0 exactly when y = 1 or y = p − 1 (= 0x7fff…ffec); "−0" is not a canonical encoding.
     let mid0 = top === 0;
-    for (let i = 1; i < 31 && mid0; i++) if (b[i] !== 0) mid0 = false;
-    if (mid0 && b[0] === 0x01) return false;
-    if (allFF && b[0] === 0xec) return false;
+    for (let i = 1; i < 31 && mid0; i++) if (b[o + i] !== 0) mid0 = false;
+    if (mid0 && first === 0x01) return false;
+    if (allFF && first === 0xec) return false;
   }
   return true;
 }

@@ -218,8 +218,9 @@ export function verifyEd25519(
     if (!(msg instanceof Uint8Array) || !(sig instanceof Uint8Array)) return false;
     if (sig.length !== ED25519_SIGNATURE_BYTES) return false;
     // RFC 8032 §5.1.7 step 1: R must decode (canonically), S must be < L.
-    if (!isCanonicalPointEncoding(sig.subarray(0, 32))) return false;
-    if (!isScalarBelowOrder(sig.subarray(32, 64))) return false;
+    // (Checked in place: no views allocated on the read path's hottest call.)
+    if (!isCanonicalPointEncoding(sig, 0)) return false;
+    if (!isScalarBelowOrder(sig, 32)) return false;
     let ko: KeyObject;
     if (publicKey instanceof Ed25519PublicKey) {
       ko = publicKey.keyObject;
@@ -230,7 +231,8 @@ export function verifyEd25519(
       if (!isCanonicalPointEncoding(publicKey)) return false;
       ko = rawPublicKeyObject(publicKey);
     }
-    return nodeVerify(null, view(msg), ko, view(sig));
+    // node:crypto takes any ArrayBufferView: no Buffer wrapper per call.
+    return nodeVerify(null, msg, ko, sig);
   } catch {
     // Attacker input never escapes as an exception: an unparsable key is simply "not valid".
     return false;

@@ -5,8 +5,8 @@
  * `./fields.ts` is checked here, before any caller verifies a signature — so a signature
  * check never runs on bytes that have a second spelling.
  */
-import { safely, type SafeResult } from '../errors.js';
-import { CborReader, codecFail, keyCode } from '../codec/wire.js';
+import { failed, safely, type SafeResult } from '../errors.js';
+import { CborReader, codecFail } from '../codec/wire.js';
 import {
   checkBytes,
   checkEntryRelations,
@@ -21,16 +21,87 @@ import {
   checkWeight,
   readUuid,
 } from './fields.js';
-import { ENTRY_RANK, ENTRY_REQUIRED_SIGNED, ENTRY_TEXT, type EntryKey } from './entry.js';
-import { LIMITS, type SignedEntry } from './types.js';
+import { ENTRY_RANK, ENTRY_REQUIRED_SIGNED, ENTRY_TEXT } from './entry.js';
+import { ENTRY_KEYS, LIMITS, type SignedEntry } from './types.js';
+import { SourceTiers, TrustLabels } from '../trust.js';
 import { ENTRY_SIGNING_DOMAIN } from './signing.js';
 
 type Mutable<T> = { -readonly [P in keyof T]: T[P] };
 
-/** Key code → key, for the schema's keys (all ASCII, ≤ 7 characters). */
-const KEY_BY_CODE: ReadonlyMap<number, string> = new Map(
-  [...ENTRY_RANK.keys()].map((k) => [keyCode(k), k]),
+/**
+ * Each schema key's canonical encoding by rank (a text head of one byte — every key is shorter
+ * than 24 characters — then its ASCII). Keys are read by matching these bytes against the
+ * ranks still allowed after the previous key: a match is exactly "a known key, in canonical
+ * order, not a duplicate"; anything else takes the general path for the precise error.
+ */
+const KEY_BYTES: readonly Uint8Array[] = ENTRY_KEYS.map((k) =>
+  Uint8Array.from([0x60 + k.length, ...Array.from(k, (c) => c.charCodeAt(0))]),
 );
+const NKEYS = ENTRY_KEYS.length;
+
+/** The ranks the `switch` in {@link decodeEntry} is written against (checked at load). */
+const RANKS = [
+  't',
+  'v',
+  'id',
+  'ns',
+  'ts',
+  'ctx',
+  'exp',
+  'kid',
+  'rev',
+  'sig',
+  'src',
+  'sup',
+  'uri',
+  'kind',
+  'tier',
+  'label',
+  'nonce',
+  'writer',
+  'content',
+  'parents',
+  'weights',
+] as const;
+if (RANKS.length !== NKEYS || RANKS.some((k, i) => ENTRY_RANK.get(k) !== i))
+  throw new Error('entry-decode: ENTRY_KEYS changed; update RANKS and the decoder switch');
+
+/** Canonical encodings of the closed-vocabulary text values, decoded to shared strings. */
+function encodedTexts<T extends string>(values: readonly T[]): { s: T; b: Uint8Array }[] {
+  return values.map((v) => {
+    if (v.length >= 24 || !/^[\x20-\x7e]*$/.test(v)) throw new Error('not a short ASCII value');
+    return { s: v, b: Uint8Array.from([0x60 + v.length, ...Array.from(v, (c) => c.charCodeAt(0))]) };
+  });
+}
+const TIER_TEXT = encodedTexts(SourceTiers);
+const LABEL_TEXT = encodedTexts(TrustLabels);
+const ENTRY_T_TEXT = encodedTexts([ENTRY_TEXT]);
+
+/** Does `b[at..)` start with `enc`? */
+function bytesAt(b: Uint8Array, at: number, enc: Uint8Array): boolean {
+  const n = enc.length;
+  if (at + n > b.length) return false;
+  for (let i = 0; i < n; i++) if (b[at + i] !== enc[i]) return false;
+  return true;
+}
+
+/**
+ * If the next item is the canonical encoding of one of `known`, consume it and return the
+ * shared string (no allocation); otherwise leave the position and return undefined (the caller
+ * reads it the general way, which then reports the precise error or the same value).
+ */
+function knownText<T extends string>(
+  r: CborReader,
+  known: readonly { s: T; b: Uint8Array }[],
+): T | undefined {
+  for (const k of known) {
+    if (bytesAt(r.buf, r.pos, k.b)) {
+      r.pos += k.b.length;
+      return k.s;
+    }
+  }
+  return undefined;
+}
 
 /**
  * Decode a signed entry, enforcing canonical encoding, the schema and every field rule before
@@ -64,102 +135,126 @@ function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry 
     rev: string | undefined,
     sup: string | undefined,
     uri: string | undefined;
+  /** The encoded `ns` item (head and text), for a `writer` spelled the same way. */
+  let nsAt = -1;
+  let nsEnd = -1;
   let prev = -1;
   for (let i = 0; i < n; i++) {
     const keyAt = r.pos;
-    // The fast path reads a schema key without building a string; anything else takes the
-    // general path, which reports the precise error.
-    const code = r.readKeyCode();
-    let key = code < 0 ? undefined : KEY_BY_CODE.get(code);
-    if (key === undefined) {
-      r.pos = keyAt;
-      key = r.readKey();
-    }
-    const rank = ENTRY_RANK.get(key);
-    if (rank === undefined) codecFail('CODEC_UNKNOWN_KEY', 'unknown entry key', key);
-    // Sorted keys make any duplicate adjacent (RFC 8949 §4.2.1, §5.6).
-    if (rank === prev) codecFail('CODEC_DUPLICATE_KEY', 'duplicate entry key', key);
-    if (rank < prev) codecFail('CODEC_NON_CANONICAL', 'entry keys out of order', key);
-    prev = rank;
-    switch (key as EntryKey) {
-      case 't':
-        t = r.readText(16, 't');
-        checkRecordType(t, ENTRY_TEXT);
+    let rank = -1;
+    for (let c = prev + 1; c < NKEYS; c++) {
+      const enc = KEY_BYTES[c] as Uint8Array;
+      if (bytesAt(bytes, keyAt, enc)) {
+        rank = c;
+        r.pos = keyAt + enc.length;
         break;
-      case 'v':
+      }
+    }
+    if (rank < 0) {
+      // Not a schema key allowed here: the general path names the precise error (a key of a
+      // higher rank would have matched above, so this never accepts).
+      const key = r.readKey();
+      const k = ENTRY_RANK.get(key);
+      if (k === undefined) codecFail('CODEC_UNKNOWN_KEY', 'unknown entry key', key);
+      // Sorted keys make any duplicate adjacent (RFC 8949 §4.2.1, §5.6).
+      if (k === prev) codecFail('CODEC_DUPLICATE_KEY', 'duplicate entry key', key);
+      if (k < prev) codecFail('CODEC_NON_CANONICAL', 'entry keys out of order', key);
+      rank = k;
+    }
+    prev = rank;
+    switch (rank) {
+      case 0: // t
+        t = knownText(r, ENTRY_T_TEXT);
+        if (t === undefined) {
+          t = r.readText(16, 't');
+          checkRecordType(t, ENTRY_TEXT);
+        }
+        break;
+      case 1: // v
         v = r.readSmallUint('v');
         checkVersion(v);
         break;
-      case 'id':
+      case 2: // id
         id = readUuid(r, 'id');
         if (span !== undefined) span.id = r.pos - 16;
         break;
-      case 'ns':
+      case 3: // ns
+        nsAt = r.pos;
         ns = r.readText(LIMITS.nsChars * 4, 'ns');
-        checkText(ns, 'ns', 1, LIMITS.nsChars);
+        // ASCII: its UTF-8 length is its length in code points, and it is well-formed.
+        if (r.ascii) checkAsciiLength(ns as string, 'ns', 1, LIMITS.nsChars);
+        else checkText(ns, 'ns', 1, LIMITS.nsChars);
+        nsEnd = r.pos;
         break;
-      case 'ts':
+      case 4: // ts
         ts = r.readUint('ts');
         break;
-      case 'ctx':
+      case 5: // ctx
         ctx = checkBytes(r.readBytes('ctx'), 32, 'ctx');
         break;
-      case 'exp':
+      case 6: // exp
         exp = r.readUint('exp');
         break;
-      case 'kid':
+      case 7: // kid
         kid = r.readText(16, 'kid');
         checkKid(kid);
         break;
-      case 'rev':
+      case 8: // rev
         rev = r.readText(64, 'rev');
         checkPrincipal(rev, 'rev');
         break;
-      case 'sig':
+      case 9: // sig
         sig = checkBytes(r.readBytes('sig'), 64, 'sig');
         if (span !== undefined) {
           span.start = keyAt;
           span.end = r.pos;
         }
         break;
-      case 'src':
+      case 10: // src
         src = checkBytes(r.readBytes('src'), 32, 'src');
         break;
-      case 'sup':
+      case 11: // sup
         sup = readUuid(r, 'sup');
         break;
-      case 'uri':
+      case 12: // uri
         uri = r.readText(LIMITS.uriChars * 4, 'uri');
         checkText(uri, 'uri', 1, LIMITS.uriChars);
         break;
-      case 'kind':
+      case 13: // kind
         kind = r.readText(LIMITS.kindChars, 'kind');
         checkKind(kind, LIMITS.kindChars);
         break;
-      case 'tier':
-        tier = checkTier(r.readText(32, 'tier'));
+      case 14: // tier
+        tier = knownText(r, TIER_TEXT) ?? checkTier(r.readText(32, 'tier'));
         break;
-      case 'label':
-        label = checkLabel(r.readText(32, 'label'));
+      case 15: // label
+        label = knownText(r, LABEL_TEXT) ?? checkLabel(r.readText(32, 'label'));
         break;
-      case 'nonce':
+      case 16: // nonce
         nonce = checkBytes(r.readBytes('nonce'), 16, 'nonce');
         break;
-      case 'writer':
-        writer = r.readText(64, 'writer');
+      case 17: // writer
+        // The writer is usually the namespace's principal: the same encoded item (a canonical
+        // text already read) is the same string, so share it instead of reading a copy.
+        if (nsAt >= 0 && sameItem(bytes, nsAt, nsEnd, r.pos)) {
+          writer = ns;
+          r.pos += nsEnd - nsAt;
+        } else writer = r.readText(64, 'writer');
         checkPrincipal(writer, 'writer');
         break;
-      case 'content':
+      case 18: // content
         content = r.readText(LIMITS.contentBytes, 'content');
         break;
-      case 'parents': {
+      case 19: {
+        // parents
         const m = r.readArrayLen(LIMITS.parents, 'parents');
         const out: string[] = [];
         for (let j = 0; j < m; j++) out.push(readUuid(r, 'parents'));
         parents = out;
         break;
       }
-      case 'weights': {
+      case 20: {
+        // weights
         const m = r.readArrayLen(LIMITS.parents, 'weights');
         const out: number[] = [];
         for (let j = 0; j < m; j++) out.push(checkWeight(r.readNumber('weights')));
@@ -220,6 +315,20 @@ function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry 
   return entry;
 }
 
+/** Are the bytes at `at` the same as `b[start..end)`? */
+function sameItem(b: Uint8Array, start: number, end: number, at: number): boolean {
+  const n = end - start;
+  if (at + n > b.length) return false;
+  for (let i = 0; i < n; i++) if (b[at + i] !== b[start + i]) return false;
+  return true;
+}
+
+/** `checkText` for a string known to be ASCII (code points = UTF-16 units = UTF-8 bytes). */
+function checkAsciiLength(v: string, field: string, min: number, max: number): void {
+  if (v.length > max) codecFail('CODEC_OVERSIZE', 'string too long', field);
+  if (v.length < min) codecFail('CODEC_INVALID_VALUE', 'string too short', field);
+}
+
 /** {@link decodeSignedEntry} as a result value; never throws. */
 export function safeDecodeSignedEntry(bytes: Uint8Array): SafeResult<SignedEntry> {
   return safely(() => decodeSignedEntry(bytes), 'CODEC_MALFORMED');
@@ -240,7 +349,8 @@ export interface EntryForVerify {
  * out of the record bytes instead of re-encoding the body ({@link withEntrySigningInput}).
  */
 export function decodeEntryForVerify(bytes: Uint8Array): SafeResult<EntryForVerify> {
-  return safely(() => {
+  // `safely` without its closure: this runs once per entry of every first verification.
+  try {
     const span: SigSpan = { start: -1, end: -1, id: -1 };
     const entry = decodeEntry(bytes, span);
     const head = bytes[0] as number;
@@ -253,8 +363,10 @@ export function decodeEntryForVerify(bytes: Uint8Array): SafeResult<EntryForVeri
       head > 0xb7
     )
       codecFail('CODEC_MALFORMED', 'unexpected entry layout');
-    return { entry, sigStart: span.start, sigEnd: span.end, idAt: span.id };
-  }, 'CODEC_MALFORMED');
+    return { ok: true, value: { entry, sigStart: span.start, sigEnd: span.end, idAt: span.id } };
+  } catch (e) {
+    return failed(e, 'CODEC_MALFORMED');
+  }
 }
 
 /** Scratch for signing inputs and leaf data: JS is single-threaded and it never escapes `fn`. */
@@ -300,6 +412,10 @@ export function withEntrySigningInput<T>(
   return withScratch(out, n, fn);
 }
 
+/** Scratch for {@link withEntryLeafData}, the same rules as `scratch`. */
+const leafScratch = new Uint8Array(80);
+let leafBusy = false;
+
 /**
  * Call `fn` with the entry's log leaf data, `entryLeafData(entry)` (16 id bytes ‖ 64-byte
  * sig), copied from the record; the same lifetime rule as {@link withEntrySigningInput}.
@@ -309,9 +425,17 @@ export function withEntryLeafData<T>(
   d: EntryForVerify,
   fn: (leafData: Uint8Array) => T,
 ): T {
-  const out = scratchOf(80);
+  // A buffer of exactly the leaf data's size: no view to cut per call.
+  const own = !leafBusy;
+  const out = own ? leafScratch : new Uint8Array(80);
   for (let i = 0; i < 16; i++) out[i] = bytes[d.idAt + i] as number;
   const sigAt = d.sigEnd - 64;
   for (let i = 0; i < 64; i++) out[16 + i] = bytes[sigAt + i] as number;
-  return withScratch(out, 80, fn);
+  if (!own) return fn(out);
+  leafBusy = true;
+  try {
+    return fn(out);
+  } finally {
+    leafBusy = false;
+  }
 }

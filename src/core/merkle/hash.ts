@@ -31,7 +31,8 @@ export type ChainHash = Uint8Array | string;
 const nodeBuf = Buffer.alloc(1 + 2 * HASH_SIZE);
 nodeBuf[0] = NODE_PREFIX;
 const MAX_SCRATCH = 64 * 1024;
-let leafBuf = Buffer.alloc(256);
+/** A plain Uint8Array, not a Buffer: its `subarray` skips Buffer's species constructor. */
+let leafBuf = new Uint8Array(256);
 
 const SLAB_SIZE = 64 * 1024;
 let slab = Buffer.allocUnsafeSlow(SLAB_SIZE);
@@ -84,16 +85,24 @@ export function emptyRoot(): Uint8Array {
 
 /** MTH({d(0)}) = SHA-256(0x00 ‖ d(0)) (RFC 6962 §2.1). */
 export function leafHash(data: Uint8Array): Uint8Array {
+  return slabBytes(leafHashChain(data));
+}
+
+/**
+ * {@link leafHash} as a latin1 chain string (see {@link ChainHash}): no byte array allocated,
+ * for a caller that only compares it or folds it further (first verification's leaf check).
+ */
+export function leafHashChain(data: Uint8Array): string {
   const n = data.length + 1;
   // Reuse a scratch buffer for ordinary leaves; a huge one gets its own, not kept.
   let buf = leafBuf;
   if (n > buf.length) {
-    buf = Buffer.alloc(n);
+    buf = new Uint8Array(n);
     if (n <= MAX_SCRATCH) leafBuf = buf;
   }
   buf[0] = LEAF_PREFIX;
   buf.set(data, 1);
-  return slabBytes(sha256Latin1(buf.subarray(0, n)));
+  return sha256Latin1(buf.subarray(0, n));
 }
 
 /**

@@ -243,6 +243,37 @@ describe('encoding helpers (RFC 8032 §5.1.3, §5.1.7)', () => {
     expect(isCanonicalPointEncoding(sign(le32(P)))).toBe(false);
   });
 
+  it('the in-place forms (32 bytes at an offset, as a signature’s R and S are checked) agree with the 32-byte forms', () => {
+    const edges = [0n, 1n, 2n, P - 2n, P - 1n, P, P + 1n, L - 1n, L, L + 1n, (1n << 255n) - 1n];
+    const values: Uint8Array[] = [];
+    for (const y of edges) {
+      const b = le32(y);
+      values.push(b);
+      const signed = new Uint8Array(b);
+      signed[31]! |= 0x80;
+      values.push(signed);
+    }
+    for (let i = 0; i < 200; i++) values.push(generateKeyPair().publicKey);
+    for (const v of values) {
+      for (const off of [0, 1, 32]) {
+        const host = new Uint8Array(off + 32 + 3).fill(0xa5);
+        host.set(v, off);
+        expect(isCanonicalPointEncoding(host, off)).toBe(isCanonicalPointEncoding(v));
+        expect(isScalarBelowOrder(host, off)).toBe(isScalarBelowOrder(v));
+      }
+    }
+    // Without an offset the input must be exactly 32 bytes; with one, 32 bytes must remain.
+    const sig = new Uint8Array(64);
+    expect(isCanonicalPointEncoding(sig)).toBe(false);
+    expect(isScalarBelowOrder(sig)).toBe(false);
+    expect(isCanonicalPointEncoding(sig, 0)).toBe(true);
+    expect(isScalarBelowOrder(sig, 32)).toBe(true);
+    for (const off of [33, 64, -1, 0.5, Number.NaN]) {
+      expect(isCanonicalPointEncoding(sig, off)).toBe(false);
+      expect(isScalarBelowOrder(sig, off)).toBe(false);
+    }
+  });
+
   it('isOnCurve agrees with Euler’s criterion on 300 y values and on real keys', () => {
     for (let y = 0n; y < 300n; y++) expect(isOnCurve(le32(y))).toBe(isQuadraticResidueX2(y));
     for (let i = 0; i < 20; i++) expect(isOnCurve(generateKeyPair().publicKey)).toBe(true);

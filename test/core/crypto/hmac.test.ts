@@ -128,6 +128,48 @@ describe('differential: MacKeyring (RFC 2104 over crypto.hash) = createHmac', ()
   });
 });
 
+describe('MacKeyring reuses its blocks: no state leaks from one message to the next', () => {
+  it('agrees with createHmac across sizes that grow and shrink its message block, on views at an offset', () => {
+    const key = randomBytes(48);
+    const ring = new MacKeyring();
+    ring.add('k', key);
+    // Up to past the kept block (16 KiB), then small again, in a mixed order.
+    const sizes = [0, 1, 63, 64, 65, 1023, 1024, 1025, 4000, 16_384, 16_385, 40_000, 3, 2000, 17_000, 0];
+    for (const n of sizes) {
+      const host = randomBytes(n + 7);
+      const msg = new Uint8Array(host.buffer, host.byteOffset + 5, n);
+      const ref = createHmac('sha256', key).update(msg).digest();
+      expect(toHex(ring.tag(msg).tag)).toBe(ref.toString('hex'));
+      expect(ring.verify('k', msg, ref)).toBe(true);
+      expect(ring.check('k', msg, ref)).toEqual({ ok: true });
+    }
+  });
+
+  it('rejects every single-bit change of a tag and any other tag length', () => {
+    const ring = new MacKeyring();
+    ring.add('k', randomBytes(32));
+    const msg = randomBytes(453);
+    const { tag } = ring.tag(msg);
+    expect(ring.verify('k', msg, tag)).toBe(true);
+    for (let i = 0; i < tag.length; i++) {
+      for (let bit = 0; bit < 8; bit++) {
+        const t = tag.slice();
+        t[i]! ^= 1 << bit;
+        expect(ring.check('k', msg, t)).toEqual({ ok: false, code: 'MAC_INVALID' });
+      }
+    }
+    expect(ring.verify('k', msg, tag.subarray(0, 31))).toBe(false);
+    expect(ring.verify('k', msg, Uint8Array.from([...tag, 0]))).toBe(false);
+    expect(ring.verify('k', msg, new Uint8Array(0))).toBe(false);
+    // And the message: one flipped bit anywhere.
+    for (let i = 0; i < msg.length; i += 37) {
+      const m = Uint8Array.from(msg);
+      m[i]! ^= 0x10;
+      expect(ring.verify('k', m, tag)).toBe(false);
+    }
+  });
+});
+
 describe('verifyHmacSha256 options', () => {
   it('rejects tagBytes outside [16, 32] as a caller bug', () => {
     for (const tb of [0, 1, 15, 33, 16.5]) {

@@ -4,10 +4,11 @@
  * all must-reject mutations, the RFC 6962 §2.1.3 worked example and the derived proofs.
  * Policy-dependent cases follow transparency-dev's policy (see core/merkle/verify.ts).
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fromHex, toHex } from '../../../src/core/bytes.js';
 import { isMemwardenError } from '../../../src/core/errors.js';
-import { emptyRoot, leafHash, nodeHash } from '../../../src/core/merkle/hash.js';
+import { emptyRoot, leafHash, leafHashChain, nodeHash } from '../../../src/core/merkle/hash.js';
 import {
   checkConsistency,
   checkInclusion,
@@ -34,10 +35,22 @@ describe('RFC 6962 hasher vectors', () => {
 
   it('leaf hashes and every perfect-subtree hash of the 8-leaf tree', () => {
     expect(leaves.map((l) => toHex(leafHash(l)))).toEqual(vectors.leafHashes);
+    // The chain-string form (first verification's leaf check) is the same hash, byte for byte.
+    const latin1 = (l: Uint8Array) => Buffer.from(leafHashChain(l), 'latin1').toString('hex');
+    expect(leaves.map(latin1)).toEqual(vectors.leafHashes);
     const t = new MapTree(leaves);
     vectors.nodeHashes.levels.forEach((level, h) =>
       level.forEach((want, i) => expect(toHex(t.nodes.get(`${h}:${i}`) as Uint8Array)).toBe(want)),
     );
+  });
+
+  it('leafHash and leafHashChain = SHA-256(0x00 ‖ d) for sizes across the reused scratch', () => {
+    for (const n of [0, 1, 80, 255, 256, 257, 5000, 65_535, 65_536, 70_000, 80, 3]) {
+      const d = new Uint8Array(n).map((_, i) => (i * 31 + n) & 0xff);
+      const want = createHash('sha256').update(Uint8Array.of(0)).update(d).digest('hex');
+      expect(toHex(leafHash(d))).toBe(want);
+      expect(Buffer.from(leafHashChain(d), 'latin1').toString('hex')).toBe(want);
+    }
   });
 
   it('roots for sizes 0..8 (frontier and naive MTH)', () => {
