@@ -721,7 +721,7 @@ export class Ledger {
         }
         entry = r.value;
       } else {
-        const r = decodeEntryForVerify(s.bytes);
+        const r = decodeEntryForVerify(s.bytes, s);
         if (!r.ok) {
           out[at] = { ok: false, code: r.error.code, id, stage: 'decode' };
           continue;

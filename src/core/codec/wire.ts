@@ -340,8 +340,11 @@ export class CborReader {
     return at;
   }
 
-  /** A UTF-8 text string of at most `maxBytes` encoded bytes (longer → CODEC_OVERSIZE). */
-  readText(maxBytes: number, field?: string): string {
+  /**
+   * A UTF-8 text string of at most `maxBytes` encoded bytes (longer → CODEC_OVERSIZE). When
+   * `known` is an ASCII string equal to the text, it is returned itself (no new string).
+   */
+  readText(maxBytes: number, field?: string, known?: string): string {
     this.expect(MT.TEXT, field);
     const n = this.length(1);
     if (n > maxBytes) codecFail('CODEC_OVERSIZE', 'text too long', field);
@@ -349,6 +352,17 @@ export class CborReader {
     const start = this.pos;
     const end = start + n;
     this.pos = end;
+    if (known !== undefined && known.length === n) {
+      let same = true;
+      for (let i = 0; i < n && same; i++) {
+        const c = known.charCodeAt(i);
+        same = c < 0x80 && c === b[start + i];
+      }
+      if (same) {
+        this.ascii = true;
+        return known;
+      }
+    }
     // ASCII (the common case: ids, kinds, tiers, most content) is its own UTF-8 and latin1
     // spelling, so one native latin1 slice replaces the strict UTF-8 decoder.
     for (let i = start; i < end; i++) {

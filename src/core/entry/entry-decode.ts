@@ -70,7 +70,10 @@ if (RANKS.length !== NKEYS || RANKS.some((k, i) => ENTRY_RANK.get(k) !== i))
 function encodedTexts<T extends string>(values: readonly T[]): { s: T; b: Uint8Array }[] {
   return values.map((v) => {
     if (v.length >= 24 || !/^[\x20-\x7e]*$/.test(v)) throw new Error('not a short ASCII value');
-    return { s: v, b: Uint8Array.from([0x60 + v.length, ...Array.from(v, (c) => c.charCodeAt(0))]) };
+    return {
+      s: v,
+      b: Uint8Array.from([0x60 + v.length, ...Array.from(v, (c) => c.charCodeAt(0))]),
+    };
   });
 }
 const TIER_TEXT = encodedTexts(SourceTiers);
@@ -122,7 +125,18 @@ interface SigSpan {
   id: number;
 }
 
-function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry {
+/**
+ * `knownId` / `knownNs`: what the caller expects `id` and `ns` to be (a stored row's columns).
+ * When the record spells exactly these, the decoded entry holds these strings instead of new
+ * copies. Only a saving: any other spelling decodes as usual (and the caller's comparison
+ * then fails).
+ */
+function decodeEntry(
+  bytes: Uint8Array,
+  span: SigSpan | undefined,
+  knownId?: string,
+  knownNs?: string,
+): SignedEntry {
   if (!(bytes instanceof Uint8Array)) codecFail('CODEC_WRONG_TYPE', 'input is not a Uint8Array');
   if (bytes.length > LIMITS.entryBytes) codecFail('CODEC_OVERSIZE', 'entry too large');
   const r = new CborReader(bytes);
@@ -175,12 +189,12 @@ function decodeEntry(bytes: Uint8Array, span: SigSpan | undefined): SignedEntry 
         checkVersion(v);
         break;
       case 2: // id
-        id = readUuid(r, 'id');
+        id = readUuid(r, 'id', knownId);
         if (span !== undefined) span.id = r.pos - 16;
         break;
       case 3: // ns
         nsAt = r.pos;
-        ns = r.readText(LIMITS.nsChars * 4, 'ns');
+        ns = r.readText(LIMITS.nsChars * 4, 'ns', knownNs);
         // ASCII: its UTF-8 length is its length in code points, and it is well-formed.
         if (r.ascii) checkAsciiLength(ns as string, 'ns', 1, LIMITS.nsChars);
         else checkText(ns, 'ns', 1, LIMITS.nsChars);
@@ -347,12 +361,18 @@ export interface EntryForVerify {
 /**
  * {@link decodeSignedEntry}, plus where the signed parts sit, so the signing input can be cut
  * out of the record bytes instead of re-encoding the body ({@link withEntrySigningInput}).
+ * `expect` (a stored row: its `id` and `owner` columns) only saves copies: when the record's
+ * `id` / `ns` are exactly those strings the entry shares them; the result is the same value
+ * either way, and comparing it with the row is still the caller's check.
  */
-export function decodeEntryForVerify(bytes: Uint8Array): SafeResult<EntryForVerify> {
+export function decodeEntryForVerify(
+  bytes: Uint8Array,
+  expect?: { readonly id: string; readonly owner: string },
+): SafeResult<EntryForVerify> {
   // `safely` without its closure: this runs once per entry of every first verification.
   try {
     const span: SigSpan = { start: -1, end: -1, id: -1 };
-    const entry = decodeEntry(bytes, span);
+    const entry = decodeEntry(bytes, span, expect?.id, expect?.owner);
     const head = bytes[0] as number;
     // A map (major 5) of 2…23 pairs in a one-byte head; the decoder guarantees it, checked anyway.
     if (

@@ -16,7 +16,7 @@ import {
   type TrustLabel,
 } from '../trust.js';
 import { codecFail, utf8Length } from '../codec/wire.js';
-import { isUuidV7At, uuidBytesOrUndefined, uuidStringAt } from './uuidv7.js';
+import { isUuidStringOfAt, isUuidV7At, uuidBytesOrUndefined, uuidStringAt } from './uuidv7.js';
 import type { CborReader } from '../codec/wire.js';
 import { RECORD_VERSION } from './types.js';
 
@@ -117,10 +117,14 @@ export function checkUuid(v: unknown, field: string): Uint8Array {
   return b;
 }
 
-/** Read a 16-byte UUIDv7 bstr (version and variant checked); returns the canonical string. */
-export function readUuid(r: CborReader, field: string): string {
+/**
+ * Read a 16-byte UUIDv7 bstr (version and variant checked); returns the canonical string —
+ * `known` itself when it is exactly that string (no new string built).
+ */
+export function readUuid(r: CborReader, field: string, known?: string): string {
   const at = r.readFixedBytes(16, field);
   if (!isUuidV7At(r.buf, at)) codecFail('CODEC_INVALID_VALUE', 'not UUIDv7 bytes', field);
+  if (known !== undefined && isUuidStringOfAt(known, r.buf, at)) return known;
   return uuidStringAt(r.buf, at);
 }
 

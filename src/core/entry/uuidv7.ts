@@ -90,6 +90,33 @@ export function uuidToString(b: Uint8Array): string {
   return uuidStringAt(b, 0);
 }
 
+/** Char codes of the lowercase hex digits, and where each byte's two digits sit in the string. */
+const HEX_CODES = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const DIGITS_AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+
+/**
+ * True when `s` is exactly {@link uuidStringAt}`(b, off)` — the canonical lowercase string of
+ * those 16 bytes — decided without building it (a reader that already holds the id string,
+ * e.g. a stored row's, can keep it).
+ */
+export function isUuidStringOfAt(s: string, b: Uint8Array, off: number): boolean {
+  if (typeof s !== 'string' || s.length !== 36) return false;
+  if (
+    s.charCodeAt(8) !== 0x2d ||
+    s.charCodeAt(13) !== 0x2d ||
+    s.charCodeAt(18) !== 0x2d ||
+    s.charCodeAt(23) !== 0x2d
+  )
+    return false;
+  for (let i = 0; i < 16; i++) {
+    const v = b[off + i] as number;
+    const p = DIGITS_AT[i] as number;
+    if (s.charCodeAt(p) !== HEX_CODES[v >> 4] || s.charCodeAt(p + 1) !== HEX_CODES[v & 15])
+      return false;
+  }
+  return true;
+}
+
 /** Canonical string of the 16 bytes at `b[off..off+16)`; the caller has checked them. */
 export function uuidStringAt(b: Uint8Array, off: number): string {
   const h = (i: number): string => HEX[b[off + i] as number] as string;

@@ -134,7 +134,9 @@ describe('MacKeyring reuses its blocks: no state leaks from one message to the n
     const ring = new MacKeyring();
     ring.add('k', key);
     // Up to past the kept block (16 KiB), then small again, in a mixed order.
-    const sizes = [0, 1, 63, 64, 65, 1023, 1024, 1025, 4000, 16_384, 16_385, 40_000, 3, 2000, 17_000, 0];
+    const sizes = [
+      0, 1, 63, 64, 65, 1023, 1024, 1025, 4000, 16_384, 16_385, 40_000, 3, 2000, 17_000, 0,
+    ];
     for (const n of sizes) {
       const host = randomBytes(n + 7);
       const msg = new Uint8Array(host.buffer, host.byteOffset + 5, n);

@@ -31,28 +31,48 @@ function reference(b: Uint8Array): Outcome {
   }
 }
 
-function production(b: Uint8Array): Outcome {
+/** A stored row's view of the record: the `expect` hint of decodeEntryForVerify. */
+type Row = { readonly id: string; readonly owner: string };
+
+function production(b: Uint8Array, row?: Row): Outcome {
   let value: SignedEntry;
   try {
     value = decodeSignedEntry(b);
   } catch (e) {
     if (!(e instanceof MemwardenError)) throw e;
     // The verify-path entry point must agree with the plain one.
-    const r = decodeEntryForVerify(b);
+    const r = decodeEntryForVerify(b, row);
     expect(r.ok ? 'OK' : r.error.code).toBe(e.code);
     return { code: e.code };
   }
-  const r = decodeEntryForVerify(b);
+  const r = decodeEntryForVerify(b, row);
   if (!r.ok) throw new Error(`decodeEntryForVerify refused what decodeSignedEntry accepted`);
   expect(r.value.entry).toEqual(value);
   return { value, span: { start: r.value.sigStart, end: r.value.sigEnd, id: r.value.idAt } };
 }
 
-function agree(b: Uint8Array): 'accepted' | 'rejected' {
+/**
+ * Both decoders agree on `b`; so does the verify path given `rows` as its stored-row hints
+ * (the hints only let the entry share strings: they never change the outcome).
+ */
+function agree(b: Uint8Array, ...rows: Row[]): 'accepted' | 'rejected' {
   const want = reference(b);
-  const got = production(b);
-  expect(got).toEqual(want);
+  expect(production(b)).toEqual(want);
+  for (const row of rows) expect(production(b, row)).toEqual(want);
   return 'code' in want ? 'rejected' : 'accepted';
+}
+
+/** Hints: the entry's own row, and near misses of it. */
+function rowsOf(e: SignedEntry): Row[] {
+  const flip = (s: string, i: number) =>
+    s.slice(0, i) + String.fromCharCode(s.charCodeAt(i) ^ 1) + s.slice(i + 1);
+  return [
+    { id: e.id, owner: e.ns },
+    { id: e.id.toUpperCase(), owner: `${e.ns} ` },
+    { id: flip(e.id, 35), owner: flip(e.ns, e.ns.length - 1) },
+    { id: e.id.replaceAll('-', '_'), owner: e.ns.slice(1) },
+    { id: '', owner: '' },
+  ];
 }
 
 /** Valid entries, half of them with `ns` = `writer` (the common case the decoder shares). */
@@ -77,7 +97,7 @@ describe('entry decoder = reference decoder (differential)', () => {
   it('valid entries: same value and offsets', () => {
     fc.assert(
       fc.property(arbEntry, (e) => {
-        expect(agree(encodeSignedEntry(e))).toBe('accepted');
+        expect(agree(encodeSignedEntry(e), ...rowsOf(e))).toBe('accepted');
       }),
       { numRuns: 500 },
     );
@@ -95,7 +115,7 @@ describe('entry decoder = reference decoder (differential)', () => {
         (e, flips) => {
           const b = encodeSignedEntry(e).slice();
           for (const [i, x] of flips) b[i % b.length] = x;
-          if (agree(b) === 'accepted') accepted++;
+          if (agree(b, { id: e.id, owner: e.ns }) === 'accepted') accepted++;
         },
       ),
       { numRuns: 3000 },
@@ -110,7 +130,7 @@ describe('entry decoder = reference decoder (differential)', () => {
         const b = encodeSignedEntry(e).slice();
         const at = keyOffsets(b);
         b[at[pick % at.length] as number] = x;
-        agree(b);
+        agree(b, { id: e.id, owner: e.ns });
       }),
       { numRuns: 3000 },
     );
@@ -142,7 +162,7 @@ describe('entry decoder = reference decoder (differential)', () => {
     let n = 0;
     for (const e of cases) {
       const b = encodeSignedEntry(e);
-      expect(agree(b)).toBe('accepted');
+      expect(agree(b, ...rowsOf(e))).toBe('accepted');
       // Every single-byte change inside the tier, label, t, ns and writer values.
       for (const v of [e.tier, e.label, 't', e.ns, e.writer]) {
         const needle = enc.encode(v);
@@ -151,13 +171,21 @@ describe('entry decoder = reference decoder (differential)', () => {
           for (const x of [0x00, 0x41, 0x5f, 0x61, 0x7f, 0x80, 0xc3, 0xff, (b[i] as number) ^ 1]) {
             const m = b.slice();
             m[i] = x;
-            agree(m);
+            agree(m, { id: e.id, owner: e.ns });
             n++;
           }
         }
       }
     }
     expect(n).toBeGreaterThan(1000);
+  });
+
+  it('ids and namespaces with non-ASCII or other spellings than the row hint decode as usual', () => {
+    const e = { ...sampleEntry(), ns: 'tenant-ü/agent-7' };
+    const b = encodeSignedEntry(e);
+    expect(agree(b, { id: e.id, owner: e.ns }, { id: e.id, owner: 'tenant-u/agent-7' })).toBe(
+      'accepted',
+    );
   });
 
   it('a writer identical to ns decodes to the same string value, and differs when it differs', () => {

@@ -209,4 +209,3 @@ export function referenceDecodeEntry(bytes: Uint8Array, span?: ReferenceSpan): S
   checkEntryRelations(entry);
   return entry;
 }
-

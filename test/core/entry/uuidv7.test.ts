@@ -6,8 +6,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
+  isUuidStringOfAt,
   isUuidV7String,
   parseUuid,
+  uuidStringAt,
   uuidToString,
   uuidv7,
   uuidv7Millis,
@@ -94,5 +96,25 @@ describe('uuidv7', () => {
   it('uuidToString rejects wrong lengths and versions', () => {
     expect(codeOf(() => uuidToString(new Uint8Array(15)))).toBe('INPUT_INVALID');
     expect(codeOf(() => uuidToString(new Uint8Array(16)))).toBe('INPUT_INVALID');
+  });
+});
+
+describe('isUuidStringOfAt', () => {
+  it('is true exactly for the canonical lowercase string of the bytes at the offset', () => {
+    for (let i = 0; i < 500; i++) {
+      const host = Uint8Array.from({ length: 20 }, (_, j) => (i * 131 + j * 71 + (i >> 3)) & 0xff);
+      const off = i % 5;
+      const s = uuidStringAt(host, off);
+      expect(isUuidStringOfAt(s, host, off)).toBe(true);
+      expect(isUuidStringOfAt(s.toUpperCase(), host, off)).toBe(s === s.toUpperCase());
+      expect(isUuidStringOfAt(s.replaceAll('-', ''), host, off)).toBe(false);
+      expect(isUuidStringOfAt(`${s.slice(0, 8)}_${s.slice(9)}`, host, off)).toBe(false);
+      const k = (i * 7) % 36;
+      if (s[k] !== '-') {
+        const other = s.slice(0, k) + (s[k] === '0' ? '1' : '0') + s.slice(k + 1);
+        expect(isUuidStringOfAt(other, host, off)).toBe(false);
+      }
+      expect(isUuidStringOfAt(s, host, off + 1)).toBe(uuidStringAt(host, off + 1) === s);
+    }
   });
 });
