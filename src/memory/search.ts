@@ -74,6 +74,11 @@ export class SearchEngine {
         'query must be a non-empty string of at most 8192 chars',
       );
     }
+    for (const f of [opts.filters?.kind, opts.filters?.source]) {
+      // The database refuses NUL in text; the read model must refuse it the same way.
+      if (typeof f === 'string' && f.includes('\0'))
+        throw new MemwardenError('INPUT_INVALID', 'search filters may not contain U+0000');
+    }
     const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), 100);
     const threshold = opts.threshold ?? 0;
     const ranking = opts.ranking ?? 'vector';
