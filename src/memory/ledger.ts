@@ -45,6 +45,7 @@ import type { KeySource } from '../ports/keysource.js';
 import type {
   CheckpointRecord,
   PrincipalRecord,
+  QuotaDemand,
   StorageBackend,
   StoredEntry,
 } from '../ports/storage.js';
@@ -73,6 +74,30 @@ export interface EntryInput {
   readonly exp?: bigint;
   readonly rev?: string;
   readonly sup?: string;
+}
+
+/**
+ * The daily quota a write consumes in its commit transaction (issue 3, article Pattern 5). The
+ * row is always the writer's own for the entry's tier — the caller names only the day and the
+ * limit, never whose quota — so committing through the system scope charges exactly the row
+ * the writer's own scoped view could.
+ */
+export interface WriteQuota {
+  /** UTC day, `YYYY-MM-DD` (`memory/config.ts` `dayKey`). */
+  readonly dayKey: string;
+  /** Writes allowed per day for this tier. */
+  readonly limit: number;
+}
+
+/** Options of {@link Ledger.write}. */
+export interface WriteOptions {
+  readonly embedding?: Float32Array;
+  /**
+   * Consume one write of the writer's daily quota atomically with the write: counted only if
+   * the write commits; over the limit, the write is refused with `QUOTA_EXCEEDED` and nothing
+   * of it is stored (no leaf, no entry, no count). ADR 0017.
+   */
+  readonly quota?: WriteQuota;
 }
 
 /** A committed entry: the record, its exact bytes and where it sits in the log. */
@@ -130,8 +155,42 @@ interface Pending {
   readonly persist:
     | { readonly entry: (leafIndex: number) => StoredEntry }
     | ((tx: StorageBackend, leafIndex: number) => Promise<void>);
+  /** The quota this write consumes in the commit transaction (none: not counted). */
+  readonly quota: QuotaDemand | undefined;
   readonly resolve: (leafIndex: number) => void;
   readonly reject: (e: unknown) => void;
+}
+
+/** The refusal of a write over its daily quota (the error `Memory.add` reports). */
+function quotaExceeded(d: { tier: SourceTier; limit: number }): MemwardenError {
+  return new MemwardenError('QUOTA_EXCEEDED', `daily ${d.tier} write quota of ${d.limit} reached`, {
+    details: { tier: d.tier, limit: d.limit },
+  });
+}
+
+/**
+ * Count the quota of the writes in a taken batch, inside its commit transaction: one
+ * `consumeQuotas` call for the whole batch (one set-based statement on the SQL backends), or
+ * one `consumeQuota` per write where a wrapper lacks it. Returns the writes admitted (in order)
+ * and those refused.
+ */
+async function admitQuotas(
+  tx: StorageBackend,
+  batch: readonly Pending[],
+): Promise<{ admitted: Pending[]; refused: Pending[] }> {
+  const counted = batch.filter((p) => p.quota !== undefined);
+  if (counted.length === 0) return { admitted: [...batch], refused: [] };
+  const demands = counted.map((p) => p.quota as QuotaDemand);
+  let verdicts: boolean[];
+  if (tx.consumeQuotas !== undefined) verdicts = await tx.consumeQuotas(demands);
+  else {
+    verdicts = [];
+    for (const d of demands)
+      verdicts.push((await tx.consumeQuota(d.principal, d.tier, d.dayKey, d.limit)).ok);
+  }
+  const refused = new Set(counted.filter((_, i) => verdicts[i] !== true));
+  if (refused.size === 0) return { admitted: [...batch], refused: [] };
+  return { admitted: batch.filter((p) => !refused.has(p)), refused: [...refused] };
 }
 
 /**
@@ -163,17 +222,27 @@ async function persistBatch(
 }
 
 const EMPTY_CTX = sha256(new Uint8Array(0));
+const exhaustedKey = (d: QuotaDemand): string => `${d.principal}\u0000${d.tier}\u0000${d.dayKey}`;
 /** Commit transactions open at once: one holding the log head, one queued behind it. */
 const COMMIT_DEPTH = 2;
 /** Most records one commit transaction takes (bounds its statements and its lock hold). */
 const MAX_BATCH = 2048;
 /** How long a resolved writer key is reused (1 s). */
 const WRITER_CACHE_NS = 1_000_000_000n;
+/** How long a quota found exhausted refuses writes before they are signed (1 s). */
+const EXHAUSTED_NS = 1_000_000_000n;
 
 export class Ledger {
   private pending: Pending[] = [];
   /** Entries a queued new version supersedes (see `write`). */
   private readonly superseding = new Set<string>();
+  /**
+   * Quotas found exhausted recently (writer, tier, day → the limit then and until when): a
+   * write over a quota is refused before it is signed instead of in the commit. Only a hint
+   * that something was refused at that limit; kept {@link EXHAUSTED_NS}, so a quota reset by an
+   * operator is seen within that window.
+   */
+  private readonly exhausted = new Map<string, { limit: number; until: bigint }>();
   /** Commit transactions open (≤ COMMIT_DEPTH). */
   private inflight = 0;
   /** A commit transaction is waiting for the log head. */
@@ -290,8 +359,12 @@ export class Ledger {
 
   // ---- write path --------------------------------------------------------------------------
 
-  /** Sign and commit one entry. Resolves after the entry is durable in the log and the store. */
-  async write(input: EntryInput, opts?: { embedding?: Float32Array }): Promise<Receipt> {
+  /**
+   * Sign and commit one entry. Resolves after the entry is durable in the log and the store.
+   * With `quota`, the writer's daily quota for the entry's tier is consumed in the same commit
+   * transaction: over it, `QUOTA_EXCEEDED` and nothing is written.
+   */
+  async write(input: EntryInput, opts?: WriteOptions): Promise<Receipt> {
     const w = await this.resolveWriter(input.writer);
     if (!mayWriteTier(w.kind, input.tier)) {
       throw new MemwardenError(
@@ -299,11 +372,12 @@ export class Ledger {
         `a ${w.kind} principal may not write tier ${input.tier}`,
       );
     }
+    const quota = opts?.quota === undefined ? undefined : this.demand(input, opts.quota);
     const sup = input.sup;
     if (sup === undefined) {
       // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
       const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding);
+      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding, quota);
       return { entry, bytes, leafIndex };
     }
     // One new version per entry at a time in this process: a second concurrent one is refused
@@ -315,11 +389,32 @@ export class Ledger {
     try {
       await this.checkSupersedable(sup, input.writer);
       const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding);
+      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding, quota);
       return { entry, bytes, leafIndex };
     } finally {
       this.superseding.delete(sup);
     }
+  }
+
+  /**
+   * The quota demand of a write: always the writer's own row for the entry's tier. Refused at
+   * once (before signing) while the same quota was found exhausted at this or a higher limit
+   * within the last {@link EXHAUSTED_NS}; the commit transaction decides otherwise.
+   */
+  private demand(input: EntryInput, q: WriteQuota): QuotaDemand {
+    if (typeof q.dayKey !== 'string' || q.dayKey.length === 0 || !Number.isSafeInteger(q.limit))
+      throw new MemwardenError('INPUT_INVALID', 'malformed write quota');
+    const d = { principal: input.writer, tier: input.tier, dayKey: q.dayKey, limit: q.limit };
+    const hit = this.exhausted.get(exhaustedKey(d));
+    if ((hit !== undefined && q.limit <= hit.limit && this.clock.nowNs() < hit.until) || q.limit < 1)
+      throw quotaExceeded(d);
+    return d;
+  }
+
+  /** Remember a refusal (see {@link demand}); bounded. */
+  private noteExhausted(d: QuotaDemand): void {
+    if (this.exhausted.size >= 10_000) this.exhausted.clear();
+    this.exhausted.set(exhaustedKey(d), { limit: d.limit, until: this.clock.nowNs() + EXHAUSTED_NS });
   }
 
   /**
@@ -491,6 +586,7 @@ export class Ledger {
     entry: SignedEntry,
     bytes: Uint8Array,
     embedding: Float32Array | undefined,
+    quota?: QuotaDemand,
   ): Promise<number> {
     const { kid: macKid, tag: mac } = this.keys.macs.tag(bytes);
     const stored = (leafIndex: number): StoredEntry => ({
@@ -520,7 +616,7 @@ export class Ledger {
             await tx.putEntry(stored(leafIndex));
             await tx.markSuperseded(sup, entry.id);
           };
-    return this.enqueue(entry.id, entryLeafData(entry), 'entry', persist);
+    return this.enqueue(entry.id, entryLeafData(entry), 'entry', persist, quota);
   }
 
   /**
@@ -538,9 +634,10 @@ export class Ledger {
     leafData: Uint8Array,
     kind: 'entry' | 'tombstone',
     persist: Pending['persist'],
+    quota?: QuotaDemand,
   ): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      this.pending.push({ id, leafData, kind, persist, resolve, reject });
+      this.pending.push({ id, leafData, kind, persist, quota, resolve, reject });
       this.pump();
     });
   }
@@ -561,7 +658,9 @@ export class Ledger {
   }
 
   private async commitNext(previous: Promise<void>): Promise<void> {
-    let batch: Pending[] | undefined;
+    let taken: Pending[] | undefined;
+    let batch: Pending[] = [];
+    let refused: Pending[] = [];
     let appended: LockedAppend | undefined;
     try {
       await this.storage.transaction(async (tx) => {
@@ -569,9 +668,12 @@ export class Ledger {
         // The head is ours, so the previous transaction has ended in the database; wait for
         // its outcome here too (the log's tip is trusted only after a commit).
         await previous;
-        batch = this.pending.splice(0, MAX_BATCH);
+        taken = this.pending.splice(0, MAX_BATCH);
         this.waiting = false;
         this.pump(); // the next transaction queues for the head while this one commits
+        if (taken.length === 0) return;
+        // Quotas first, in queue order: a refused write gets no leaf, no row and no count.
+        ({ admitted: batch, refused } = await admitQuotas(tx, taken));
         if (batch.length === 0) return;
         appended = await this.log.appendLocked(
           size,
@@ -583,11 +685,17 @@ export class Ledger {
     } catch (e) {
       this.waiting = false;
       this.log.abandon();
-      // Failed before taking a batch (e.g. no connection): fail what waits, do not spin.
-      for (const p of batch ?? this.pending.splice(0)) p.reject(e);
+      // Failed before taking a batch (e.g. no connection): fail what waits, do not spin. A
+      // failed batch fails every write taken, refused ones too (their verdicts rolled back).
+      for (const p of taken ?? this.pending.splice(0)) p.reject(e);
       return;
     }
-    if (appended === undefined || batch === undefined) return;
+    for (const p of refused) {
+      const d = p.quota as QuotaDemand;
+      this.noteExhausted(d);
+      p.reject(quotaExceeded(d));
+    }
+    if (appended === undefined) return;
     this.log.committed(appended);
     const start = appended.start;
     batch.forEach((p, i) => p.resolve(start + i));

@@ -254,7 +254,11 @@ export class WritePath {
   }
   private readonly kinds = new Map<string, { readonly kind: PrincipalKind }>();
 
-  /** Quota, embedding, expiry, then the signed write (lineage as resolved by the caller). */
+  /**
+   * Embedding, expiry, then the signed write (lineage as resolved by the caller). The daily
+   * quota is consumed by the ledger inside the write's commit transaction (ADR 0017): counted
+   * only if the write commits, refused (`QUOTA_EXCEEDED`, nothing written) over the limit.
+   */
   async commit(
     content: string,
     opts: AddOptions,
@@ -264,42 +268,30 @@ export class WritePath {
   ): Promise<MemoryRecord> {
     const now = this.ctx.clock.nowNs();
     const limit = this.ctx.retention.quotaPerDay[tier];
-    if (limit !== null) {
-      const q = await this.ctx.view(opts.principal).consumeQuota(
-        opts.principal,
-        tier,
-        dayKey(now),
-        limit,
-      );
-      if (!q.ok) {
-        this.ctx.metrics.recordRejected('quota');
-        throw new MemwardenError(
-          'QUOTA_EXCEEDED',
-          `daily ${tier} write quota of ${limit} reached`,
-          {
-            details: { tier, limit },
-          },
-        );
-      }
-    }
     const embedding = opts.embedding ?? (await this.embed(content));
     const ttl = opts.ttlMs === undefined ? this.ctx.retention.ttlMs[tier] : opts.ttlMs;
-    const receipt = await this.ctx.ledger.write(
-      {
-        writer: opts.principal,
-        content,
-        tier,
-        kind: opts.kind ?? 'fact',
-        ...(opts.source === undefined ? {} : { uri: opts.source }),
-        label: lineage.label,
-        parents: lineage.parents,
-        weights: lineage.weights,
-        ...(ttl === null ? {} : { exp: now + BigInt(Math.round(ttl)) * NS_PER_MS }),
-        ...(extra?.sup === undefined ? {} : { sup: extra.sup }),
-        ...(extra?.rev === undefined ? {} : { rev: extra.rev }),
-      },
-      { embedding },
-    );
+    let receipt;
+    try {
+      receipt = await this.ctx.ledger.write(
+        {
+          writer: opts.principal,
+          content,
+          tier,
+          kind: opts.kind ?? 'fact',
+          ...(opts.source === undefined ? {} : { uri: opts.source }),
+          label: lineage.label,
+          parents: lineage.parents,
+          weights: lineage.weights,
+          ...(ttl === null ? {} : { exp: now + BigInt(Math.round(ttl)) * NS_PER_MS }),
+          ...(extra?.sup === undefined ? {} : { sup: extra.sup }),
+          ...(extra?.rev === undefined ? {} : { rev: extra.rev }),
+        },
+        { embedding, ...(limit === null ? {} : { quota: { dayKey: dayKey(now), limit } }) },
+      );
+    } catch (e) {
+      if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED') this.ctx.metrics.recordRejected('quota');
+      throw e;
+    }
     this.ctx.metrics.recordWrite(tier);
     // Rolling calibration: a stored trusted write joins its principal's benign reference.
     this.d.detection?.stored(opts.principal, { content, tier, label: lineage.label, embedding });

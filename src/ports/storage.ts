@@ -310,6 +310,29 @@ export interface QuotaStore {
   ): Promise<{ ok: boolean; used: number }>;
   /** The current count (0 when never consumed). */
   quotaUsed(principal: string, tier: SourceTier, dayKey: string): Promise<number>;
+  /**
+   * Count a batch of writes (one demand each, in queue order) against their quotas in one
+   * atomic step — the ledger's group commit calls it inside its commit transaction, so the
+   * count commits or rolls back with the writes themselves. Per demand, in order: admitted
+   * (`true`, counted) iff fewer than its `limit` writes are counted for its
+   * `(principal, tier, dayKey)` so far, else refused (`false`, nothing counted). So when every
+   * demand of a group carries the same limit, the first `max(0, limit − used)` are admitted and
+   * the rest refused. Atomic under concurrency like {@link consumeQuota} (on PostgreSQL the
+   * rows' locks decide, across processes). A principal view may name only its own principal
+   * (`STORAGE_FAILED`/denied, nothing counted). Optional so wrappers and doubles keep
+   * compiling; every shipped backend implements it, and callers fall back to `consumeQuota`
+   * one demand at a time.
+   */
+  consumeQuotas?(demands: readonly QuotaDemand[]): Promise<boolean[]>;
+}
+
+/** One write's claim on a daily quota (see {@link QuotaStore.consumeQuotas}). */
+export interface QuotaDemand {
+  readonly principal: string;
+  readonly tier: SourceTier;
+  readonly dayKey: string;
+  /** Writes allowed per day; below 1 nothing is admitted. */
+  readonly limit: number;
 }
 
 /** A write held for human review (write-path filter verdict "review"). */

@@ -14,6 +14,7 @@ import type {
   LeafRecord,
   NodeRecord,
   PrincipalRecord,
+  QuotaDemand,
   ReviewDecision,
   ReviewRecord,
   SearchHit,
@@ -167,6 +168,8 @@ export class MemoryBackend implements StorageBackend {
     d: string,
     l: number,
   ): Promise<{ ok: boolean; used: number }> => this.write((tx) => tx.consumeQuota(p, t, d, l));
+  consumeQuotas = (ds: readonly QuotaDemand[]): Promise<boolean[]> =>
+    this.write((tx) => (tx as MemoryTx).consumeQuotas(ds));
   quotaUsed = (p: string, t: SourceTier, d: string): Promise<number> => this.r.quotaUsed(p, t, d);
   enqueueReview = (r: Parameters<StorageBackend['enqueueReview']>[0]): Promise<void> =>
     this.write((tx) => tx.enqueueReview(r));

@@ -11,6 +11,7 @@ import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type {
   AuditEvent,
   AuditQuery,
+  QuotaDemand,
   ReviewDecision,
   ReviewRecord,
   SearchHit,
@@ -19,7 +20,13 @@ import type {
   StoredEntry,
   TierCount,
 } from '../../ports/storage.js';
-import { auditDetails, checkKeyHash } from '../sql/records.js';
+import {
+  admitInOrder,
+  auditDetails,
+  checkDemands,
+  checkKeyHash,
+  groupDemands,
+} from '../sql/records.js';
 import {
   checkFindBy,
   checkPage,
@@ -188,6 +195,20 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
     if (limit < 1 || used >= limit) return { ok: false, used };
     this.w.quotas.set(quotaKey(principal, tier, dayKey), used + 1);
     return { ok: true, used: used + 1 };
+  }
+
+  async consumeQuotas(demands: readonly QuotaDemand[]): Promise<boolean[]> {
+    checkDemands(demands);
+    if (this.principal !== undefined && demands.some((d) => d.principal !== this.principal))
+      throw denied('another principal’s quota');
+    const out = new Array<boolean>(demands.length).fill(false);
+    for (const g of groupDemands(demands)) {
+      const k = quotaKey(g.principal, g.tier, g.day);
+      const before = this.w.quotas.get(k) ?? this.s.quotas.get(k) ?? 0;
+      const after = admitInOrder(g, before, out);
+      if (after !== before) this.w.quotas.set(k, after);
+    }
+    return out;
   }
 
   async quotaUsed(principal: string, tier: SourceTier, dayKey: string): Promise<number> {

@@ -10,6 +10,7 @@ import type { SourceTier } from '../../core/trust.js';
 import type {
   AuditEvent,
   AuditQuery,
+  QuotaDemand,
   ReviewDecision,
   ReviewRecord,
   SearchHit,
@@ -20,7 +21,14 @@ import type {
 } from '../../ports/storage.js';
 import { deniedError } from '../sql/entries.js';
 import { checkFindBy, checkPage, checkSearchQuery } from '../sql/rank.js';
-import { auditDetails, checkKeyHash } from '../sql/records.js';
+import {
+  admitInOrder,
+  auditDetails,
+  checkDemands,
+  checkKeyHash,
+  groupDemands,
+} from '../sql/records.js';
+import type { SqlView } from '../sql/view.js';
 import { StagedCore } from './staged.js';
 import { applyPatch, hexKey, isLive, quotaKey } from './staged-ext.js';
 
@@ -151,6 +159,49 @@ export class StagedView extends StagedCore implements StorageBackend {
       await b.consumeQuota(principal, tier, dayKey, limit);
     });
     return { ok: true, used: used + 1 };
+  }
+
+  /**
+   * Decided here, on the committed counts (one read for the whole batch) plus this transaction's
+   * staged ones — exact, since the backend's writer mutex serialises every writer of this
+   * database — and replayed at commit by the same set-based statement as on PostgreSQL, which
+   * must reach the same verdicts or the commit fails (`STORAGE_CONFLICT`, nothing written).
+   */
+  async consumeQuotas(demands: readonly QuotaDemand[]): Promise<boolean[]> {
+    checkDemands(demands);
+    if (this.principal !== undefined && demands.some((d) => d.principal !== this.principal))
+      throw deniedError('another principal’s quota');
+    const groups = groupDemands(demands);
+    const unknown = groups.filter((g) => !this.x.quotas.has(quotaKey(g.principal, g.tier, g.day)));
+    const many = (this.base as { quotasUsed?: SqlView['quotasUsed'] }).quotasUsed;
+    const committed =
+      many !== undefined
+        ? await many.call(this.base, unknown)
+        : await Promise.all(unknown.map((g) => this.base.quotaUsed(g.principal, g.tier, g.day)));
+    const used = new Map(
+      unknown.map((g, i) => [quotaKey(g.principal, g.tier, g.day), committed[i] as number]),
+    );
+    const out = new Array<boolean>(demands.length).fill(false);
+    let changed = false;
+    for (const g of groups) {
+      const k = quotaKey(g.principal, g.tier, g.day);
+      const before = this.x.quotas.get(k) ?? (used.get(k) as number);
+      const after = admitInOrder(g, before, out);
+      if (after !== before) {
+        this.x.quotas.set(k, after);
+        changed = true;
+      }
+    }
+    if (changed) {
+      const ds = [...demands];
+      const expected = out.slice();
+      this.ops.push(async (b) => {
+        const got = b.consumeQuotas === undefined ? undefined : await b.consumeQuotas(ds);
+        if (got === undefined || got.some((ok, i) => ok !== expected[i]))
+          throw conflict('quota counts moved during the transaction');
+      });
+    }
+    return out;
   }
 
   async quotaUsed(principal: string, tier: SourceTier, dayKey: string): Promise<number> {

@@ -7,8 +7,16 @@
  */
 import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
-import type { AuditEvent, AuditQuery, JsonValue, ReviewDecision, ReviewRecord } from '../../ports/storage.js';
+import type {
+  AuditEvent,
+  AuditQuery,
+  JsonValue,
+  QuotaDemand,
+  ReviewDecision,
+  ReviewRecord,
+} from '../../ports/storage.js';
 import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
+import { deniedError } from './entries.js';
 import { type Queryable, type Scope, scopeOwner } from './queryable.js';
 
 // ---- quotas ---------------------------------------------------------------------------------
@@ -35,6 +43,184 @@ export async function consumeQuota(
     if (rows.length > 0) return { ok: true, used: numOut(rows[0]!.count) };
   }
   return { ok: false, used: await quotaUsed(q, principal, tier, day) };
+}
+
+/** The key of a quota row. */
+export const quotaKey = (principal: string, tier: string, day: string): string =>
+  `${principal}\u0000${tier}\u0000${day}`;
+
+/** One (principal, tier, day) row's share of a batch of demands. */
+interface QuotaGroup {
+  readonly principal: string;
+  readonly tier: SourceTier;
+  readonly day: string;
+  /** Positions of its demands in the batch, in order. */
+  readonly at: number[];
+  /** Their limits (usually all equal: one deployment, one limit per tier). */
+  readonly limits: number[];
+}
+
+/**
+ * Group demands by quota row, ordered by key: every batch locks its rows in the same order, so
+ * two batches sharing rows never deadlock.
+ */
+export function groupDemands(demands: readonly QuotaDemand[]): QuotaGroup[] {
+  const groups = new Map<string, QuotaGroup>();
+  demands.forEach((d, i) => {
+    const k = quotaKey(d.principal, d.tier, d.dayKey);
+    let g = groups.get(k);
+    if (g === undefined) {
+      g = { principal: d.principal, tier: d.tier, day: d.dayKey, at: [], limits: [] };
+      groups.set(k, g);
+    }
+    g.at.push(i);
+    g.limits.push(d.limit);
+  });
+  return [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g);
+}
+
+/**
+ * The port's rule for one group, given the count already used: each demand in order is admitted
+ * iff fewer than its limit are counted so far. Writes the verdicts into `out`; returns the new
+ * count.
+ */
+export function admitInOrder(g: QuotaGroup, used: number, out: boolean[]): number {
+  let n = used;
+  g.at.forEach((i, j) => {
+    const ok = n < (g.limits[j] as number);
+    out[i] = ok;
+    if (ok) n++;
+  });
+  return n;
+}
+
+/** Validate a batch of demands (bad input changes nothing). */
+export function checkDemands(demands: readonly QuotaDemand[]): void {
+  for (const d of demands) {
+    if (
+      typeof d.principal !== 'string' ||
+      d.principal.length === 0 ||
+      !(SourceTiers as readonly string[]).includes(d.tier) ||
+      typeof d.dayKey !== 'string' ||
+      d.dayKey.length === 0 ||
+      !Number.isSafeInteger(d.limit)
+    )
+      throw new MemwardenError('INPUT_INVALID', 'malformed quota demand');
+  }
+}
+
+/**
+ * A batch of demands in (usually) one statement (`QuotaStore.consumeQuotas`): the groups whose
+ * demands share a limit and fit under it go into one multi-row upsert that adds each group's
+ * count only while `count + n ≤ limit` — a new row is inserted with `n`; a conflicting row is
+ * locked and either incremented or, if the whole group would exceed the limit, left as is
+ * (still locked) and not returned. Those groups — at the quota boundary, or with mixed limits —
+ * are then settled exactly under their row locks: read the locked count, admit in order, write
+ * the new count. Under READ COMMITTED the upsert re-evaluates its condition on the latest row
+ * version after waiting for a concurrent holder, so of any number of concurrent callers (any
+ * process) at most `limit` writes are ever counted.
+ */
+export async function consumeQuotas(
+  q: Queryable,
+  demands: readonly QuotaDemand[],
+): Promise<boolean[]> {
+  checkDemands(demands);
+  const out = new Array<boolean>(demands.length).fill(false);
+  const fast: QuotaGroup[] = [];
+  const slow: QuotaGroup[] = [];
+  for (const g of groupDemands(demands)) {
+    const lim = g.limits[0] as number;
+    if (g.limits.every((l) => l < 1)) continue; // nothing can be admitted: nothing to count
+    if (g.limits.every((l) => l === lim) && g.at.length <= lim) fast.push(g);
+    else slow.push(g);
+  }
+  if (fast.length > 0) {
+    const { rows } = await q.query(
+      `INSERT INTO write_quotas AS w (principal, tier, day, count)
+       SELECT d.p, d.t, d.d, d.n FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS d(p, t, d, n)
+       ON CONFLICT (principal, tier, day) DO UPDATE SET count = w.count + EXCLUDED.count
+       WHERE w.count + EXCLUDED.count <= (
+         SELECT l.lim FROM unnest($1::text[], $2::text[], $3::text[], $5::int[]) AS l(p, t, d, lim)
+          WHERE l.p = w.principal AND l.t = w.tier AND l.d = w.day)
+       RETURNING principal, tier, day`,
+      [
+        fast.map((g) => g.principal),
+        fast.map((g) => g.tier),
+        fast.map((g) => g.day),
+        fast.map((g) => g.at.length),
+        fast.map((g) => g.limits[0]),
+      ],
+    );
+    const done = new Set(rows.map((r) => quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day))));
+    for (const g of fast) {
+      if (done.has(quotaKey(g.principal, g.tier, g.day))) for (const i of g.at) out[i] = true;
+      else slow.push(g); // exists and would exceed: locked by the upsert, settled below
+    }
+  }
+  if (slow.length > 0) await settleLocked(q, slow, out);
+  return out;
+}
+
+/** Exact admission for `groups` under their row locks (created at 0 where missing). */
+async function settleLocked(q: Queryable, unsorted: readonly QuotaGroup[], out: boolean[]): Promise<void> {
+  const key = (g: QuotaGroup): string => quotaKey(g.principal, g.tier, g.day);
+  const groups = [...unsorted].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const keys = [groups.map((g) => g.principal), groups.map((g) => g.tier), groups.map((g) => g.day)];
+  await q.query(
+    `INSERT INTO write_quotas (principal, tier, day, count)
+     SELECT d.p, d.t, d.d, 0 FROM unnest($1::text[], $2::text[], $3::text[]) AS d(p, t, d)
+     ON CONFLICT (principal, tier, day) DO NOTHING`,
+    keys,
+  );
+  const { rows } = await q.query(
+    `SELECT w.principal, w.tier, w.day, w.count FROM write_quotas w
+       JOIN unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS d(p, t, d, o)
+         ON w.principal = d.p AND w.tier = d.t AND w.day = d.d
+     ORDER BY d.o
+     FOR UPDATE OF w`,
+    keys,
+  );
+  const used = new Map(
+    rows.map((r) => [quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day)), numOut(r.count)]),
+  );
+  const changed: { g: QuotaGroup; n: number }[] = [];
+  for (const g of groups) {
+    const before = used.get(quotaKey(g.principal, g.tier, g.day));
+    // Not visible after the insert: another principal's row from a principal view (RLS).
+    if (before === undefined) throw deniedError('another principal’s quota');
+    const after = admitInOrder(g, before, out);
+    if (after !== before) changed.push({ g, n: after });
+  }
+  if (changed.length === 0) return;
+  await q.query(
+    `UPDATE write_quotas AS w SET count = d.n
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS d(p, t, d, n)
+      WHERE w.principal = d.p AND w.tier = d.t AND w.day = d.d`,
+    [
+      changed.map((c) => c.g.principal),
+      changed.map((c) => c.g.tier),
+      changed.map((c) => c.g.day),
+      changed.map((c) => c.n),
+    ],
+  );
+}
+
+/** Counts of several quota rows at once (0 where none), in order. */
+export async function quotasUsed(
+  q: Queryable,
+  keys: readonly { principal: string; tier: SourceTier; day: string }[],
+): Promise<number[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await q.query(
+    `SELECT w.principal, w.tier, w.day, w.count FROM write_quotas w
+       JOIN unnest($1::text[], $2::text[], $3::text[]) AS d(p, t, d)
+         ON w.principal = d.p AND w.tier = d.t AND w.day = d.d`,
+    [keys.map((k) => k.principal), keys.map((k) => k.tier), keys.map((k) => k.day)],
+  );
+  const used = new Map(
+    rows.map((r) => [quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day)), numOut(r.count)]),
+  );
+  return keys.map((k) => used.get(quotaKey(k.principal, k.tier, k.day)) ?? 0);
 }
 
 export async function quotaUsed(

@@ -15,6 +15,7 @@ import type {
   LeafRecord,
   NodeRecord,
   PrincipalRecord,
+  QuotaDemand,
   ReviewDecision,
   ReviewRecord,
   SearchHit,
@@ -24,6 +25,7 @@ import type {
   TierCount,
 } from '../../ports/storage.js';
 import * as entries from './entries.js';
+import { deniedError } from './entries.js';
 import type { SqlFeatures } from './entries.js';
 import * as log from './log.js';
 import type { Queryable, Scope } from './queryable.js';
@@ -163,6 +165,20 @@ export abstract class SqlView implements StorageBackend {
   }
   quotaUsed(principal: string, tier: SourceTier, dayKey: string): Promise<number> {
     return this.read((q) => records.quotaUsed(q, principal, tier, dayKey));
+  }
+  async consumeQuotas(demands: readonly QuotaDemand[]): Promise<boolean[]> {
+    records.checkDemands(demands);
+    // RLS refuses another principal's row anyway; refusing here first changes nothing at all.
+    if (this.scope.kind === 'principal') {
+      const own = this.scope.id;
+      if (demands.some((d) => d.principal !== own)) throw deniedError('another principal’s quota');
+    }
+    if (demands.length === 0) return [];
+    return this.write((q) => records.consumeQuotas(q, demands));
+  }
+  /** Counts of several quota rows in one query (not on the port: the PGlite commit path uses it). */
+  quotasUsed(keys: readonly { principal: string; tier: SourceTier; day: string }[]): Promise<number[]> {
+    return this.read((q) => records.quotasUsed(q, keys));
   }
   enqueueReview(r: Parameters<StorageBackend['enqueueReview']>[0]): Promise<void> {
     return this.write((q) => records.enqueueReview(q, r));

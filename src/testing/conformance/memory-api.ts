@@ -80,6 +80,13 @@ export function scoped(b: StorageBackend, id: string): StorageBackend {
   return b.asPrincipal(id);
 }
 
+/** The backend's `consumeQuotas` (every shipped backend has it). */
+function quotas(b: StorageBackend): NonNullable<StorageBackend['consumeQuotas']> {
+  const fn = b.consumeQuotas;
+  assert.ok(fn, 'every backend implements consumeQuotas');
+  return (ds) => fn.call(b, ds);
+}
+
 const ids = (xs: readonly { id: string }[]): string[] => xs.map((x) => x.id);
 const hitIds = (xs: readonly { entry: { id: string } }[]): string[] => xs.map((x) => x.entry.id);
 
@@ -314,6 +321,89 @@ export const memoryApiCases: readonly ConformanceCase[] = [
           used: 0,
         });
         assert.equal(await b.quotaUsed('user:a', 'USER_VERIFIED', '2025-01-01'), 0);
+      }),
+  },
+  {
+    name: 'consumeQuotas admits each row’s demands in order up to its limit, other rows unaffected',
+    run: (f) =>
+      withBackend(f, async (b) => {
+        const consume = quotas(b);
+        const D = '2025-02-01';
+        const d = (principal: string, limit: number, tier: SourceTier = 'USER_OBSERVED') => ({
+          principal,
+          tier,
+          dayKey: D,
+          limit,
+        });
+        // user:a has 3 of 5 used: of its next 4 demands the first 2 pass; user:b (limit 3,
+        // fresh) passes all 3; the same principal's other tier is its own row.
+        for (let i = 0; i < 3; i++) await b.consumeQuota('user:a', 'USER_OBSERVED', D, 5);
+        const got = await consume([
+          d('user:a', 5),
+          d('user:b', 3),
+          d('user:a', 5),
+          d('user:a', 5, 'USER_VERIFIED'),
+          d('user:a', 5),
+          d('user:b', 3),
+          d('user:a', 5),
+          d('user:b', 3),
+        ]);
+        assert.deepEqual(got, [true, true, true, true, false, true, false, true]);
+        assert.equal(await b.quotaUsed('user:a', 'USER_OBSERVED', D), 5);
+        assert.equal(await b.quotaUsed('user:a', 'USER_VERIFIED', D), 1);
+        assert.equal(await b.quotaUsed('user:b', 'USER_OBSERVED', D), 3);
+        // A full row refuses everything and stays as it is; a limit below 1 admits nothing.
+        assert.deepEqual(await consume([d('user:b', 3), d('user:c', 0), d('user:b', 3)]), [false, false, false]);
+        assert.equal(await b.quotaUsed('user:b', 'USER_OBSERVED', D), 3);
+        assert.equal(await b.quotaUsed('user:c', 'USER_OBSERVED', D), 0);
+        // More demands than the limit on a fresh row: exactly the first `limit`.
+        assert.deepEqual(await consume(Array.from({ length: 6 }, () => d('user:d', 4))), [true, true, true, true, false, false]);
+        assert.equal(await b.quotaUsed('user:d', 'USER_OBSERVED', D), 4);
+        // Mixed limits on one row: each demand against its own limit, in order.
+        assert.deepEqual(await consume([d('user:e', 1), d('user:e', 1), d('user:e', 3), d('user:e', 2)]), [true, false, true, false]);
+        assert.equal(await b.quotaUsed('user:e', 'USER_OBSERVED', D), 2);
+        assert.deepEqual(await consume([]), []);
+        // Bad input changes nothing.
+        await rejectsWith(consume([d('user:f', 2), { ...d('user:f', 2), tier: 'NOPE' as SourceTier }]), 'INPUT_INVALID');
+        await rejectsWith(consume([d('user:f', 2), { ...d('user:f', 2), limit: 1.5 }]), 'INPUT_INVALID');
+        assert.equal(await b.quotaUsed('user:f', 'USER_OBSERVED', D), 0);
+      }),
+  },
+  {
+    name: 'consumeQuotas is atomic under concurrency, counts inside a transaction only on commit, and is scoped',
+    run: (f) =>
+      withBackend(f, async (b) => {
+        const D = '2025-02-02';
+        const d = (principal: string, limit: number) => ({ principal, tier: 'USER_OBSERVED' as const, dayKey: D, limit });
+        // 8 concurrent batches of 7 demands against a limit of 20: exactly 20 admitted, and
+        // within each batch the admitted ones come first (queue order).
+        const results = await Promise.all(
+          Array.from({ length: 8 }, () => quotas(b)(Array.from({ length: 7 }, () => d('user:a', 20)))),
+        );
+        assert.equal(results.flat().filter((x) => x).length, 20);
+        for (const r of results) assert.deepEqual(r, [...r].sort((x, y) => Number(y) - Number(x)));
+        assert.equal(await b.quotaUsed('user:a', 'USER_OBSERVED', D), 20);
+        // A transaction that fails counts nothing; one that commits counts what it admitted.
+        await assert.rejects(
+          b.transaction(async (tx) => {
+            assert.deepEqual(await quotas(tx)([d('user:b', 2), d('user:b', 2), d('user:b', 2)]), [true, true, false]);
+            assert.equal(await tx.quotaUsed('user:b', 'USER_OBSERVED', D), 2);
+            throw new Error('abort');
+          }),
+        );
+        assert.equal(await b.quotaUsed('user:b', 'USER_OBSERVED', D), 0);
+        await b.transaction(async (tx) => {
+          await tx.consumeQuota('user:b', 'USER_OBSERVED', D, 2);
+          assert.deepEqual(await quotas(tx)([d('user:b', 2), d('user:b', 2)]), [true, false]);
+        });
+        assert.equal(await b.quotaUsed('user:b', 'USER_OBSERVED', D), 2);
+        // A principal view consumes only its own quota; naming another changes nothing.
+        const A = scoped(b, 'user:c');
+        await rejectsWith(quotas(A)([d('user:c', 5), d('user:x', 5)]), 'STORAGE_FAILED', 'denied');
+        assert.equal(await b.quotaUsed('user:c', 'USER_OBSERVED', D), 0);
+        assert.equal(await b.quotaUsed('user:x', 'USER_OBSERVED', D), 0);
+        assert.deepEqual(await quotas(A)([d('user:c', 1), d('user:c', 1)]), [true, false]);
+        assert.equal(await b.quotaUsed('user:c', 'USER_OBSERVED', D), 1);
       }),
   },
   {
