@@ -42,6 +42,7 @@ import {
   hasIterativeScan,
   maintainIndex,
 } from '../sql/vector-index.js';
+import { CommittedHint } from './staged-ext.js';
 import { StagedView } from './staged-view.js';
 
 /** Options for {@link PgliteBackend.open}. */
@@ -101,6 +102,8 @@ interface Shared {
   readonly migration: MigrationReport;
   readonly features: SqlFeatures;
   readonly index: IndexTracker;
+  /** Committed log size and quota counts known to this process (`./staged-ext.js`). */
+  readonly known: CommittedHint;
   closed: boolean;
 }
 
@@ -199,6 +202,7 @@ export class PgliteBackend extends SqlView {
       migration,
       features,
       index,
+      known: new CommittedHint(),
       closed: false,
     };
     const b = new PgliteBackend(shared, SYSTEM_SCOPE);
@@ -278,6 +282,12 @@ export class PgliteBackend extends SqlView {
     }
   }
 
+  /** A direct write of the log head or quota counts: forget what the hint held (under the mutex). */
+  protected override touched(what: 'log' | 'quotas'): void {
+    if (what === 'log') this.s.known.logSize = undefined;
+    else this.s.known.quotas.clear();
+  }
+
   override async putEntry(e: StoredEntry): Promise<void> {
     await super.putEntry(e);
     this.inserted(e.embedding === undefined ? 0 : 1);
@@ -317,14 +327,22 @@ export class PgliteBackend extends SqlView {
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> {
     return this.s.writers
       .run(async () => {
+        const known = this.s.known;
         const staged = new StagedView(
           this,
           this.scope.kind === 'principal' ? this.scope.id : undefined,
+          known,
         );
-        const result = await fn(staged);
-        if (!staged.isEmpty)
-          await this.scoped((q) => staged.commit(new CommitView(this.scope, this.features, q)));
-        return { result, embedded: staged.embeddedCount };
+        try {
+          const result = await fn(staged);
+          if (!staged.isEmpty)
+            await this.scoped((q) => staged.commit(new CommitView(this.scope, this.features, q)));
+          staged.publish();
+          return { result, embedded: staged.embeddedCount };
+        } catch (e) {
+          known.clear();
+          throw e;
+        }
       })
       .then(({ result, embedded }) => {
         this.inserted(embedded);

@@ -57,4 +57,26 @@ export class StagedRecords {
 export const quotaKey = (principal: string, tier: string, day: string): string =>
   JSON.stringify([principal, tier, day]);
 
+/**
+ * What this process knows of two pieces of committed state that every group commit reads —
+ * the log size and the quota counts of the batch's writers — so a commit need not read them
+ * back (each read is a PGlite transaction of its own, ≥ 0.35 ms). Read and written only under
+ * the backend's writer mutex: a staged transaction takes values from it, publishes what it
+ * committed, and a failed commit clears it; a direct write of either table forgets it. It is a
+ * hint, never the decider: the commit replays the same checks in the database (the log head's
+ * `WHERE size = start`, the quota statement's verdicts), so a stale value (e.g. a second
+ * backend on a shared PGlite instance) fails one commit with `STORAGE_CONFLICT`, clears the
+ * hint, and the next commit reads afresh.
+ */
+export class CommittedHint {
+  logSize: number | undefined;
+  /** `quotaKey` → committed count. */
+  readonly quotas = new Map<string, number>();
+
+  clear(): void {
+    this.logSize = undefined;
+    this.quotas.clear();
+  }
+}
+
 export const hexKey = (h: Uint8Array): string => Buffer.from(h).toString('hex');

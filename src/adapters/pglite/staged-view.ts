@@ -172,7 +172,11 @@ export class StagedView extends StagedCore implements StorageBackend {
     if (this.principal !== undefined && demands.some((d) => d.principal !== this.principal))
       throw deniedError('another principal’s quota');
     const groups = groupDemands(demands);
-    const unknown = groups.filter((g) => !this.x.quotas.has(quotaKey(g.principal, g.tier, g.day)));
+    const hint = this.hint?.quotas;
+    const unknown = groups.filter((g) => {
+      const k = quotaKey(g.principal, g.tier, g.day);
+      return !this.x.quotas.has(k) && hint?.has(k) !== true;
+    });
     const many = (this.base as { quotasUsed?: SqlView['quotasUsed'] }).quotasUsed;
     const committed =
       many !== undefined
@@ -181,11 +185,16 @@ export class StagedView extends StagedCore implements StorageBackend {
     const used = new Map(
       unknown.map((g, i) => [quotaKey(g.principal, g.tier, g.day), committed[i] as number]),
     );
+    // Committed counts, read under the writer mutex: the hint may keep them (bounded).
+    if (hint !== undefined) {
+      if (hint.size > 100_000) hint.clear();
+      for (const [k, n] of used) hint.set(k, n);
+    }
     const out = new Array<boolean>(demands.length).fill(false);
     let changed = false;
     for (const g of groups) {
       const k = quotaKey(g.principal, g.tier, g.day);
-      const before = this.x.quotas.get(k) ?? (used.get(k) as number);
+      const before = this.x.quotas.get(k) ?? used.get(k) ?? (hint?.get(k) as number);
       const after = admitInOrder(g, before, out);
       if (after !== before) {
         this.x.quotas.set(k, after);

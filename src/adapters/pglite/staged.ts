@@ -22,7 +22,7 @@ import type {
 import { deniedError } from '../sql/entries.js';
 import { checkEmbedding } from '../sql/rank.js';
 import { type KeyPatch, assertNarrowing } from '../sql/registry.js';
-import { StagedRecords, applyPatch } from './staged-ext.js';
+import { type CommittedHint, StagedRecords, applyPatch } from './staged-ext.js';
 
 const conflict = (what: string): MemwardenError => new MemwardenError('STORAGE_CONFLICT', what);
 
@@ -60,11 +60,23 @@ export abstract class StagedCore {
 
   protected readonly x = new StagedRecords();
 
-  /** `principal`: the scope's principal (undefined = system), for early permission checks. */
+  /**
+   * `principal`: the scope's principal (undefined = system), for early permission checks.
+   * `hint`: committed state known to this process (`./staged-ext.js`), or none.
+   */
   constructor(
     protected readonly base: StorageBackend,
     protected readonly principal: string | undefined,
+    protected readonly hint?: CommittedHint,
   ) {}
+
+  /** After this transaction committed: what the committed state now is. */
+  publish(): void {
+    const h = this.hint;
+    if (h === undefined) return;
+    if (this.baseSize !== undefined) h.logSize = this.baseSize + this.leaves.length;
+    for (const [k, n] of this.x.quotas) h.quotas.set(k, n);
+  }
 
   protected systemOnly(what: string): void {
     if (this.principal !== undefined) throw deniedError(`${what} is for the system scope`);
@@ -96,7 +108,7 @@ export abstract class StagedCore {
   }
 
   private async committedSize(): Promise<number> {
-    this.baseSize ??= await this.base.logSize();
+    this.baseSize ??= this.hint?.logSize ?? (await this.base.logSize());
     return this.baseSize;
   }
 
@@ -116,9 +128,12 @@ export abstract class StagedCore {
       if (l.index !== start + i)
         throw new MemwardenError('STORAGE_FAILED', 'leaf indices must be consecutive');
     });
-    const existing = await this.getNodes(nodes);
-    nodes.forEach((n, i) => {
-      if (existing[i] !== undefined) throw conflict(`node ${n.level}:${n.index} already stored`);
+    // A node these leaves complete ends at or past `start`, so on a log of `start` leaves it can
+    // exist only staged here; a committed one (a corrupt store) is the database's unique
+    // violation at commit — checking it here would cost a read per group commit.
+    nodes.forEach((n) => {
+      if (this.nodes.has(`${n.level}:${n.index}`))
+        throw conflict(`node ${n.level}:${n.index} already stored`);
     });
     const ls = leaves.map((l) => ({ ...l, data: l.data.slice(), hash: l.hash.slice() }));
     const ns = nodes.map((n) => ({ ...n, hash: n.hash.slice() }));

@@ -48,6 +48,21 @@ export abstract class SqlView implements StorageBackend {
   protected abstract write<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   abstract transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T>;
   abstract close(): Promise<void>;
+  /**
+   * Called inside a write unit (before it ends) that may have changed the log head or quota
+   * counts; a driver caching committed state forgets it here (PGlite: `CommittedHint`).
+   */
+  protected touched(_what: 'log' | 'quotas'): void {}
+  /** `fn` as a write that may change `what` (see {@link touched}). */
+  private writeTouching<T>(what: 'log' | 'quotas', fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return this.write(async (q) => {
+      try {
+        return await fn(q);
+      } finally {
+        this.touched(what);
+      }
+    });
+  }
 
   logSize(): Promise<number> {
     return this.read((q) => log.logSize(q));
@@ -57,7 +72,7 @@ export abstract class SqlView implements StorageBackend {
     leaves: readonly LeafRecord[],
     nodes: readonly NodeRecord[],
   ): Promise<void> {
-    return this.write((q) => log.appendLeaves(q, this.scope, start, leaves, nodes));
+    return this.writeTouching('log', (q) => log.appendLeaves(q, this.scope, start, leaves, nodes));
   }
   getLeaf(index: number): Promise<LeafRecord | undefined> {
     return this.read((q) => log.getLeaf(q, index));
@@ -161,7 +176,9 @@ export abstract class SqlView implements StorageBackend {
     dayKey: string,
     limit: number,
   ): Promise<{ ok: boolean; used: number }> {
-    return this.write((q) => records.consumeQuota(q, principal, tier, dayKey, limit));
+    return this.writeTouching('quotas', (q) =>
+      records.consumeQuota(q, principal, tier, dayKey, limit),
+    );
   }
   quotaUsed(principal: string, tier: SourceTier, dayKey: string): Promise<number> {
     return this.read((q) => records.quotaUsed(q, principal, tier, dayKey));
@@ -174,7 +191,7 @@ export abstract class SqlView implements StorageBackend {
       if (demands.some((d) => d.principal !== own)) throw deniedError('another principal’s quota');
     }
     if (demands.length === 0) return [];
-    return this.write((q) => records.consumeQuotas(q, demands));
+    return this.writeTouching('quotas', (q) => records.consumeQuotas(q, demands));
   }
   /** Counts of several quota rows in one query (not on the port: the PGlite commit path uses it). */
   quotasUsed(keys: readonly { principal: string; tier: SourceTier; day: string }[]): Promise<number[]> {
