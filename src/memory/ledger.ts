@@ -668,6 +668,11 @@ export class Ledger {
         // The head is ours, so the previous transaction has ended in the database; wait for
         // its outcome here too (the log's tip is trusted only after a commit).
         await previous;
+        // A single-writer store (no head lock) gives the head without I/O, so without this turn
+        // the batch would be taken before the event loop ran since the previous commit: the
+        // requests that arrived during it (an HTTP server's) would each get a commit of their
+        // own. One turn lets them reach the queue; with a head lock, its wait is that turn.
+        if (tx.lockLogHead === undefined) await new Promise<void>((r) => setImmediate(r));
         taken = this.pending.splice(0, MAX_BATCH);
         this.waiting = false;
         this.pump(); // the next transaction queues for the head while this one commits

@@ -107,6 +107,33 @@ describe('pipelined group commit', () => {
     await l.close();
   });
 
+  it('writes arriving in separate event-loop callbacks (HTTP requests) share a commit on a single-writer store', async () => {
+    const base = await MemoryBackend.open();
+    const s = instrumented(base);
+    const l = await openLedger(s.storage);
+    const u = await l.registerPrincipal('user', 'u');
+    await l.write({ writer: u.id, content: 'warm', tier: 'USER_OBSERVED' }); // writer cached
+    const before = s.batches.length;
+    // 32 callbacks of one check phase, each its own macrotask (microtasks drained between):
+    // like 32 requests read in one poll. The in-memory store commits entirely in microtasks,
+    // so without the ledger's one turn before taking a batch the first write would commit
+    // alone, and so on.
+    const receipts = await new Promise<Promise<Receipt>[]>((resolve) => {
+      const ps: Promise<Receipt>[] = [];
+      for (let i = 0; i < 32; i++)
+        setImmediate(() => {
+          ps.push(l.write({ writer: u.id, content: `req ${i}`, tier: 'USER_OBSERVED' }));
+          if (ps.length === 32) resolve(ps);
+        });
+    });
+    const done = await Promise.all(receipts);
+    const batches = s.batches.slice(before);
+    expect(batches.flat()).toHaveLength(32);
+    expect(batches.length).toBeLessThanOrEqual(2);
+    expect(done.map((r) => r.leafIndex)).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
+    await l.close();
+  });
+
   it('a failed transaction rejects only its writes; the queued one re-reads the frontier and commits', async () => {
     const base = await MemoryBackend.open();
     const s = instrumented(base);
