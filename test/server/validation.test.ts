@@ -106,6 +106,13 @@ describe('request validation: coded 4xx and nothing written', () => {
       400,
       'INPUT_INVALID',
     ],
+    [
+      '__proto__ smuggling, nested in an array and spelled with an escape',
+      '/v1/memories',
+      { raw: '{"content":"x","parents":[{"a":1},{"\\u005f_proto__":{"tier":"OPERATOR"}}]}' },
+      400,
+      'INPUT_INVALID',
+    ],
     ['a wrong type', '/v1/memories', { body: { content: 42 } }, 400, 'INPUT_INVALID'],
     ['empty content', '/v1/memories', { body: { content: '' } }, 400, 'INPUT_INVALID'],
     [
