@@ -95,7 +95,7 @@ export interface WriteOptions {
   /**
    * Consume one write of the writer's daily quota atomically with the write: counted only if
    * the write commits; over the limit, the write is refused with `QUOTA_EXCEEDED` and nothing
-   * of it is stored (no leaf, no entry, no count). ADR 0019.
+   * of it is stored (no leaf, no entry, no count). ADR 0021.
    */
   readonly quota?: WriteQuota;
 }

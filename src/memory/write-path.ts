@@ -256,7 +256,7 @@ export class WritePath {
 
   /**
    * Embedding, expiry, then the signed write (lineage as resolved by the caller). The daily
-   * quota is consumed by the ledger inside the write's commit transaction (ADR 0019): counted
+   * quota is consumed by the ledger inside the write's commit transaction (ADR 0021): counted
    * only if the write commits, refused (`QUOTA_EXCEEDED`, nothing written) over the limit.
    */
   async commit(

@@ -1,5 +1,5 @@
 /**
- * The daily write quota is consumed inside the ledger's group-commit transaction (ADR 0019),
+ * The daily write quota is consumed inside the ledger's group-commit transaction (ADR 0021),
  * on every backend: a batch mixing admitted and refused writes commits exactly the admitted
  * ones, in queue order; a refused write leaves no leaf, no entry and no count; a write refused
  * for a later reason counts nothing; and on one PostgreSQL server two Memory instances on two
