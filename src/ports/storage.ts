@@ -205,6 +205,19 @@ export interface EntryStore {
   getEntry(id: string): Promise<StoredEntry | undefined>;
   /** Entries in log order, for audit and listing. */
   listEntries(opts?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]>;
+  /**
+   * One page of the entries a vector search in this scope could return, for the read model's
+   * partition loader (ADR 0018): the rows `listEntries` returns in this scope that are not
+   * deleted, not superseded and carry an embedding, in the same log order, after
+   * `afterLeafIndex` (default -1), at most `limit` (1 … 10,000, `INPUT_INVALID` otherwise) —
+   * every one with its `embedding` filled, exactly (the float4 values as stored), and every
+   * other field as `listEntries` returns it. Expired rows are included (a renewal may revive
+   * them). Backends read the embeddings in a binary form instead of text (PGlite: binary result
+   * rows; PostgreSQL: `vector_send` / `array_send`), which is what makes a load cheap. Optional
+   * so wrappers and doubles keep compiling; every shipped backend implements it on its root and
+   * principal views, and callers fall back to `listEntries` where it is absent.
+   */
+  scanEntries?(opts: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]>;
 }
 
 /** What {@link EntryStateStore.searchEntries} looks for. */

@@ -13,6 +13,7 @@ import { MemwardenError } from '../core/errors.js';
 import { bulkCases } from './conformance/bulk.js';
 import { isolationCases } from './conformance/isolation.js';
 import { memoryApiCases } from './conformance/memory-api.js';
+import { scanCases } from './conformance/scan.js';
 import type { BackendFactory, ConformanceCase } from './conformance/types.js';
 import type {
   KeyRecord,
@@ -347,4 +348,5 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
   ...memoryApiCases,
   ...isolationCases,
   ...bulkCases,
+  ...scanCases,
 ];

@@ -148,6 +148,8 @@ export class MemoryBackend implements StorageBackend {
   getEntry = (id: string): Promise<StoredEntry | undefined> => this.r.getEntry(id);
   listEntries = (o?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]> =>
     this.r.listEntries(o);
+  scanEntries = (o: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]> =>
+    this.r.scanEntries(o);
   markDeleted = (id: string): Promise<void> => this.write((tx) => tx.markDeleted(id));
   markSuperseded = (id: string, by: string): Promise<void> =>
     this.write((tx) => tx.markSuperseded(id, by));

@@ -15,7 +15,7 @@ import type {
   PrincipalRecord,
   StoredEntry,
 } from '../../ports/storage.js';
-import { checkEmbedding } from '../sql/rank.js';
+import { checkEmbedding, checkScan } from '../sql/rank.js';
 import {
   type CommittedState,
   type KeyPatch,
@@ -275,6 +275,22 @@ export abstract class MemoryTxCore {
       .filter((e) => e.leafIndex > after && this.sees(e))
       .sort(byLog)
       .slice(0, limit)
+      .map(copyEntry);
+  }
+
+  async scanEntries(opts: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]> {
+    const after = checkScan(opts);
+    return this.allEntries()
+      .filter(
+        (e) =>
+          e.leafIndex > after &&
+          this.sees(e) &&
+          e.deleted !== true &&
+          e.supersededBy === undefined &&
+          e.embedding !== undefined,
+      )
+      .sort(byLog)
+      .slice(0, opts.limit)
       .map(copyEntry);
   }
 }

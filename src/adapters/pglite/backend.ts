@@ -30,6 +30,9 @@ import {
   principalScope,
 } from '../sql/queryable.js';
 import { COPY_COLS, CREATE_STAGING_SQL, STAGING_TABLE, encodeCopy } from './copy.js';
+import { runBinaryQuery } from './binary-rows.js';
+import { SCAN_SQL, decodeScanRows } from './scan.js';
+import { checkScan } from '../sql/rank.js';
 import type { SqlFeatures } from '../sql/entries.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
 import {
@@ -72,19 +75,23 @@ class Mutex {
   }
 }
 
-/** A Queryable that can also feed `COPY … FROM '/dev/blob'`. */
+/** A Queryable that can also feed `COPY … FROM '/dev/blob'` and read binary result rows. */
 interface PgliteQueryable extends Queryable {
   copyIn(sql: string, data: Uint8Array): Promise<void>;
+  /** The raw backend messages of `sql` with binary result rows (`./binary-rows.js`). */
+  binaryRows(sql: string, params: readonly (string | null)[]): Promise<Uint8Array>;
 }
 
 /** Below this many rows the multi-row INSERT is as cheap as the COPY round trips. */
 const COPY_MIN_ROWS = 16;
 
-function asQueryable(tx: Transaction): PgliteQueryable {
+function asQueryable(tx: Transaction, db: PGlite): PgliteQueryable {
   return {
     copyIn: async (sql, data) => {
       await tx.query(sql, [], { blob: new Blob([data]) });
     },
+    // Inside `tx` (PGlite holds its transaction lock for us): the statement joins it.
+    binaryRows: (sql, params) => runBinaryQuery(db, sql, params),
     query: async (sql, params) => {
       const r = await tx.query(sql, params === undefined ? undefined : [...params]);
       return { rows: r.rows as Record<string, unknown>[] };
@@ -169,7 +176,7 @@ export class PgliteBackend extends SqlView {
         }),
       ));
     const ownerTx = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
-      normalised(db.transaction((tx) => fn(asQueryable(tx))));
+      normalised(db.transaction((tx) => fn(asQueryable(tx, db))));
     let migration: MigrationReport;
     try {
       migration = await migrate(ownerTx);
@@ -247,7 +254,7 @@ export class PgliteBackend extends SqlView {
     const system = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
       normalised(
         db.transaction(async (tx) => {
-          const q = asQueryable(tx);
+          const q = asQueryable(tx, db);
           await enterScope(q, SYSTEM_SCOPE);
           return fn(q);
         }),
@@ -298,13 +305,29 @@ export class PgliteBackend extends SqlView {
     this.inserted(es.filter((e) => e.embedding !== undefined).length);
   }
 
+  /**
+   * Live embedded entries with binary result rows (`./scan.js`): no text vectors to format or
+   * parse. Row-level security decides the rows: the SELECT runs in this view's scoped
+   * transaction like every other read.
+   */
+  override async scanEntries(opts: {
+    afterLeafIndex?: number;
+    limit: number;
+  }): Promise<StoredEntry[]> {
+    if (!this.features.vector) return super.scanEntries(opts);
+    const after = checkScan(opts);
+    return this.scoped(async (q) =>
+      decodeScanRows(await q.binaryRows(SCAN_SQL, [String(after), String(opts.limit)])),
+    );
+  }
+
   /** One scoped PGlite transaction (PGlite queues it behind any other). */
   private scoped<T>(fn: (q: PgliteQueryable) => Promise<T>): Promise<T> {
     if (this.s.closed)
       return Promise.reject(new MemwardenError('STORAGE_FAILED', 'backend is closed'));
     return normalised(
       this.s.db.transaction(async (tx) => {
-        const q = asQueryable(tx);
+        const q = asQueryable(tx, this.s.db);
         await enterScope(q, this.scope);
         return fn(q);
       }),

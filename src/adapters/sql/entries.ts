@@ -16,7 +16,10 @@ import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './c
 import type { Queryable } from './queryable.js';
 import {
   checkEmbedding,
+  checkScan,
   float4ArrayBinary,
+  float4FromArraySend,
+  float4FromVectorSend,
   float4Literal,
   float4Out,
   vectorBinary,
@@ -179,6 +182,37 @@ export async function listEntries(
     [opts?.afterLeafIndex ?? -1, opts?.limit ?? null],
   );
   return rows.map(entryOut);
+}
+
+/** The live, embedded rows `scanEntries` returns: its WHERE clause (keyset `$1`) and ORDER/LIMIT (`$2`). */
+export function scanWhere(f: SqlFeatures): string {
+  const emb = f.vector ? 'embedding_vec' : 'embedding';
+  return `leaf_index > $1 AND NOT deleted AND superseded_by IS NULL AND ${emb} IS NOT NULL
+     ORDER BY leaf_index, id LIMIT $2`;
+}
+
+/**
+ * One page of live entries with their embeddings (the read model's loader): the embedding
+ * travels in its binary send format (`vector_send` / `array_send`, a bytea) instead of text,
+ * so neither side formats or parses decimals. Row-level security decides the rows, as for
+ * every other SELECT here.
+ */
+export async function scanEntries(
+  q: Queryable,
+  f: SqlFeatures,
+  opts: { afterLeafIndex?: number; limit: number },
+): Promise<StoredEntry[]> {
+  const after = checkScan(opts);
+  const bin = f.vector ? 'vector_send(embedding_vec)' : 'array_send(embedding)';
+  const { rows } = await q.query(
+    `SELECT ${entryCols(f, '', false)}, ${bin} AS emb_bin FROM entries WHERE ${scanWhere(f)}`,
+    [after, opts.limit],
+  );
+  return rows.map((r) => {
+    const raw = bytesOut(r.emb_bin);
+    const embedding = f.vector ? float4FromVectorSend(raw) : float4FromArraySend(raw);
+    return { ...entryOut(r), embedding };
+  });
 }
 
 const notFound = (id: string): MemwardenError =>

@@ -156,3 +156,58 @@ export function vectorBinary(v: Float32Array): Uint8Array {
   for (let i = 0; i < v.length; i++) dv.setFloat32(4 + 4 * i, v[i]!);
   return out;
 }
+
+/** The shared argument checks of `scanEntries`; returns the normalised keyset start. */
+export function checkScan(opts: { afterLeafIndex?: number; limit: number }): number {
+  if (!Number.isSafeInteger(opts.limit) || opts.limit < 1 || opts.limit > 10_000)
+    throw new MemwardenError('INPUT_INVALID', 'scan limit must be an integer in 1..10000');
+  const after = opts.afterLeafIndex ?? -1;
+  if (!Number.isSafeInteger(after) || after < -1)
+    throw new MemwardenError('INPUT_INVALID', 'afterLeafIndex must be an integer >= -1');
+  return after;
+}
+
+const badVector = (): MemwardenError =>
+  new MemwardenError('STORAGE_FAILED', 'unexpected column value: expected a binary vector');
+
+/** `n` big-endian float4s at `src[offset…]` as a fresh Float32Array (exact bit patterns). */
+export function float4FromBigEndian(src: Uint8Array, offset: number, n: number): Float32Array {
+  if (offset < 0 || offset + 4 * n > src.length) throw badVector();
+  const out = new Float32Array(n);
+  const dv = new DataView(src.buffer, src.byteOffset + offset, 4 * n);
+  for (let i = 0; i < n; i++) out[i] = dv.getFloat32(4 * i);
+  return out;
+}
+
+/** A float4 vector from pgvector's binary send format (`vector_send`: int16 dim, int16 unused, float4s). */
+export function float4FromVectorSend(
+  b: Uint8Array,
+  offset = 0,
+  length = b.length - offset,
+): Float32Array {
+  if (length < 4) throw badVector();
+  const dim = new DataView(b.buffer, b.byteOffset + offset, 4).getInt16(0);
+  if (dim < 0 || length !== 4 + 4 * dim) throw badVector();
+  return float4FromBigEndian(b, offset + 4, dim);
+}
+
+/**
+ * A float4 vector from the binary send format of a one-dimensional `real[]` without NULLs
+ * (`array_send`, the inverse of {@link float4ArrayBinary}).
+ */
+export function float4FromArraySend(b: Uint8Array): Float32Array {
+  if (b.length < 12) throw badVector();
+  const dv = new DataView(b.buffer, b.byteOffset, b.length);
+  const ndim = dv.getInt32(0);
+  if (ndim === 0 && b.length === 12) return new Float32Array(0);
+  if (ndim !== 1 || dv.getInt32(4) !== 0 || dv.getInt32(8) !== FLOAT4_OID || b.length < 20)
+    throw badVector();
+  const n = dv.getInt32(12);
+  if (n < 0 || b.length !== 20 + 8 * n) throw badVector();
+  const out = new Float32Array(n);
+  for (let i = 0, o = 20; i < n; i++, o += 8) {
+    if (dv.getInt32(o) !== 4) throw badVector();
+    out[i] = dv.getFloat32(o + 4);
+  }
+  return out;
+}

@@ -29,7 +29,7 @@ import { deniedError } from './entries.js';
 import type { SqlFeatures } from './entries.js';
 import * as log from './log.js';
 import type { Queryable, Scope } from './queryable.js';
-import { checkFindBy, checkPage } from './rank.js';
+import { checkFindBy, checkPage, checkScan } from './rank.js';
 import * as records from './records.js';
 import * as registry from './registry.js';
 import type { KeyPatch } from './registry.js';
@@ -136,6 +136,10 @@ export abstract class SqlView implements StorageBackend {
   }
   listEntries(opts?: { afterLeafIndex?: number; limit?: number }): Promise<StoredEntry[]> {
     return this.read((q) => entries.listEntries(q, this.features, opts));
+  }
+  async scanEntries(opts: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]> {
+    checkScan(opts); // before any transaction: bad input touches nothing
+    return this.read((q) => entries.scanEntries(q, this.features, opts));
   }
 
   // ---- entry state and retrieval ----------------------------------------------------------
