@@ -18,8 +18,9 @@
  * Modes. Below `exactBelow` vectors there is one list and a search scans it all (exact).
  * Crossing it trains an IVF: ~√n spherical k-means centroids (`kmeans.ts`, seeded), every
  * vector in the list of its nearest centroid; a search ranks the centroids (one kernel call)
- * and scans the `nprobe` nearest lists — and further lists, nearest first, while fewer than
- * `k` accepted hits were found. An add goes to its nearest list.
+ * and scans the nearest lists: at least `nprobe`, more while their centroid scores within
+ * `probeGap` of the nearest (up to `maxProbe`), and more while fewer than `k` accepted hits
+ * were found (ADR 0020). An add goes to its nearest list.
  *
  * Rebuilds never stop the world (ADR 0020). The lists are retrained when the index has doubled
  * since the last training, folded back into one exact list when it shrinks below
@@ -63,8 +64,13 @@ export interface VectorIndexOptions {
   readonly simd?: boolean;
   /** Exact scan below this many vectors, IVF from it on (default 4,096; Infinity: always exact). */
   readonly exactBelow?: number;
-  /** IVF lists scanned per search (default 16; more: better recall, slower search). */
+  /** IVF lists a search scans at least, nearest centroids first (default 6)… */
   readonly nprobe?: number;
+  /** …then further lists while their centroid's score is within `probeGap` of the nearest
+   *  centroid's (default 0.25; 0: only ties), up to `maxProbe` lists (default 32, at least
+   *  `nprobe`). More: better recall, slower search. */
+  readonly probeGap?: number;
+  readonly maxProbe?: number;
   /** IVF lists at training: a function of the size (default round(√n)). */
   readonly lists?: (size: number) => number;
   /** k-means: Lloyd iterations (default 6) on a sample of this many rows per list (default 64;
@@ -83,7 +89,9 @@ const CHUNK = 1024;
 const MIN_LIST_ROOM = 8;
 const DEFAULTS = {
   exactBelow: 4096,
-  nprobe: 16,
+  nprobe: 6,
+  probeGap: 0.25,
+  maxProbe: 32,
   iterations: 6,
   samplePerList: 64,
   seed: 0x5eed,
@@ -221,8 +229,8 @@ class Layout {
     return this.arena.f32.slice(this.outAt, this.outAt + this.nlist);
   }
 
-  /** Scan every row of `list` against the query row into `top`. */
-  scanList(list: number, top: TopK, accept: ((key: number) => boolean) | undefined): void {
+  /** Scan every row of `list` against the query row into `top`; how many entered it. */
+  scanList(list: number, top: TopK, accept: ((key: number) => boolean) | undefined): number {
     const arena = this.arena;
     const F = arena.f32;
     const keys = this.slotKey;
@@ -230,6 +238,7 @@ class Layout {
     const outAt = this.outAt;
     const start = this.lStart[list] as number;
     const count = this.lCount[list] as number;
+    let pushed = 0;
     for (let c = 0; c < count; c += CHUNK) {
       const m = Math.min(CHUNK, count - c);
       arena.dots(this.rowsAt + (start + c) * stride, 0, outAt, m, stride);
@@ -237,9 +246,13 @@ class Layout {
         const s = F[outAt + r] as number;
         if (top.full && s < top.minScore) continue;
         const key = keys[start + c + r] as number;
-        if (top.beats(s, key) && (accept === undefined || accept(key))) top.push(s, key);
+        if (top.beats(s, key) && (accept === undefined || accept(key))) {
+          top.push(s, key);
+          pushed++;
+        }
       }
     }
+    return pushed;
   }
 
   /** A free slot at the end of `list` (growing or moving the list when it is full). */
@@ -354,6 +367,10 @@ class FlatListIndex implements VectorIndex {
     const nprobe = opts.nprobe ?? DEFAULTS.nprobe;
     if (!Number.isInteger(nprobe) || nprobe < 1)
       throw new RangeError('vector index: nprobe must be an integer ≥ 1');
+    const probeGap = opts.probeGap ?? DEFAULTS.probeGap;
+    const maxProbe = opts.maxProbe ?? Math.max(nprobe, DEFAULTS.maxProbe);
+    if (!(probeGap >= 0) || !(maxProbe >= nprobe))
+      throw new RangeError('vector index: probeGap must be ≥ 0 and maxProbe ≥ nprobe');
     const iterations = opts.iterations ?? DEFAULTS.iterations;
     const samplePerList = opts.samplePerList ?? DEFAULTS.samplePerList;
     if (
@@ -368,6 +385,8 @@ class FlatListIndex implements VectorIndex {
     this.#opts = {
       exactBelow,
       nprobe,
+      probeGap,
+      maxProbe,
       lists: opts.lists ?? defaultLists,
       iterations,
       samplePerList,
@@ -466,33 +485,22 @@ class FlatListIndex implements VectorIndex {
     const nlist = cur.nlist;
     if (nlist === 1) cur.scanList(0, top, accept);
     else {
-      // Rank the centroids; keep the `nprobe` best in a small sorted array.
+      // Lists nearest first: at least `nprobe`, then on while the next centroid scores within
+      // `probeGap` of the nearest (at most `maxProbe`), and on regardless while fewer than k
+      // accepted hits were found. Where the query sits clearly in a few lists the gap ends
+      // the scan early; where the centroid scores are flat (no structure the lists captured)
+      // it scans more, bounded by maxProbe.
       const cs = cur.rankLists();
-      const p = Math.min(this.#opts.nprobe, nlist);
-      const best = new Int32Array(p);
-      const bestS = new Float64Array(p).fill(-Infinity);
-      for (let c = 0; c < nlist; c++) {
-        const x = cs[c] as number;
-        if (x <= (bestS[p - 1] as number)) continue;
-        let i = p - 1;
-        while (i > 0 && x > (bestS[i - 1] as number)) {
-          bestS[i] = bestS[i - 1] as number;
-          best[i] = best[i - 1] as number;
-          i--;
-        }
-        bestS[i] = x;
-        best[i] = c;
-      }
-      for (let i = 0; i < p; i++) cur.scanList(best[i] as number, top, accept);
-      if (!top.full && p < nlist) {
-        // Too few accepted hits in the probed lists: the others, nearest first, until k.
-        const probed = new Set(best);
-        const rest = Array.from({ length: nlist }, (_, c) => c).filter((c) => !probed.has(c));
-        rest.sort((a, b) => (cs[b] as number) - (cs[a] as number));
-        for (const c of rest) {
-          if (top.full) break;
-          cur.scanList(c, top, accept);
-        }
+      const order = Array.from({ length: nlist }, (_, c) => c);
+      order.sort((a, b) => (cs[b] as number) - (cs[a] as number) || a - b);
+      const { nprobe, maxProbe, probeGap } = this.#opts;
+      const floor = (cs[order[0] as number] as number) - probeGap;
+      let scanned = 0;
+      for (const c of order) {
+        if (top.full && scanned >= nprobe && (scanned >= maxProbe || (cs[c] as number) < floor))
+          break;
+        cur.scanList(c, top, accept);
+        scanned++;
       }
     }
     const hits = top.sorted();

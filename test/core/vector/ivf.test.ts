@@ -155,4 +155,30 @@ describe('vector index: IVF mode', () => {
       expect(Math.abs((t?.score as number) - h.score)).toBeLessThan(2e-5);
     }
   });
+
+  it('adaptive probing: lists whose centroid scores near the nearest one are scanned too, up to maxProbe', () => {
+    const r = rng(51);
+    const d = 64;
+    const n = 8000;
+    const gen = clustered(r, d, 400, 1.2);
+    const data = Array.from({ length: n }, gen);
+    const queries = Array.from({ length: 60 }, gen);
+    const naive = new Naive();
+    data.forEach((v, key) => naive.add(key, v));
+    const mean = (ix: VectorIndex): number => {
+      data.forEach((v, key) => ix.add(key, v));
+      ix.maintain(Infinity);
+      return queries.reduce((s, q) => s + recall(ix.search(q, 10), naive.search(q, 10)), 0) / 60;
+    };
+    const opts = { exactBelow: 1000, seed: 3 };
+    const fixed = mean(createVectorIndex(d, { ...opts, nprobe: 2, probeGap: 0, maxProbe: 2 }));
+    const adaptive = mean(
+      createVectorIndex(d, { ...opts, nprobe: 2, probeGap: 0.25, maxProbe: 32 }),
+    );
+    const all = mean(createVectorIndex(d, { ...opts, nprobe: 1000 }));
+    expect(all).toBe(1);
+    expect(adaptive).toBeGreaterThan(fixed + 0.1);
+    expect(() => createVectorIndex(d, { probeGap: -0.1 })).toThrow(RangeError);
+    expect(() => createVectorIndex(d, { nprobe: 8, maxProbe: 4 })).toThrow(RangeError);
+  });
 });
