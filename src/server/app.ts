@@ -7,7 +7,8 @@
  * console's static files under `/console/` (server/console.ts), which hold no data.
  */
 import { randomUUID } from 'node:crypto';
-import { Hono, type Context } from 'hono';
+import type { IncomingMessage } from 'node:http';
+import { Hono, type Context, type MiddlewareHandler, type Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { routePath } from 'hono/route';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -15,7 +16,7 @@ import { MemwardenError } from '../core/errors.js';
 import type { MemoryApi } from '../memory/api.js';
 import { parseBearer, type Authenticator } from './auth.js';
 import { EdgeError, mapError } from './errors.js';
-import type { RequestLogger } from './logger.js';
+import { accessLogger, type RequestLogger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { registerRoutes, type AppEnv, type CheckpointHook } from './routes.js';
@@ -57,6 +58,38 @@ export interface ConsoleOptions {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** What `@hono/node-server` passes as the app's env: the Node request behind `c.req`. */
+interface NodeBindings {
+  readonly incoming?: IncomingMessage;
+}
+
+/**
+ * The body limit. Hono's `bodyLimit` asks for `c.req.raw.body` first, which on the Node adapter
+ * builds a full Web Request and body stream for every request (even a GET): the cheap cases are
+ * decided here from the headers, exactly as `bodyLimit` decides them, and only a body of unknown
+ * length is counted as it streams (by `bodyLimit`).
+ * - `Content-Length` without `Transfer-Encoding`: the length is the body's (Node's HTTP parser
+ *   reads exactly that many bytes and refuses a malformed or conflicting header);
+ * - neither header on a request Node parsed: HTTP/1.1 says there is no body (RFC 9112 §6.3).
+ */
+async function bodySizeGuard(
+  c: Context<AppEnv>,
+  next: Next,
+  tooLarge: (c: Context<AppEnv>) => Response,
+  streamed: MiddlewareHandler,
+): Promise<Response | void> {
+  const te = c.req.header('transfer-encoding');
+  if (te === undefined) {
+    const cl = c.req.header('content-length');
+    if (cl !== undefined) {
+      // What bodyLimit does: parseInt of the header (Node already refused anything malformed).
+      return Number.parseInt(cl, 10) > MAX_BODY_BYTES ? tooLarge(c) : next();
+    }
+    if ((c.env as NodeBindings | undefined)?.incoming !== undefined) return next();
+  }
+  return streamed(c, next);
+}
+
 /** Send the coded JSON error for `err`, logging server faults with their cause. */
 function errorResponse(c: Context<AppEnv>, err: unknown, logger: RequestLogger): Response {
   const m = mapError(err);
@@ -86,6 +119,7 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
   const metricsAccess = opts.metricsAccess ?? 'public';
   const app = new Hono<AppEnv>();
   const openapi = JSON.stringify(buildOpenApiDocument());
+  const access = accessLogger(logger);
 
   // Request id, access log and latency for every request, including failures.
   app.use('*', async (c, next) => {
@@ -93,13 +127,22 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     const inbound = c.req.header('x-request-id');
     const reqId = inbound !== undefined && REQUEST_ID_RE.test(inbound) ? inbound : randomUUID();
     c.set('requestId', reqId);
-    await next();
+    // Set before the handler runs, so they go into the response it builds. Setting them on a
+    // finished response makes Hono rebuild it (a full Web Response and body stream per request
+    // on the Node adapter); that slow path is left only for a response built some other way.
     c.header('x-request-id', reqId);
     c.header('x-content-type-options', 'nosniff');
+    await next();
+    if (c.res.headers.get('x-request-id') !== reqId) {
+      c.header('x-request-id', reqId);
+      c.header('x-content-type-options', 'nosniff');
+    }
     const seconds = (performance.now() - t0) / 1000;
     const route = routePath(c, -1);
     const status = c.res.status;
     metrics.observeHttp(c.req.method, route, status, seconds);
+    const code = c.get('errorCode');
+    // Only these fields: the access logger does not redact (server/logger.ts, accessLogger).
     const line = {
       reqId,
       principal: c.get('principal'),
@@ -107,11 +150,11 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
       route,
       status,
       latencyMs: Math.round(seconds * 1e6) / 1e3,
-      ...(c.get('errorCode') === undefined ? {} : { code: c.get('errorCode') }),
+      ...(code === undefined ? {} : { code }),
     };
-    if (status >= 500) logger.error(line, 'request');
-    else if (status >= 400) logger.warn(line, 'request');
-    else logger.info(line, 'request');
+    if (status >= 500) access.error(line, 'request');
+    else if (status >= 400) access.warn(line, 'request');
+    else access.info(line, 'request');
   });
 
   const authenticate = async (c: Context<AppEnv>, next: () => Promise<void>): Promise<void> => {
@@ -127,21 +170,17 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     await next();
   };
   app.use('/v1/*', authenticate);
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => {
-        if (c.req.method === 'POST' && c.req.path === '/v1/memories')
-          metrics.recordRejected('oversize');
-        const err = new MemwardenError(
-          'INPUT_TOO_LARGE',
-          `the body exceeds ${MAX_BODY_BYTES} bytes`,
-        );
-        return errorResponse(c as Context<AppEnv>, err, logger);
-      },
-    }),
-  );
+  const tooLarge = (c: Context<AppEnv>): Response => {
+    if (c.req.method === 'POST' && c.req.path === '/v1/memories')
+      metrics.recordRejected('oversize');
+    const err = new MemwardenError('INPUT_TOO_LARGE', `the body exceeds ${MAX_BODY_BYTES} bytes`);
+    return errorResponse(c, err, logger);
+  };
+  const streamedBodyLimit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => tooLarge(c as Context<AppEnv>),
+  });
+  app.use('/v1/*', (c, next) => bodySizeGuard(c, next, tooLarge, streamedBodyLimit));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/openapi.json', (c) =>

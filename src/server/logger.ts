@@ -34,6 +34,19 @@ export interface LoggerConfig {
   readonly destination?: DestinationStream;
 }
 
+/**
+ * The logger for access lines (one per request). Those lines are built from fixed fields only —
+ * request id, principal id, method, route pattern, status, latency, error code — none of which
+ * can hold content, a query or a key (test/server/routes.test.ts pins the field set), so on a
+ * pino logger they skip redaction: with the wildcard paths it was ~60% of a line's cost
+ * (~6 µs of ~10). Every other line keeps it.
+ */
+export function accessLogger(logger: RequestLogger): RequestLogger {
+  const child = (logger as Partial<Pick<Logger, 'child'>>).child;
+  if (typeof child !== 'function') return logger;
+  return child.call(logger, {}, { redact: { paths: [], censor: '[redacted]' } });
+}
+
 /** A pino logger with memwarden's redaction and an ISO timestamp. */
 export function createLogger(cfg: LoggerConfig = {}): Logger {
   const opts: LoggerOptions = {

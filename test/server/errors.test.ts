@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, MemwardenError } from '../../src/core/errors.js';
 import { EdgeError, HTTP_STATUS_BY_CODE, mapError } from '../../src/server/errors.js';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/server/logger.js';
 import { setup } from './helpers.js';
 
 describe('the code → status table', () => {
@@ -142,5 +144,64 @@ describe('request logs', () => {
     const all = raw.join('\n');
     for (const secret of ['MY-PRIVATE-CONTENT', 'MY-PRIVATE-QUERY', 'mw_alice', 'mw_wrong_key_zzz'])
       expect(all).not.toContain(secret);
+  });
+
+  it('access lines carry exactly the fixed fields (they skip redaction, so nothing else may join them)', async () => {
+    const { call, lines } = setup();
+    await call('POST', '/v1/memories/search', { body: { query: 'q' } });
+    await call('GET', '/v1/memories', { key: 'mw_wrong_key_zzz' });
+    await call('GET', '/healthz', { key: null, headers: { 'x-request-id': 'trace-7' } });
+    const reqs = lines.filter((l) => l['msg'] === 'request');
+    expect(reqs.map((l) => Object.keys(l).sort())).toEqual([
+      [
+        'latencyMs',
+        'level',
+        'method',
+        'msg',
+        'principal',
+        'reqId',
+        'route',
+        'service',
+        'status',
+        'time',
+      ],
+      [
+        'code',
+        'latencyMs',
+        'level',
+        'method',
+        'msg',
+        'reqId',
+        'route',
+        'service',
+        'status',
+        'time',
+      ],
+      ['latencyMs', 'level', 'method', 'msg', 'reqId', 'route', 'service', 'status', 'time'],
+    ]);
+    expect(reqs[0]).toMatchObject({ route: '/v1/memories/search', status: 200, level: 30 });
+    expect(reqs[1]).toMatchObject({ status: 401, code: 'AUTH_REQUIRED', level: 40 });
+    expect(reqs[2]).toMatchObject({ route: '/healthz', reqId: 'trace-7', status: 200 });
+  });
+
+  it('every other line keeps the redaction fence', () => {
+    const out: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          out.push(chunk.toString('utf8'));
+          cb();
+        },
+      }),
+    });
+    logger.info(
+      { content: 'SECRET-1', nested: { query: 'SECRET-2' }, authorization: 'SECRET-3' },
+      'x',
+    );
+    logger.error({ headers: { authorization: 'SECRET-4' }, apiKey: 'SECRET-5' }, 'y');
+    const all = out.join('');
+    expect(all).toContain('[redacted]');
+    for (const s of ['SECRET-1', 'SECRET-2', 'SECRET-3', 'SECRET-4', 'SECRET-5'])
+      expect(all).not.toContain(s);
   });
 });
