@@ -141,6 +141,18 @@ describe('POST /v1/actions/check on the real memory', () => {
       body: raw,
     });
     expect(res.status).toBe(400);
+    // The same key spelt with \u escapes (JSON.parse yields "__proto__" all the same).
+    for (const key of ['\\u005f_proto\\u005f_', '__pro\\u0074o__', '\\u005F\\u005Fproto__']) {
+      const escaped = await app.request('/v1/actions/check', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${aliceKey}`, 'content-type': 'application/json' },
+        body: raw.replace('"__proto__"', `"${key}"`),
+      });
+      expect(escaped.status).toBe(400);
+      expect(((await escaped.json()) as { error: { message: string } }).error.message).toContain(
+        '__proto__',
+      );
+    }
     const big = await check({ ...base, context: 'x'.repeat(300_000) });
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe('INPUT_TOO_LARGE');
