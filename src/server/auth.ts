@@ -6,7 +6,7 @@
  * guessed. The in-memory authenticator compares hashes in constant time and always scans
  * every key.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { constantTimeEqual, toHex, utf8 } from '../core/bytes.js';
 import { sha256 } from '../core/crypto/sha256.js';
 
@@ -103,7 +103,7 @@ export function createCachedAuthenticator(
   return {
     authenticate: async (token) => {
       if (ttl <= 0) return inner.authenticate(token);
-      const k = createHash('sha256').update(token, 'utf8').digest('base64');
+      const k = hash('sha256', token, 'base64'); // one-shot: no Hash object per request
       const hit = cache.get(k);
       const t = now();
       if (hit !== undefined) {
