@@ -6,7 +6,9 @@
  * database round trip.
  *
  * - Loaded on first use through the principal's RLS-scoped view (`storage.asPrincipal(p)`), in
- *   pages in log order: the database still decides what a principal can see, and a partition
+ *   pages in log order (`scanEntries`: live embedded rows, embeddings read in binary form;
+ *   `listEntries` where a backend lacks it): the database still decides what a principal can
+ *   see, and a partition
  *   holds only rows the principal owns (OPERATOR rows go to the shared partition, whose first
  *   load rides along with the first principal load: every principal sees every OPERATOR row).
  * - Kept current by `observed-storage.ts`: every committed entry change through this process
@@ -208,10 +210,16 @@ export class ReadModel {
   ): Promise<void> {
     const view: StorageBackend = this.root.asPrincipal(principal);
     const budget = this.maxEntries;
+    // The backend's scan of live embedded rows with binary embeddings where it has one (every
+    // shipped backend): the same rows `insert` would keep from `listEntries`, ~10x cheaper.
+    const page =
+      view.scanEntries !== undefined
+        ? view.scanEntries.bind(view)
+        : (o: { afterLeafIndex: number; limit: number }) => view.listEntries(o);
     try {
       let after = -1;
       for (;;) {
-        const rows = await view.listEntries({ afterLeafIndex: after, limit: this.pageSize });
+        const rows = await page({ afterLeafIndex: after, limit: this.pageSize });
         for (const e of rows) {
           if (e.tier === 'OPERATOR') {
             if (shared !== undefined) this.insert(shared, e);

@@ -31,6 +31,9 @@ afterEach(async () => {
 interface Probe {
   searches: number;
   pages: number;
+  /** Load pages read with `scanEntries` / with `listEntries`. */
+  scans?: number;
+  lists?: number;
   beforePage?: ((n: number) => Promise<void>) | undefined;
 }
 
@@ -46,8 +49,16 @@ function probed(root: RootStorage, probe: Probe): RootStorage {
         if (prop === 'listEntries')
           return async (o?: { afterLeafIndex?: number; limit?: number }) => {
             const n = probe.pages++;
+            probe.lists = (probe.lists ?? 0) + 1;
             await probe.beforePage?.(n);
             return t.listEntries(o);
+          };
+        if (prop === 'scanEntries' && t.scanEntries !== undefined)
+          return async (o: { afterLeafIndex?: number; limit: number }) => {
+            const n = probe.pages++;
+            probe.scans = (probe.scans ?? 0) + 1;
+            await probe.beforePage?.(n);
+            return t.scanEntries!(o);
           };
         const x: unknown = Reflect.get(t, prop, t);
         return typeof x === 'function' ? (x as (...a: unknown[]) => unknown).bind(t) : x;
@@ -231,6 +242,62 @@ for (const backend of ['memory', 'pglite'] as const) {
       expect(res.results.length).toBeGreaterThan(0);
     });
 
+    it('loads through scanEntries, and without it through listEntries, into the same partition', async () => {
+      const s = await setup(backend, { pageSize: 3 });
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const text = `alice fact ${i} about gardens`;
+        const [embedding] = await new DeterministicEmbedder().embed([text]);
+        const r = await s.ledger.write(
+          { writer: s.alice, content: text, tier: 'USER_OBSERVED', kind: 'fact' },
+          { embedding: embedding as Float32Array },
+        );
+        ids.push(r.entry.id);
+      }
+      await add(s, 'bob fact about gardens', s.bob);
+      await add(s, 'operator rule about gardens', s.ops, 'OPERATOR');
+      await s.mem.delete(ids[2] as string, { principal: s.alice, reason: 'gone' });
+      await s.mem.update(ids[5] as string, 'alice fact five, revised, about gardens', {
+        principal: s.alice,
+      });
+      s.probe.scans = 0;
+      s.probe.lists = 0;
+      const r = await both(s, s.alice, 'fact about gardens');
+      expect(s.probe.scans, 'the load paged with scanEntries').toBeGreaterThan(3);
+      expect(s.probe.lists).toBe(0);
+      expect(r.model).toEqual(r.db);
+      expect(r.model).not.toContain(ids[2]);
+      expect(r.model).not.toContain(ids[5]);
+      // The same store behind a backend without scanEntries: the listEntries path, same answer.
+      const noScan = new Proxy(s.raw, {
+        get(t, prop) {
+          if (prop === 'scanEntries') return undefined;
+          if (prop === 'asPrincipal')
+            return (p: string) =>
+              new Proxy(t.asPrincipal(p), {
+                get(v, k) {
+                  if (k === 'scanEntries') return undefined;
+                  const x: unknown = Reflect.get(v, k, v);
+                  return typeof x === 'function' ? (x as (...a: unknown[]) => unknown).bind(v) : x;
+                },
+              });
+          const x: unknown = Reflect.get(t, prop, t);
+          return typeof x === 'function' ? (x as (...a: unknown[]) => unknown).bind(t) : x;
+        },
+      }) as RootStorage;
+      const other = readModelOf(withReadModel(noScan)) as ReadModel;
+      const [embedding] = await new DeterministicEmbedder().embed(['fact about gardens']);
+      const q = { embedding: embedding as Float32Array, nowNs: s.clock.nowNs(), limit: 50 };
+      const a = await s.model.search(s.alice, q);
+      const b = await other.search(s.alice, q);
+      expect(b?.map((h) => [h.entry.id, h.vectorScore])).toEqual(
+        a?.map((h) => [h.entry.id, h.vectorScore]),
+      );
+      // Rows the first model took from observed writes carry no `deleted: false`; rows read back do.
+      const norm = (hs: typeof a) => hs?.map((h) => ({ ...h.entry, deleted: h.entry.deleted === true }));
+      expect(norm(b)).toEqual(norm(a));
+    });
+
     it('holds at most maxEntries: least recently used partitions go, a partition too large is served by the database', async () => {
       const s = await setup(backend, { maxEntries: 8 });
       for (let i = 0; i < 5; i++) await add(s, `alice thing ${i}`, s.alice);
@@ -331,5 +398,40 @@ describe('read model: tampering at rest (PGlite)', () => {
     expect(fresh.dropped.map((d) => d.id)).toContain(target);
     const events = await storage2.listAudit({ limit: 100, subject: target });
     expect(events.some((e) => e.action === 'entry.dropped')).toBe(true);
+  });
+
+  it('a row altered before the first load is loaded by the scan and never served', async () => {
+    const db = await PGlite.create({ extensions: { vector } });
+    const s = await setup('pglite', { pglite: db });
+    const write = async (principal: string, text: string): Promise<string> => {
+      const [embedding] = await new DeterministicEmbedder().embed([text]);
+      const r = await s.ledger.write(
+        { writer: principal, content: text, tier: 'USER_OBSERVED', kind: 'fact' },
+        { embedding: embedding as Float32Array },
+      );
+      return r.entry.id;
+    };
+    const target = await write(s.alice, 'alice keeps the spare key under the mat');
+    const moved = await write(s.alice, 'alice hides the spare key in the shed');
+    await write(s.alice, 'alice parks on level two');
+    await write(s.bob, 'bob keeps his key on a hook');
+    await s.ledger.checkpoint();
+    expect(s.model.isLoaded(s.alice) || s.model.isLoaded(s.bob)).toBe(false);
+    // As the database superuser: alter one row's signed bytes, move another to bob.
+    await db.query(
+      `UPDATE entries SET bytes = overlay(bytes placing '\\x58'::bytea from 40 for 1) WHERE id = $1`,
+      [target],
+    );
+    await db.query('UPDATE entries SET owner = $2 WHERE id = $1', [moved, s.bob]);
+    s.probe.scans = 0;
+    const a = await s.mem.search('spare key', { principal: s.alice, limit: 3 });
+    const b = await s.mem.search('spare key', { principal: s.bob, limit: 3 });
+    expect(s.probe.scans, 'both partitions were loaded by the scan').toBeGreaterThanOrEqual(2);
+    expect(s.model.isLoaded(s.alice) && s.model.isLoaded(s.bob)).toBe(true);
+    expect(a.results.map((h) => h.memory.id)).not.toContain(target);
+    expect(a.dropped.map((d) => d.id)).toContain(target);
+    expect(a.results.map((h) => h.memory.id), 'RLS: the moved row is not alice’s now').not.toContain(moved);
+    expect(b.results.map((h) => h.memory.id), 'never served to bob').not.toContain(moved);
+    expect(b.results.length).toBeGreaterThan(0);
   });
 });
