@@ -16,6 +16,7 @@ const GROUPS = {
   graph: () => import('./graph.mjs'),
   load: () => import('./load.mjs'),
   vector: () => import('./vector.mjs'),
+  partition: () => import('./partition.mjs'),
 };
 
 const { values } = parseArgs({

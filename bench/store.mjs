@@ -78,7 +78,7 @@ const normalise = (v) => {
 };
 
 /** Clustered synthetic embeddings: CLUSTERS unit centres, points = centre + noise. */
-function dataset(seed = 7) {
+export function dataset(seed = 7) {
   const r = prng(seed);
   const g = () => (r() + r() + r() - 1.5) * 2; // roughly N(0, 1)
   const centres = Array.from({ length: CLUSTERS }, () =>
@@ -140,7 +140,7 @@ async function writeLoad(ledger, writers, total, concurrency, embed, log, label)
 }
 
 /** Build (or reuse) the cached 100k PGlite store; returns its folder and principal. */
-async function buildStore(log, data) {
+export async function buildStore(log, data) {
   const dir = path.join(here, 'out', `store-${cacheKey()}`);
   const metaFile = path.join(dir, 'meta.json');
   if (existsSync(metaFile)) {

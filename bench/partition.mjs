@@ -1,0 +1,182 @@
+/**
+ * Group `partition` (session 3, the read model's partition loads, ADR 0018 and its loader
+ * addendum): the CPU time (process.cpuUsage: this process, all threads — PGlite's WebAssembly
+ * runs on the main thread, so its work is included) of loading one principal's partition from
+ * an embedded PGlite store of 10,000 and of 100,000 signed entries (384-d, clustered), one run
+ * each on whatever else the machine is doing:
+ *   partition_fetch_list_{10k,100k}_ms — paging `listEntries` in the principal's view (the
+ *     loader before `scanEntries`: text vectors, hex bytea)
+ *   partition_fetch_scan_{10k,100k}_ms — paging `scanEntries` (binary result rows); target
+ *     ≤ 300 ms per 10,000 entries
+ *   partition_index_inserts_{10k,100k}_ms — adding the fetched vectors to a core/vector index
+ *     one by one, as the loader does (IVF trainings in slices included)
+ *   partition_load_{list,scan}_{10k,100k}_ms — a whole `ReadModel` load (first search of the
+ *     principal, fetch + index inserts + bookkeeping), without and with `scanEntries`
+ * Ratio: partition_fetch_list_over_scan_{10k,100k}.
+ * Stores: the 10k store is built once (Ledger writes) and cached under bench/out/; the 100k
+ * store is the `store` group's cached one (built there when absent).
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PgliteBackend } from '../dist/adapters/pglite/index.js';
+import { KeyFileSource } from '../dist/adapters/keyfile/keyfile.js';
+import { systemClock, systemRandom } from '../dist/adapters/system/index.js';
+import { createVectorIndex } from '../dist/core/vector/index.js';
+import { Ledger } from '../dist/memory/ledger.js';
+import { readModelOf, withReadModel } from '../dist/memory/read-model.js';
+import { round } from './lib.mjs';
+import { buildStore, dataset } from './store.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const PAGE = 1000;
+
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+async function cpu(fn) {
+  const c0 = cpuMs();
+  const r = await fn();
+  return { ms: cpuMs() - c0, r };
+}
+
+/** The cached 10k store (one principal, the store group's data and write path). */
+async function build10k(log, data) {
+  const N = 10_000;
+  const dir = path.join(here, 'out', 'partition-10k-v1');
+  const metaFile = path.join(dir, 'meta.json');
+  if (existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+    if (meta.done === true && meta.n === N) return { dir, principal: meta.principal };
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  log(`building the ${N}-entry store in ${path.relative(process.cwd(), dir)}`);
+  const storage = await PgliteBackend.open({ dataDir: path.join(dir, 'pg') });
+  const ledger = await Ledger.open({
+    storage,
+    keys: new KeyFileSource(path.join(dir, 'keys')),
+    clock: systemClock,
+    random: systemRandom,
+  });
+  const p = await ledger.registerPrincipal('user', 'bench');
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 128 }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= N) return;
+        await ledger.write(
+          {
+            writer: p.id,
+            content: `note ${i} about topic ${i % 200}: the user mentioned detail ${i * 7919} in passing`,
+            tier: 'USER_OBSERVED',
+            kind: 'fact',
+          },
+          { embedding: data.point(i) },
+        );
+      }
+    }),
+  );
+  await ledger.checkpoint();
+  await ledger.close();
+  writeFileSync(metaFile, JSON.stringify({ done: true, n: N, principal: p.id }));
+  return { dir, principal: p.id };
+}
+
+async function pageAll(read) {
+  const rows = [];
+  let after = -1;
+  for (;;) {
+    const page = await read({ afterLeafIndex: after, limit: PAGE });
+    for (const e of page) rows.push(e);
+    if (page.length < PAGE) return rows;
+    after = page[page.length - 1].leafIndex;
+  }
+}
+
+/** `root` without `scanEntries` (root and principal views): the loader's listEntries path. */
+function withoutScan(root) {
+  const hide = (v) =>
+    new Proxy(v, {
+      get(t, k) {
+        if (k === 'scanEntries') return undefined;
+        if (k === 'asPrincipal') return (p) => hide(t.asPrincipal(p));
+        const x = Reflect.get(t, k, t);
+        return typeof x === 'function' ? x.bind(t) : x;
+      },
+    });
+  return hide(root);
+}
+
+async function measure(log, figures, ratios, label, { dir, principal }, data) {
+  const storage = await PgliteBackend.open({
+    dataDir: path.join(dir, 'pg'),
+    vectorIndex: { auto: false },
+  });
+  try {
+    const view = storage.asPrincipal(principal);
+    await view.scanEntries({ limit: 10 }); // warm the statement path
+    await view.listEntries({ limit: 10 });
+    log(`${label}: fetch with listEntries`);
+    const list = await cpu(async () => (await pageAll((o) => view.listEntries(o))).length);
+    log(`${label}: fetch with scanEntries`);
+    const scan = await cpu(() => pageAll((o) => view.scanEntries(o)));
+    const n = scan.r.length;
+    if (n > list.r) throw new Error('scan returned more rows than the list');
+    log(`${label}: ${n} entries; index inserts`);
+    const idx = await cpu(async () => {
+      const index = createVectorIndex(384);
+      scan.r.forEach((e, i) => index.add(i, e.embedding));
+      return index.size;
+    });
+    scan.r = undefined; // let the rows go before the model loads hold their own
+    const q = { embedding: data.query(0), nowNs: systemClock.nowNs(), limit: 10 };
+    const loads = {};
+    for (const [k, root] of [
+      ['list', withoutScan(storage)],
+      ['scan', storage],
+    ]) {
+      log(`${label}: whole read-model load (${k})`);
+      const model = readModelOf(withReadModel(root, { maxEntries: 200_000 }));
+      const r = await cpu(() => model.search(principal, q));
+      if (r.r === undefined || r.r.length !== 10 || model.size < n)
+        throw new Error(`the ${k} load did not serve the search`);
+      loads[k] = r.ms;
+    }
+    figures[`partition_entries_${label}`] = n;
+    figures[`partition_fetch_list_${label}_ms`] = round(list.ms, 0);
+    figures[`partition_fetch_scan_${label}_ms`] = round(scan.ms, 0);
+    figures[`partition_index_inserts_${label}_ms`] = round(idx.ms, 0);
+    figures[`partition_load_list_${label}_ms`] = round(loads.list, 0);
+    figures[`partition_load_scan_${label}_ms`] = round(loads.scan, 0);
+    ratios[`partition_fetch_list_over_scan_${label}`] = round(list.ms / scan.ms, 1);
+    return { n, scanMs: scan.ms };
+  } finally {
+    await storage.close();
+  }
+}
+
+export async function run({ log }) {
+  const figures = {};
+  const ratios = {};
+  const targets = [];
+  const data = dataset();
+  for (const [label, build] of [
+    ['10k', () => build10k(log, data)],
+    ['100k', () => buildStore(log, data)],
+  ]) {
+    const store = await build();
+    const { n, scanMs } = await measure(log, figures, ratios, label, store, data);
+    targets.push({
+      name: `partition_fetch_scan_${label} per 10,000 entries (ms CPU)`,
+      value: round((scanMs * 10_000) / n, 0),
+      op: '<=',
+      limit: 300,
+      ok: (scanMs * 10_000) / n <= 300,
+    });
+  }
+  return { figures, ratios, targets };
+}
