@@ -188,7 +188,10 @@ async function differential(backend: 'memory' | 'pglite', runs: number, maxLengt
   );
   // The property is not vacuous: searches ran and found things.
   expect(searches).toBeGreaterThan(runs);
-  expect(nonEmpty).toBeGreaterThan(runs / 2);
+  // With 100 in-memory runs most runs find something; the 3 PGlite runs (random sequences of up
+  // to 40 steps) are only required to have found something at least once — requiring more made
+  // the guard itself flaky (it failed once in a full run while the comparison held).
+  expect(nonEmpty).toBeGreaterThan(backend === 'memory' ? runs / 2 : 0);
 }
 
 describe('read model vs database path: identical search results', () => {
