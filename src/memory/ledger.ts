@@ -448,15 +448,21 @@ export class Ledger {
     const inflight = this.writerLookups.get(writer);
     if (inflight !== undefined) return inflight;
     const lookup = (async () => {
-      const principal = await this.storage.getPrincipal(writer);
-      if (principal === undefined) {
-        throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
+      // A principal is never deleted and its kind never changes: once known, only its keys
+      // (rotation, revocation) are read again — one storage call per refresh, not two.
+      let kind = hit?.kind;
+      if (kind === undefined) {
+        const principal = await this.storage.getPrincipal(writer);
+        if (principal === undefined) {
+          throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
+        }
+        kind = principal.kind;
       }
-      const kid = await this.currentKid(principal.id);
-      const signer = await this.keys.signer(kid);
+      const kid = await this.currentKid(writer);
+      const signer = kid === hit?.kid ? hit.signer : await this.keys.signer(kid);
       if (signer === undefined)
         throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
-      const resolved = { kind: principal.kind, kid, signer, at: now };
+      const resolved = { kind, kid, signer, at: now };
       this.writers.set(writer, resolved);
       return resolved;
     })().finally(() => this.writerLookups.delete(writer));

@@ -11,7 +11,7 @@ import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { verifyConsistency, verifyInclusion } from '../../src/core/merkle/index.js';
 import { Ledger, type Receipt } from '../../src/memory/ledger.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
-import { MemoryKeySource } from '../../src/testing/doubles.js';
+import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
 
 const openLedger = (storage: StorageBackend, keys = new MemoryKeySource()) =>
   Ledger.open({ storage, keys, clock: systemClock, random: systemRandom });
@@ -230,6 +230,44 @@ describe('pipelined group commit', () => {
         expect(verifyConsistency(c1.size, c2.size, proof, c1.root, c2.root)).toBe(true);
       }
     }
+    await a.drain();
+    await b.drain();
+  });
+
+  it('a cached writer re-reads only its keys after 1 s: a rotation by another ledger is seen, the kind kept', async () => {
+    const storage = await MemoryBackend.open();
+    const keys = new MemoryKeySource();
+    const clock = new ManualClock();
+    const a = await Ledger.open({ storage, keys, clock, random: systemRandom });
+    const b = await Ledger.open({ storage, keys, clock, random: systemRandom });
+    const u = await a.registerPrincipal('agent', 'u');
+    const first = await a.write({ writer: u.id, content: 'one', tier: 'USER_OBSERVED' });
+    expect(first.entry.kid).toBe(u.kid);
+    const calls = { principal: 0, keys: 0 };
+    const getPrincipal = storage.getPrincipal.bind(storage);
+    const keysOf = storage.keysOf.bind(storage);
+    Object.assign(storage, {
+      getPrincipal: (id: string) => (calls.principal++, getPrincipal(id)),
+      keysOf: (id: string) => (calls.keys++, keysOf(id)),
+    });
+    const rotated = await b.rotatePrincipalKey(u.id); // another "process": a is not told
+    calls.principal = 0;
+    calls.keys = 0;
+    // Within the second: the cached key (still valid for what it signed before the rotation
+    // took effect in a's view; readers check keys at the log position).
+    expect((await a.write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' })).entry.kid).toBe(
+      u.kid,
+    );
+    expect(calls).toEqual({ principal: 0, keys: 0 });
+    clock.advance(1_100_000_000n);
+    const third = await a.write({ writer: u.id, content: 'three', tier: 'USER_OBSERVED' });
+    expect(third.entry.kid).toBe(rotated);
+    expect(calls).toEqual({ principal: 0, keys: 1 });
+    // An agent stays an agent: the tier bound still applies after the refresh.
+    await expect(a.write({ writer: u.id, content: 'op', tier: 'OPERATOR' })).rejects.toMatchObject({
+      code: 'ENTRY_INVALID',
+    });
+    expect((await a.verifyEntry(third.entry.id)).ok).toBe(true);
     await a.drain();
     await b.drain();
   });
