@@ -111,7 +111,7 @@ export function checkDemands(demands: readonly QuotaDemand[]): void {
 
 /**
  * A batch of demands in (usually) one statement (`QuotaStore.consumeQuotas`): the groups whose
- * demands share a limit and fit under it go into one multi-row upsert that adds each group's
+ * demands share their tier's one limit and fit under it go into one multi-row upsert that adds each group's
  * count only while `count + n ≤ limit` — a new row is inserted with `n`; a conflicting row is
  * locked and either incremented or, if the whole group would exceed the limit, left as is
  * (still locked) and not returned. Those groups — at the quota boundary, or with mixed limits —
@@ -128,27 +128,33 @@ export async function consumeQuotas(
   const out = new Array<boolean>(demands.length).fill(false);
   const fast: QuotaGroup[] = [];
   const slow: QuotaGroup[] = [];
+  /** The one limit of each tier in the fast statement (a deployment has one per tier). */
+  const tierLimit = new Map<string, number>();
   for (const g of groupDemands(demands)) {
     const lim = g.limits[0] as number;
     if (g.limits.every((l) => l < 1)) continue; // nothing can be admitted: nothing to count
-    if (g.limits.every((l) => l === lim) && g.at.length <= lim) fast.push(g);
-    else slow.push(g);
+    const uniform = g.limits.every((l) => l === lim) && (tierLimit.get(g.tier) ?? lim) === lim;
+    if (uniform && g.at.length <= lim) {
+      tierLimit.set(g.tier, lim);
+      fast.push(g);
+    } else slow.push(g);
   }
   if (fast.length > 0) {
+    // The conflict condition finds the row's limit by its tier in a list of at most five, so
+    // the statement stays linear in the batch (a per-row lookup by key would be quadratic).
     const { rows } = await q.query(
       `INSERT INTO write_quotas AS w (principal, tier, day, count)
        SELECT d.p, d.t, d.d, d.n FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS d(p, t, d, n)
        ON CONFLICT (principal, tier, day) DO UPDATE SET count = w.count + EXCLUDED.count
-       WHERE w.count + EXCLUDED.count <= (
-         SELECT l.lim FROM unnest($1::text[], $2::text[], $3::text[], $5::int[]) AS l(p, t, d, lim)
-          WHERE l.p = w.principal AND l.t = w.tier AND l.d = w.day)
+       WHERE w.count + EXCLUDED.count <= ($6::int[])[array_position($5::text[], EXCLUDED.tier)]
        RETURNING principal, tier, day`,
       [
         fast.map((g) => g.principal),
         fast.map((g) => g.tier),
         fast.map((g) => g.day),
         fast.map((g) => g.at.length),
-        fast.map((g) => g.limits[0]),
+        [...tierLimit.keys()],
+        [...tierLimit.values()],
       ],
     );
     const done = new Set(rows.map((r) => quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day))));

@@ -363,6 +363,13 @@ export const memoryApiCases: readonly ConformanceCase[] = [
         assert.deepEqual(await consume([d('user:e', 1), d('user:e', 1), d('user:e', 3), d('user:e', 2)]), [true, false, true, false]);
         assert.equal(await b.quotaUsed('user:e', 'USER_OBSERVED', D), 2);
         assert.deepEqual(await consume([]), []);
+        // Many rows in one batch (one multi-row statement): fresh rows, then every row crossing
+        // its limit at once (all settled under their locks).
+        const many = Array.from({ length: 300 }, (_, i) => `user:m${i}`);
+        const twice = many.flatMap((p) => [d(p, 3), d(p, 3)]);
+        assert.ok((await consume(twice)).every((x) => x));
+        assert.deepEqual(await consume(twice), many.flatMap(() => [true, false]));
+        assert.equal(await b.quotaUsed('user:m299', 'USER_OBSERVED', D), 3);
         // Bad input changes nothing.
         await rejectsWith(consume([d('user:f', 2), { ...d('user:f', 2), tier: 'NOPE' as SourceTier }]), 'INPUT_INVALID');
         await rejectsWith(consume([d('user:f', 2), { ...d('user:f', 2), limit: 1.5 }]), 'INPUT_INVALID');
