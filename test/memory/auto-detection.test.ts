@@ -89,6 +89,59 @@ describe('AutoDetection: per-principal calibration from the store', () => {
     expect((await fresh().describe(alice)).own).toBe(1);
   });
 
+  it('the reference is the newest maxReference live, unexpired own trusted memories — read with scanEntries or listEntriesFor alike', async () => {
+    const { mem, alice, bob, clock, ledger, storage } = await setup({ minOwn: 2 });
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const r = await mem.add(fact('alice', i), {
+        principal: alice,
+        tier: 'USER_VERIFIED',
+        ...(i % 4 === 1 ? { ttlMs: 1000 } : {}), // 1, 5 and 9 expire below
+      });
+      if (r.status === 'stored') ids.push(r.memory.id);
+    }
+    expect(ids.length).toBe(12);
+    await mem.delete(ids[10] as string, { principal: alice, reason: 'wrong' });
+    for (let i = 0; i < 3; i++) await mem.add(fact('bob', i), { principal: bob, tier: 'USER_VERIFIED' });
+    clock.advance(2_000_000_000n);
+    // The same store without scanEntries: the listEntriesFor path.
+    const hide = <T extends object>(o: T): T =>
+      new Proxy(o, {
+        get(t, k) {
+          if (k === 'scanEntries') return undefined;
+          if (k === 'asPrincipal') return (p: string) => hide((t as { asPrincipal(p: string): object }).asPrincipal(p));
+          const x: unknown = Reflect.get(t, k, t);
+          return typeof x === 'function' ? (x as (...a: unknown[]) => unknown).bind(t) : x;
+        },
+      });
+    const retention = retentionConfig({ nearDuplicateThreshold: null });
+    const ctxOf = (st: typeof storage) => new MemoryContext(ledger, st, clock, new SeededRandom('r'), noopMetrics, retention);
+    let scans = 0;
+    const counted = new Proxy(storage, {
+      get(t, k) {
+        if (k === 'asPrincipal')
+          return (p: string) =>
+            new Proxy(t.asPrincipal(p), {
+              get(v, kk) {
+                if (kk === 'scanEntries') scans++;
+                const x: unknown = Reflect.get(v, kk, v);
+                return typeof x === 'function' ? (x as (...a: unknown[]) => unknown).bind(v) : x;
+              },
+            });
+        const x: unknown = Reflect.get(t, k, t);
+        return typeof x === 'function' ? (x as (...a: unknown[]) => unknown).bind(t) : x;
+      },
+    });
+    for (const maxReference of [5, 100]) {
+      const viaScan = await new AutoDetection(ctxOf(counted), new DeterministicEmbedder(), { minOwn: 2, maxReference }).describe(alice);
+      const viaList = await new AutoDetection(ctxOf(hide(storage)), new DeterministicEmbedder(), { minOwn: 2, maxReference }).describe(alice);
+      expect(viaScan).toEqual(viaList);
+      // 12 stored, less the deleted one and the three expired ones.
+      expect(viaScan.own).toBe(Math.min(maxReference, 12 - 1 - 3));
+    }
+    expect(scans, 'the reference was read with scanEntries').toBeGreaterThan(0);
+  });
+
   it('persists each principal’s query history in its own scope and rebuilds it after a restart', async () => {
     const { mem, alice, bob, fresh, storage, flushed } = await setup({ queryFlushMs: 1 });
     for (let i = 0; i < 7; i++) await mem.search(`where is item ${i}`, { principal: alice });
