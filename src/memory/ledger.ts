@@ -262,6 +262,13 @@ export class Ledger {
   private checkpointCache: CheckpointRecord | undefined;
   /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
   private readonly verified = new Map<string, Uint8Array>();
+  /**
+   * The decoded record of bytes re-verified before, keyed by the bytes object itself (weakly:
+   * it lives as long as the caller keeps the row — the read model keeps its rows, so a hot
+   * entry is decoded once, not on every search that returns it). Used only after the MAC over
+   * those same bytes has just been checked again and equals the fully verified one.
+   */
+  private readonly decodedByBytes = new WeakMap<Uint8Array, SignedEntry>();
   /** Leaf hashes verified against a signed checkpoint (first verification's inclusion check). */
   private readonly mirror: VerifiedLeaves;
 
@@ -833,12 +840,17 @@ export class Ledger {
       let entry: SignedEntry;
       let d: EntryForVerify | undefined;
       if (again) {
-        const r = safeDecodeSignedEntry(s.bytes);
-        if (!r.ok) {
-          out[at] = { ok: false, code: r.error.code, id, stage: 'decode' };
-          continue;
+        const hit = this.decodedByBytes.get(s.bytes);
+        if (hit !== undefined) entry = hit;
+        else {
+          const r = safeDecodeSignedEntry(s.bytes);
+          if (!r.ok) {
+            out[at] = { ok: false, code: r.error.code, id, stage: 'decode' };
+            continue;
+          }
+          entry = r.value;
+          this.decodedByBytes.set(s.bytes, entry);
         }
-        entry = r.value;
       } else {
         const r = decodeEntryForVerify(s.bytes, s);
         if (!r.ok) {

@@ -314,6 +314,38 @@ describe('Ledger.verifyMany on PGlite', () => {
   });
 });
 
+describe('re-verification of rows already verified in this process', () => {
+  it('reuses the decoded record of the same bytes, and still drops bytes changed in place', async () => {
+    const l = await ledgerOn(await MemoryBackend.open());
+    const rows = await written(l, 6);
+    const first = await l.verifyMany(rows);
+    expect(first.every((v) => v.ok)).toBe(true);
+    const again = await l.verifyMany(rows);
+    expect(again.every((v) => v.ok)).toBe(true);
+    const third = await l.verifyMany(rows);
+    // The same bytes object: the decoded record of the second pass is handed out again.
+    for (let i = 0; i < rows.length; i++) {
+      const a = again[i] as Extract<Verification, { ok: true }>;
+      const b = third[i] as Extract<Verification, { ok: true }>;
+      expect(b.entry).toBe(a.entry);
+      expect(b.entry.content).toBe(`fact ${i}`);
+    }
+    // A copy of the bytes decodes afresh (equal, not the same object).
+    const copy = { ...rows[2]!, bytes: rows[2]!.bytes.slice() };
+    const c = (await l.verifyMany([copy]))[0] as Extract<Verification, { ok: true }>;
+    expect(c.ok).toBe(true);
+    expect(c.entry).not.toBe((third[2] as Extract<Verification, { ok: true }>).entry);
+    expect(c.entry).toEqual((third[2] as Extract<Verification, { ok: true }>).entry);
+    // The cached object's bytes altered in place: the MAC over them fails before any cache use.
+    const target = rows[3]!;
+    const at = target.bytes.length - 70;
+    target.bytes[at] = (target.bytes[at] as number) ^ 0x01;
+    const after = await l.verifyMany(rows);
+    expect(after[3]).toMatchObject({ ok: false, stage: 'mac' });
+    expect(after.filter((v) => v.ok)).toHaveLength(5);
+  });
+});
+
 describe('the key record cache of the read path', () => {
   it('a revocation through this ledger applies to the next first verification at once', async () => {
     const storage = await MemoryBackend.open();
