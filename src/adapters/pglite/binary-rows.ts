@@ -108,13 +108,18 @@ export async function runBinaryQuery(
 ): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
-  await db.execProtocolRawStream(binaryQueryMessage(sql, params), {
-    syncToFs: false, // a read
-    onRawData: (chunk) => {
-      chunks.push(chunk.slice()); // a view into WebAssembly memory, reused after the call
-      total += chunk.length;
-    },
-  });
+  // Under PGlite's query lock, as its own statements in a transaction run: nothing else's
+  // protocol messages can interleave with these (the transaction lock already keeps out every
+  // `query`, `exec` and `transaction` of others).
+  await db.runExclusive(() =>
+    db.execProtocolRawStream(binaryQueryMessage(sql, params), {
+      syncToFs: false, // a read
+      onRawData: (chunk) => {
+        chunks.push(chunk.slice()); // a view into WebAssembly memory, reused after the call
+        total += chunk.length;
+      },
+    }),
+  );
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(total);
   let o = 0;
