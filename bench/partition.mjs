@@ -11,7 +11,10 @@
  *   partition_fetch_scan_{10k,100k}_ms — then paging `scanEntries` (binary result rows), as
  *     warm as the list pass; target ≤ 300 ms per 10,000 entries
  *   partition_index_inserts_{10k,100k}_ms — adding the fetched vectors to a core/vector index
- *     one by one, as the loader does (IVF trainings in slices included)
+ *     one by one (IVF trainings at every doubling, in slices, included)
+ *   partition_index_bulk_{10k,100k}_ms — the same vectors in one `addMany`, as the loader adds
+ *     them, with the one training it plans run to the end (the loader runs it in idle turns
+ *     after the load, so `partition_load_*` does not include it)
  *   partition_load_{list,scan}_{10k,100k}_ms — a whole `ReadModel` load (first search of the
  *     principal, fetch + index inserts + bookkeeping), without and with `scanEntries`
  *   partition_first_search_{list,scan}_10k_ms — the principal's first `Memory.search` as
@@ -152,6 +155,12 @@ async function measure(log, figures, ratios, label, { dir, principal }, data) {
       scan.r.forEach((e, i) => index.add(i, e.embedding));
       return index.size;
     });
+    const bulk = await cpu(async () => {
+      const index = createVectorIndex(384);
+      index.addMany(scan.r.map((_, i) => i), scan.r.map((e) => e.embedding));
+      while (index.maintain(Infinity));
+      return index.size;
+    });
     scan.r = undefined; // let the rows go before the model loads hold their own
     const q = { embedding: data.query(0), nowNs: systemClock.nowNs(), limit: 10 };
     const loads = {};
@@ -171,6 +180,7 @@ async function measure(log, figures, ratios, label, { dir, principal }, data) {
     figures[`partition_fetch_scan_${label}_ms`] = round(scan.ms, 0);
     figures[`partition_fetch_scan_cold_${label}_ms`] = round(cold.ms, 0);
     figures[`partition_index_inserts_${label}_ms`] = round(idx.ms, 0);
+    figures[`partition_index_bulk_${label}_ms`] = round(bulk.ms, 0);
     figures[`partition_load_list_${label}_ms`] = round(loads.list, 0);
     figures[`partition_load_scan_${label}_ms`] = round(loads.scan, 0);
     ratios[`partition_fetch_list_over_scan_${label}`] = round(list.ms / scan.ms, 1);

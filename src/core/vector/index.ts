@@ -46,6 +46,14 @@ export interface VectorIndex {
   /** Add or replace `key` (a non-negative integer handle). `v` need not be normalised: the
    *  index stores it unit-normalised; a zero / non-finite vector is refused (RangeError). */
   add(key: number, v: ArrayLike<number>): void;
+  /**
+   * Add many at once (a bulk load): like `add` for each pair in order, except that a refused
+   * vector (zero, non-finite, wrong width) is skipped and its position returned instead of
+   * thrown, and the index plans its next rebuild once, after all of them — so loading n vectors
+   * trains once for the final size instead of at every doubling on the way. A bad key is a
+   * RangeError before anything changes.
+   */
+  addMany(keys: ArrayLike<number>, vectors: readonly ArrayLike<number>[]): number[];
   /** Remove `key`; false when absent. */
   remove(key: number): boolean;
   has(key: number): boolean;
@@ -448,6 +456,36 @@ class FlatListIndex implements VectorIndex {
       next.put(key, next.nearest());
     }
     this.#afterChange();
+  }
+
+  addMany(keys: ArrayLike<number>, vectors: readonly ArrayLike<number>[]): number[] {
+    if (keys.length !== vectors.length)
+      throw new RangeError('vector index: addMany needs one vector per key');
+    for (let i = 0; i < keys.length; i++) checkKey(keys[i] as number);
+    const refused: number[] = [];
+    const u = this.#unit;
+    for (let i = 0; i < keys.length; i++) {
+      const v = vectors[i] as ArrayLike<number>;
+      let inv: number;
+      try {
+        inv = this.#inverseNorm(v, 'vector');
+      } catch {
+        refused.push(i);
+        continue;
+      }
+      for (let d = 0; d < this.dimensions; d++) u[d] = (v[d] as number) * inv;
+      const key = keys[i] as number;
+      const cur = this.#cur;
+      cur.setQuery(u);
+      cur.put(key, cur.nearest());
+      const next = this.#job?.next;
+      if (next != null) {
+        next.setQuery(u);
+        next.put(key, next.nearest());
+      }
+    }
+    this.#afterChange();
+    return refused;
   }
 
   remove(key: number): boolean {

@@ -159,3 +159,52 @@ describe('vector index: rebuilds in slices', () => {
     expect(sliced.maxCall).toBeLessThan(blocking.maxCall / 5);
   });
 });
+
+describe('vector index: addMany (bulk load)', () => {
+  it('holds what add one by one would, trains once for the final size, and skips refused vectors', () => {
+    const r = rng(77);
+    const d = 16;
+    const gen = clustered(r, d, 30, 0.8);
+    const n = 5000;
+    const keys: number[] = [];
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < n; i++) {
+      keys.push(i * 3);
+      vectors.push(gen());
+    }
+    // Refused one by one (zero, non-finite, wrong width), reported by position.
+    vectors[17] = new Float32Array(d);
+    vectors[99] = Float32Array.from({ length: d }, (_, i) => (i === 3 ? Number.NaN : 1));
+    vectors[500] = new Float32Array(d + 1).fill(1);
+    const bulk = createVectorIndex(d, { exactBelow: 256, nprobe: 1_000_000 });
+    bulk.add(1, gen()); // a key the bulk load does not name: kept (removed again below)
+    const refused = bulk.addMany(keys, vectors);
+    expect(refused).toEqual([17, 99, 500]);
+    expect(bulk.size).toBe(n - 3 + 1);
+    expect(bulk.has(17 * 3)).toBe(false);
+    expect(bulk.has(18 * 3)).toBe(true);
+    while (bulk.maintain(Infinity));
+    const one = createVectorIndex(d, { exactBelow: 256, nprobe: 1_000_000 });
+    const naive = new Naive();
+    for (let i = 0; i < n; i++) {
+      if (refused.includes(i)) continue;
+      one.add(keys[i] as number, vectors[i] as Float32Array);
+      naive.add(keys[i] as number, vectors[i] as Float32Array);
+    }
+    while (one.maintain(Infinity));
+    // One training for the whole load; one by one trains at every doubling past exactBelow.
+    expect(stats(bulk).trainings).toBe(1);
+    expect(stats(one).trainings).toBeGreaterThan(3);
+    bulk.remove(1);
+    expectSameContents(bulk, naive, gen);
+  });
+
+  it('a bad key changes nothing', () => {
+    const ix = createVectorIndex(4);
+    ix.add(5, [1, 0, 0, 0]);
+    expect(() => ix.addMany([1, -2], [[1, 1, 0, 0], [0, 1, 0, 0]])).toThrow(RangeError);
+    expect(() => ix.addMany([1, 2], [[1, 1, 0, 0]])).toThrow(RangeError);
+    expect(ix.size).toBe(1);
+    expect(ix.has(1)).toBe(false);
+  });
+});
