@@ -27,8 +27,11 @@
  *   `recalibrateEvery` (25) queries arrived AND `recalibrateIntervalMs` (1 s) passed since the
  *   last, off the request path (a `setImmediate` after the search, or a timer for the rest of
  *   the interval), incrementally (core/detect/memsad): its cost is bounded by time, not by the
- *   query rate (ADR 0019). All three detectors recalibrate in full when the reference has
- *   grown by ≥ 10 % (at least `minOwn / 5` entries) or leaves the cold start;
+ *   query rate (ADR 0019). All three detectors recalibrate when the reference leaves the cold
+ *   start (at once, before the write is screened) or has grown by ≥ 10 % (at least
+ *   `minOwn / 5` entries: scheduled after the request, at most once per
+ *   `recalibrateIntervalMs` per principal, incrementally — kept proactive scores and n-gram
+ *   counts, only the new memories' computed);
  * - query persistence is batched: events wait in memory at most `queryFlushMs` (250 ms) or
  *   until `queryFlushEvents` are buffered, then go in one transaction per principal, in its
  *   own scope; `close()` flushes the rest. A crash loses at most one flush interval of query
@@ -39,7 +42,7 @@
  * from the store when it is needed again.
  */
 import { fromBase64, toBase64, toHex, utf8 } from '../core/bytes.js';
-import type { Finding } from '../core/detect/index.js';
+import { type Finding, NgramTally, ngramCounts } from '../core/detect/index.js';
 import type { SourceTier, TrustLabel } from '../core/trust.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { AuditEvent, StorageBackend, StoredEntry } from '../ports/storage.js';
@@ -109,19 +112,41 @@ const QUERY_ACTION = 'detect.query';
 export const DEFAULT_PLUS_GATE = 2;
 const DAY_MS = 86_400_000;
 
+/**
+ * One memory of a principal's own reference, with what calibration derived from it: its
+ * proactive score and its n-gram counts never change, so a growth recalibration computes
+ * them for the new memories only (ADR 0019).
+ */
+interface RefItem {
+  readonly text: string;
+  readonly vec: Float32Array;
+  pro?: number;
+  grams?: ReadonlyMap<string, number>;
+}
+
 /** One principal's detectors and the data they were calibrated on. */
 class PrincipalDetectors {
-  readonly texts: string[] = [];
-  readonly vecs: Float32Array[] = [];
+  /** The own reference, oldest first (at most `maxReference`). */
+  readonly items: RefItem[] = [];
+  /** The n-gram counts of the items that have them (`grams`), summed. */
+  readonly tally = new NgramTally();
   /** Size of the own reference at the last full calibration. */
   calibratedOwn = -1;
   usingGeneric = true;
   /** Clock time (ns) MemSAD's τ was last set. */
   lastRecalNs = 0n;
+  /** Clock time (ns) of the last calibration on the reference (load, cold start, growth). */
+  lastCalibratedNs = 0n;
+  /** A growth recalibration is queued (`setImmediate`) or running. */
+  growQueued = false;
+  /** …or waits on a timer for the rest of the interval. */
+  growTimer: ReturnType<typeof setTimeout> | undefined;
   /** A rolling recalibration is queued with `setImmediate`. */
   recalQueued = false;
   /** …or waits on a timer for the rest of the interval. */
   recalTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The shared probes are set on the pipeline's proactive detector. */
+  probesSet = false;
 
   constructor(
     readonly pipeline: DetectionPipeline,
@@ -129,12 +154,15 @@ class PrincipalDetectors {
     readonly known: boolean,
   ) {}
 
+  get own(): number {
+    return this.items.length;
+  }
+
   push(text: string, vec: Float32Array, max: number): void {
-    this.texts.push(text);
-    this.vecs.push(vec);
-    if (this.texts.length > max) {
-      this.texts.shift();
-      this.vecs.shift();
+    this.items.push({ text, vec });
+    while (this.items.length > max) {
+      const out = this.items.shift() as RefItem;
+      if (out.grams !== undefined) this.tally.remove(out.grams);
     }
   }
 }
@@ -161,8 +189,9 @@ export class AutoDetection implements DetectionHooks {
   /** The flush in progress (flushes run one at a time, in order). */
   #flushing: Promise<void> = Promise.resolve();
   readonly #recalTimers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #growTimers = new Set<ReturnType<typeof setTimeout>>();
   #closed = false;
-  #shared: Promise<{ generic: Float32Array[]; probes: Float32Array[] }> | undefined;
+  #shared: Promise<SharedVectors> | undefined;
 
   constructor(
     private readonly ctx: MemoryContext,
@@ -344,6 +373,8 @@ export class AutoDetection implements DetectionHooks {
   async close(): Promise<void> {
     this.#closed = true;
     for (const t of this.#recalTimers) clearTimeout(t);
+    for (const t of this.#growTimers) clearTimeout(t);
+    this.#growTimers.clear();
     this.#recalTimers.clear();
     await this.flush();
   }
@@ -355,6 +386,8 @@ export class AutoDetection implements DetectionHooks {
   /** The calibration a principal's detectors run on (for operators and tests). */
   async describe(principal: string): Promise<{
     own: number;
+    /** Size of the own reference the thresholds were last calibrated on. */
+    calibratedOn: number;
     generic: boolean;
     history: number;
     thresholds: { memsad?: number; memsad_plus?: number; proactive?: number };
@@ -366,7 +399,8 @@ export class AutoDetection implements DetectionHooks {
     const plus = p.ngram?.threshold;
     const pro = p.proactive?.threshold;
     return {
-      own: s.texts.length,
+      own: s.own,
+      calibratedOn: s.calibratedOwn,
       generic: s.usingGeneric,
       history: p.memsad?.historySize ?? 0,
       thresholds: {
@@ -409,38 +443,119 @@ export class AutoDetection implements DetectionHooks {
     return s;
   }
 
-  /** Full calibration when the reference grew enough (or left the cold start) since the last. */
+  /**
+   * Recalibrate on the reference when it left the cold start (now, on this request) or grew
+   * by the step since the last calibration (scheduled after the request: this one is screened
+   * with the current calibration).
+   */
   async #refresh(s: PrincipalDetectors): Promise<void> {
-    const own = s.texts.length;
-    const step = Math.max(Math.ceil(this.minOwn / 5), Math.ceil(s.calibratedOwn * 0.1));
-    const leavesColdStart = s.usingGeneric && own >= this.minOwn;
-    if (leavesColdStart || own - s.calibratedOwn >= step) await this.#calibrate(s);
+    if (s.usingGeneric && s.own >= this.minOwn) {
+      // Leaving the cold start turns MemSAD and MemSAD+ on (they abstain on the generic
+      // reference): done before this write is screened, so no write after the principal's
+      // minOwn-th trusted memory passes with two detectors abstaining. Once per principal,
+      // on a small reference (~minOwn memories): well under a millisecond of CPU.
+      await this.#calibrate(s);
+    } else if (this.#grown(s)) this.#scheduleGrowth(s);
   }
 
+  /** The reference grew by ≥ 10 % (at least minOwn / 5) since it was last calibrated on. */
+  #grown(s: PrincipalDetectors): boolean {
+    const step = Math.max(Math.ceil(this.minOwn / 5), Math.ceil(s.calibratedOwn * 0.1));
+    return s.own - s.calibratedOwn >= step;
+  }
+
+  /**
+   * A growth recalibration, off the request path and bounded by time like MemSAD's rolling
+   * one: at most one queued per principal, and at most one per `recalibrateIntervalMs` since
+   * the last calibration (by the injected clock) — right after this request (`setImmediate`)
+   * or on an unref'd timer for the rest of the interval.
+   */
+  #scheduleGrowth(s: PrincipalDetectors): void {
+    if (this.#closed || s.growQueued) return;
+    const waitNs = this.#recalIntervalNs - (this.ctx.clock.nowNs() - s.lastCalibratedNs);
+    if (waitNs <= 0n) {
+      if (s.growTimer !== undefined) {
+        clearTimeout(s.growTimer);
+        this.#growTimers.delete(s.growTimer);
+        s.growTimer = undefined;
+      }
+      s.growQueued = true;
+      setImmediate(() => void this.#grow(s));
+    } else if (s.growTimer === undefined) {
+      const t = setTimeout(() => {
+        this.#growTimers.delete(t);
+        s.growTimer = undefined;
+        s.growQueued = true;
+        void this.#grow(s);
+      }, Math.ceil(Number(waitNs) / 1e6));
+      t.unref();
+      this.#growTimers.add(t);
+      s.growTimer = t;
+    }
+  }
+
+  async #grow(s: PrincipalDetectors): Promise<void> {
+    try {
+      if (this.#closed) return;
+      // Re-checked: a cold-start calibration may have run meanwhile.
+      if ((s.usingGeneric && s.own >= this.minOwn) || this.#grown(s)) await this.#calibrate(s);
+    } catch {
+      // The shared vectors could not be made (model unavailable): the current calibration
+      // stays, and the next write that finds the reference grown schedules it again.
+    } finally {
+      s.growQueued = false;
+    }
+  }
+
+  /**
+   * Calibrate every detector on the principal's reference — incrementally where a memory's
+   * contribution does not change: proactive scores and n-gram counts are computed once per
+   * reference memory (and once per process for the generic reference), then combined. The
+   * thresholds equal `DetectionPipeline.calibrate` on the same reference exactly (tested).
+   * MemSAD takes the new reference in full (its τ scores the reference against the history).
+   */
   async #calibrate(s: PrincipalDetectors, queries?: Float32Array[]): Promise<void> {
     const shared = await this.#sharedVectors();
-    const cold = s.texts.length < this.minOwn;
-    const texts = cold ? [...this.#generic, ...s.texts] : [...s.texts];
-    const vecs = cold ? [...shared.generic, ...s.vecs] : [...s.vecs];
-    await s.pipeline.calibrate(texts, {
-      embeddings: vecs,
-      // MemSAD and MemSAD+ compare an entry with the principal's own distribution (its queries,
-      // its language): a generic reference mis-sets them, so they wait for the principal's own.
-      lexicalReference: cold ? [] : texts,
-      memsadReference: cold ? [] : vecs,
-      probeEmbeddings: shared.probes,
-      ...(queries === undefined ? {} : { queryEmbeddings: queries }),
-    });
+    const p = s.pipeline;
+    const cold = s.own < this.minOwn;
+    const items = s.items;
+    if (p.proactive !== undefined) {
+      const pro = p.proactive;
+      if (!s.probesSet) {
+        pro.setProbes(shared.probes);
+        s.probesSet = true;
+      }
+      shared.genericScores ??= shared.generic.map((v) => pro.score(v));
+      const xs: number[] = cold ? [...shared.genericScores] : [];
+      for (const it of items) xs.push((it.pro ??= pro.score(it.vec)));
+      pro.calibrateScores(xs);
+    }
+    // MemSAD and MemSAD+ compare an entry with the principal's own distribution (its queries,
+    // its language): a generic reference mis-sets them, so they wait for the principal's own.
+    if (p.ngram !== undefined) {
+      const n = p.ngram.n;
+      const per: ReadonlyMap<string, number>[] = [];
+      if (!cold)
+        for (const it of items) {
+          if (it.grams === undefined) {
+            it.grams = ngramCounts(it.text, n);
+            s.tally.add(it.grams);
+          }
+          per.push(it.grams);
+        }
+      p.ngram.calibrateCounts(per, s.tally);
+    }
+    p.memsad?.calibrate(cold ? [] : items.map((it) => it.vec), queries);
     s.usingGeneric = cold;
-    s.calibratedOwn = s.texts.length;
-    s.lastRecalNs = this.ctx.clock.nowNs();
+    s.calibratedOwn = s.own;
+    s.lastRecalNs = s.lastCalibratedNs = this.ctx.clock.nowNs();
   }
 
   /**
    * The generic reference and the probes, embedded once for every principal — or taken from
    * the bundled vectors when they were made by this embedder's model from these very texts.
    */
-  #sharedVectors(): Promise<{ generic: Float32Array[]; probes: Float32Array[] }> {
+  #sharedVectors(): Promise<SharedVectors> {
     if (this.#shared === undefined) {
       const probes = this.#reader.probes;
       const b = BUNDLED_VECTORS;
@@ -528,6 +643,14 @@ export class AutoDetection implements DetectionHooks {
     }
     return out;
   }
+}
+
+/** The generic reference and probe vectors, shared by every principal of one `AutoDetection`. */
+interface SharedVectors {
+  readonly generic: Float32Array[];
+  readonly probes: Float32Array[];
+  /** The generic reference's proactive scores under these probes (computed on first use). */
+  genericScores?: number[];
 }
 
 /** The audit subject of a principal's query history (indexed, so a rebuild reads only theirs). */

@@ -8,6 +8,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
@@ -335,6 +336,144 @@ describe('AutoDetection: rolling recalibration bounded by count and time', () =>
     await tick();
     expect(await tau()).toBe(t0);
   });
+});
+
+describe('AutoDetection: growth recalibration off the request path, bounded by time', () => {
+  const MINUTE_NS = 60_000n * 1_000_000n;
+  const tick = () => new Promise<void>((r) => setImmediate(r));
+  const other = (i: number) => `Invoice ${i} for the catering supplier goes to accounts payable before the ${i + 3}th`;
+
+  async function grown(o: AutoOptions) {
+    const t = await setup();
+    const d = t.fresh({ minOwn: 4, persistQueries: false, ...o });
+    const store = async (text: string) =>
+      d.stored(t.alice, { content: text, tier: 'USER_VERIFIED', label: 'TRUSTED', embedding: (await t.embedder.embed([text]))[0]! });
+    await d.describe(t.alice);
+    for (let i = 0; i < 8; i++) await store(fact('alice', i));
+    await d.observeQuery(t.alice, (await t.embedder.embed(['which folder holds the red item']))[0]!);
+    // Leaving the cold start calibrates on the request (MemSAD / MemSAD+ turn on before the
+    // next write is screened).
+    const warm = await d.describe(t.alice);
+    expect(warm).toMatchObject({ own: 8, calibratedOn: 8, generic: false });
+    expect(warm.thresholds.memsad_plus).toBeDefined();
+    // The reference grows past the step (≥ 10 %, at least minOwn / 5) with other writing.
+    for (let i = 0; i < 6; i++) await store(other(i));
+    return { ...t, d, store, warm };
+  }
+
+  it('a write that finds the reference grown is screened with the current calibration; the recalibration runs after the request once the interval passed', async () => {
+    const { d, alice, clock, embedder, warm } = await grown({ recalibrateIntervalMs: 60_000 });
+    const text = 'Where do I send the invoice for the new laptop?';
+    const screen = async () =>
+      d.screenWrite(alice, { content: text, tier: 'USER_VERIFIED', embedding: (await embedder.embed([text]))[0]! });
+    const proactiveTau = (fs: Awaited<ReturnType<typeof screen>>) => fs.find((f) => f.detector === 'proactive')?.threshold;
+    const lexicalTau = (fs: Awaited<ReturnType<typeof screen>>) => fs.find((f) => f.detector === 'memsad_plus')?.threshold;
+    // Within the interval: screened on the previous thresholds, and nothing moves after it.
+    let fs = await screen();
+    expect(proactiveTau(fs)).toBe(warm.thresholds.proactive);
+    expect(lexicalTau(fs)).toBe(warm.thresholds.memsad_plus);
+    await tick();
+    await tick();
+    expect(await d.describe(alice)).toMatchObject({ own: 14, calibratedOn: 8, thresholds: warm.thresholds });
+    // The interval passes (injected clock): the next write is still screened on the previous
+    // calibration — the recalibration is queued behind it, not run on it.
+    clock.advance(MINUTE_NS);
+    fs = await screen();
+    expect(proactiveTau(fs)).toBe(warm.thresholds.proactive);
+    expect(lexicalTau(fs)).toBe(warm.thresholds.memsad_plus);
+    await tick();
+    await tick();
+    const after = await d.describe(alice);
+    expect(after.calibratedOn).toBe(14);
+    expect(after.thresholds.proactive).not.toBe(warm.thresholds.proactive);
+    expect(after.thresholds.memsad_plus).not.toBe(warm.thresholds.memsad_plus);
+    fs = await screen();
+    expect(proactiveTau(fs)).toBe(after.thresholds.proactive);
+    // At most one per interval: growing again right away waits for the next one.
+    for (let i = 6; i < 12; i++) {
+      const t = other(i);
+      d.stored(alice, { content: t, tier: 'USER_VERIFIED', label: 'TRUSTED', embedding: (await embedder.embed([t]))[0]! });
+    }
+    await screen();
+    await tick();
+    await tick();
+    expect(await d.describe(alice)).toMatchObject({ own: 20, calibratedOn: 14 });
+    clock.advance(MINUTE_NS);
+    await screen();
+    await tick();
+    await tick();
+    expect(await d.describe(alice)).toMatchObject({ own: 20, calibratedOn: 20 });
+  });
+
+  it('growth followed by silence is recalibrated when the interval ends (timer)', async () => {
+    const { d, alice, warm } = await grown({ recalibrateIntervalMs: 20 });
+    expect(await d.describe(alice)).toMatchObject({ calibratedOn: 8, thresholds: warm.thresholds });
+    await vi.waitFor(async () => expect((await d.describe(alice)).calibratedOn).toBe(14), { timeout: 10_000, interval: 5 });
+  });
+
+  it('close() cancels a pending growth recalibration', async () => {
+    const { d, alice } = await grown({ recalibrateIntervalMs: 20 });
+    await d.describe(alice);
+    await d.close();
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await d.describe(alice)).toMatchObject({ own: 14, calibratedOn: 8 });
+  });
+});
+
+describe('AutoDetection: incremental calibration equals a full one (differential)', () => {
+  it('after any sequence of growth steps, every threshold equals DetectionPipeline.calibrate on the same reference', async () => {
+    const { fresh, alice, embedder } = await setup();
+    const probes = await embedder.embed([...new DetectionPipeline(embedder).probes]);
+    const { GENERIC_BENIGN_REFERENCE } = await import('../../src/memory/benign-reference.js');
+    const generic = await embedder.embed([...GENERIC_BENIGN_REFERENCE]);
+    const history = await embedder.embed(['which folder holds the red item', 'invoice for the supplier', 'garden plan']);
+    const vocabulary = ['red', 'folder', 'invoice', 'supplier', 'garden', 'water', 'key', '{"a":1}', 'Über', 'note', '42', 'è'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.array(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 7 }), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 2, max: 12 }),
+        async (batches, minOwn) => {
+          const d = fresh({ minOwn, persistQueries: false, recalibrateIntervalMs: 0 });
+          await d.describe(alice);
+          for (const q of history) await d.observeQuery(alice, q);
+          const texts: string[] = [];
+          const vecs: Float32Array[] = [];
+          let n = 0;
+          for (const batch of batches) {
+            for (const words of batch) {
+              const text = `${words.join(' ')} ${n++}`;
+              const [v] = await embedder.embed([text]);
+              texts.push(text);
+              vecs.push(v!);
+              d.stored(alice, { content: text, tier: 'USER_OBSERVED', label: 'TRUSTED', embedding: v! });
+            }
+            await d.describe(alice); // leaves the cold start here, or schedules the growth step
+            await tick();
+            await tick();
+            const got = await d.describe(alice);
+            const k = got.calibratedOn;
+            const cold = k < minOwn;
+            const full = new DetectionPipeline(embedder, { memsad: { recalibrateEvery: 0 }, ngram: { gate: 2 } });
+            await full.calibrate(cold ? [...GENERIC_BENIGN_REFERENCE, ...texts.slice(0, k)] : texts.slice(0, k), {
+              embeddings: cold ? [...generic, ...vecs.slice(0, k)] : vecs.slice(0, k),
+              lexicalReference: cold ? [] : texts.slice(0, k),
+              memsadReference: cold ? [] : vecs.slice(0, k),
+              probeEmbeddings: probes,
+              queryEmbeddings: history,
+            });
+            expect(got.generic).toBe(cold);
+            expect(got.thresholds.proactive).toBe(full.proactive?.threshold);
+            expect(got.thresholds.memsad_plus).toBe(full.ngram?.threshold);
+            expect(got.thresholds.memsad).toBe(full.memsad?.calibration?.threshold);
+          }
+          await d.close();
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  const tick = () => new Promise<void>((r) => setImmediate(r));
 });
 
 describe('query vector quantisation', () => {

@@ -47,7 +47,15 @@ export class Proactive {
 
   /** τ from benign entry embeddings. */
   calibrate(benign: readonly ArrayLike<number>[]): void {
-    const xs = benign.map((b) => this.score(b));
+    this.calibrateScores(benign.map((b) => this.score(b)));
+  }
+
+  /**
+   * τ from the benign entries' scores (`score(v)` under the current probes, in reference
+   * order): a reference vector's score never changes, so a caller whose reference grows keeps
+   * them and scores only the new vectors (ADR 0019). Same τ as `calibrate(vectors)`.
+   */
+  calibrateScores(xs: ArrayLike<number>): void {
     const { mean, std } = meanStd(xs);
     this.#threshold = mean + this.kappa * std;
   }

@@ -191,7 +191,11 @@ export class Memsad {
       .filter((r) => r.length === this.dimensions)
       .map((r) => normalized(r));
     const n = this.#reference.length;
-    this.#refM = n === 0 ? undefined : new DotMatrix(this.dimensions, n, this.#m.simd ? {} : { simd: false });
+    // The matrix is kept across calibrations while it is large enough (a growing reference
+    // recalibrates often: a new kernel instance and its memory each time cost more than the
+    // rest of a calibration with an empty history); rows past n are never read.
+    if (n > 0 && (this.#refM === undefined || this.#refM.capacity < n))
+      this.#refM = new DotMatrix(this.dimensions, Math.ceil(n * 1.25), this.#m.simd ? {} : { simd: false });
     this.#reference.forEach((r, i) => this.#refM?.setRow(i, r));
     this.#refMax = new Float32Array(n);
     this.#refArg = new Int32Array(n);

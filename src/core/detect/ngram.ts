@@ -34,8 +34,33 @@ export function ngramCounts(text: string, n: number): Map<string, number> {
   return m;
 }
 
+/**
+ * Aggregate n-gram counts of a reference that changes by adding and removing texts' counts
+ * (integers, so the sum is exact in any order; grams that drop to zero are removed).
+ */
+export class NgramTally {
+  readonly counts = new Map<string, number>();
+  total = 0;
+
+  add(c: ReadonlyMap<string, number>): void {
+    for (const [g, k] of c) {
+      this.counts.set(g, (this.counts.get(g) ?? 0) + k);
+      this.total += k;
+    }
+  }
+
+  remove(c: ReadonlyMap<string, number>): void {
+    for (const [g, k] of c) {
+      const left = (this.counts.get(g) ?? 0) - k;
+      if (left > 0) this.counts.set(g, left);
+      else this.counts.delete(g);
+      this.total -= k;
+    }
+  }
+}
+
 /** Jensen–Shannon divergence (bits) of an entry's counts against a baseline distribution. */
-export function jsdAgainst(counts: Map<string, number>, base: Map<string, number>): number {
+export function jsdAgainst(counts: ReadonlyMap<string, number>, base: ReadonlyMap<string, number>): number {
   let total = 0;
   for (const c of counts.values()) total += c;
   if (total === 0) return 1;
@@ -77,23 +102,29 @@ export class NgramJsd {
 
   /** Build the benign baseline and the threshold from benign texts (none: abstain). */
   calibrate(benign: readonly string[]): void {
-    if (benign.length === 0) {
+    const per = benign.map((t) => ngramCounts(t, this.n));
+    const tally = new NgramTally();
+    for (const c of per) tally.add(c);
+    this.calibrateCounts(per, tally);
+  }
+
+  /**
+   * The same calibration from the texts' n-gram counts (`ngramCounts(text, this.n)`, in
+   * reference order) and their tally: a caller whose reference changes by a few texts keeps
+   * both and recounts nothing (ADR 0019). The baseline and τ equal `calibrate(texts)`'s
+   * exactly — integer counts, the same per-text divergences in the same order.
+   */
+  calibrateCounts(per: readonly ReadonlyMap<string, number>[], tally: NgramTally): void {
+    if (per.length === 0) {
       // No baseline: the detector abstains until it is given one.
       this.#base = new Map();
       this.#threshold = undefined;
       this.#stats = undefined;
       return;
     }
-    const agg = new Map<string, number>();
-    const per = benign.map((t) => ngramCounts(t, this.n));
-    let total = 0;
-    for (const c of per)
-      for (const [g, k] of c) {
-        agg.set(g, (agg.get(g) ?? 0) + k);
-        total += k;
-      }
+    const total = tally.total;
     const base = new Map<string, number>();
-    if (total > 0) for (const [g, k] of agg) base.set(g, k / total);
+    if (total > 0) for (const [g, k] of tally.counts) base.set(g, k / total);
     this.#base = base;
     const xs = per.map((c) => jsdAgainst(c, base));
     this.#stats = meanStd(xs);
