@@ -147,6 +147,10 @@ class PrincipalDetectors {
   recalTimer: ReturnType<typeof setTimeout> | undefined;
   /** The shared probes are set on the pipeline's proactive detector. */
   probesSet = false;
+  /** Own memories MemSAD was last calibrated on (the first that many items; -1: none). */
+  memsadOn = -1;
+  /** Items evicted (oldest first) since the last calibration. */
+  evicted = 0;
 
   constructor(
     readonly pipeline: DetectionPipeline,
@@ -163,6 +167,7 @@ class PrincipalDetectors {
     while (this.items.length > max) {
       const out = this.items.shift() as RefItem;
       if (out.grams !== undefined) this.tally.remove(out.grams);
+      this.evicted++;
     }
   }
 }
@@ -545,7 +550,15 @@ export class AutoDetection implements DetectionHooks {
         }
       p.ngram.calibrateCounts(per, s.tally);
     }
-    p.memsad?.calibrate(cold ? [] : items.map((it) => it.vec), queries);
+    if (p.memsad !== undefined) {
+      // A reference that only grew since MemSAD's last calibration is appended to (only the
+      // new memories are scored against the history); otherwise it is replaced.
+      if (!cold && queries === undefined && s.memsadOn >= 0 && s.evicted === 0)
+        p.memsad.extendReference(items.slice(s.memsadOn).map((it) => it.vec));
+      else p.memsad.calibrate(cold ? [] : items.map((it) => it.vec), queries);
+    }
+    s.memsadOn = cold ? -1 : items.length;
+    s.evicted = 0;
     s.usingGeneric = cold;
     s.calibratedOwn = s.own;
     s.lastRecalNs = s.lastCalibratedNs = this.ctx.clock.nowNs();

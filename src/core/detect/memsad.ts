@@ -201,25 +201,61 @@ export class Memsad {
     this.#refArg = new Int32Array(n);
     this.#incValid = false;
     this.#dirty = [];
-    // The typical-query statistic samples ≤ 64 references; their sum makes it one dot product.
-    this.#refSample = undefined;
-    this.#refSampleK = 0;
-    if (n > 0) {
-      const step = Math.max(1, Math.floor(n / 64));
-      const acc = new Float64Array(this.dimensions);
-      let k = 0;
-      for (let i = 0; i < n; i += step, k++) {
-        const r = this.#reference[i] as Float32Array;
-        for (let j = 0; j < acc.length; j++) acc[j] = (acc[j] as number) + (r[j] as number);
-      }
-      this.#refSample = Float32Array.from(acc);
-      this.#refSampleK = k;
-    }
+    this.#sampleReference();
     if (queries !== undefined) {
       this.clearHistory();
       for (const q of queries) this.observeQuery(q);
     }
     return this.recalibrate();
+  }
+
+  /**
+   * Calibrate on the current reference with `added` appended (a growing reference): the same
+   * calibration as `calibrate([...reference, ...added])` with the history kept — exactly: the
+   * references already held keep their maxima (rolled forward over the new queries as in a
+   * rolling recalibration), only the new ones are scanned against the history, and the
+   * history sum is refreshed exactly as a full calibration does.
+   */
+  extendReference(added: readonly ArrayLike<number>[]): MemsadCalibration {
+    const add = added.filter((r) => r.length === this.dimensions).map((r) => normalized(r));
+    const old = this.#reference.length;
+    const n = old + add.length;
+    this.#reference.push(...add);
+    if (n > 0 && (this.#refM === undefined || this.#refM.capacity < n)) {
+      this.#refM = new DotMatrix(this.dimensions, Math.ceil(n * 1.25), this.#m.simd ? {} : { simd: false });
+      this.#reference.forEach((r, i) => this.#refM?.setRow(i, r));
+    } else for (let i = old; i < n; i++) this.#refM?.setRow(i, this.#reference[i] as Float32Array);
+    const max = new Float32Array(n);
+    max.set(this.#refMax.subarray(0, old));
+    const arg = new Int32Array(n);
+    arg.set(this.#refArg.subarray(0, old));
+    this.#refMax = max;
+    this.#refArg = arg;
+    this.#sampleReference();
+    if (this.#incValid && this.#count > 0) {
+      // The held references' maxima roll forward in `recalibrate`; the new ones start from
+      // the whole history (and rolling them over the new queries again changes nothing).
+      for (let i = old; i < n; i++) this.#rescan(i);
+      this.#refreshSum();
+    }
+    return this.recalibrate();
+  }
+
+  /** The typical-query statistic samples ≤ 64 references; their sum makes it one dot product. */
+  #sampleReference(): void {
+    const n = this.#reference.length;
+    this.#refSample = undefined;
+    this.#refSampleK = 0;
+    if (n === 0) return;
+    const step = Math.max(1, Math.floor(n / 64));
+    const acc = new Float64Array(this.dimensions);
+    let k = 0;
+    for (let i = 0; i < n; i += step, k++) {
+      const r = this.#reference[i] as Float32Array;
+      for (let j = 0; j < acc.length; j++) acc[j] = (acc[j] as number) + (r[j] as number);
+    }
+    this.#refSample = Float32Array.from(acc);
+    this.#refSampleK = k;
   }
 
   /** Recompute τ from the reference set against the current history (rolling recalibration). */
@@ -269,14 +305,18 @@ export class Memsad {
 
   /** Every reference's max over the whole history (R kernel passes over the history). */
   #recomputeMaxima(): void {
-    // Refresh the history sum exactly (no drift from many add/subtract steps).
+    this.#refreshSum();
+    for (let i = 0; i < this.#reference.length; i++) this.#rescan(i);
+  }
+
+  /** Refresh the history sum exactly (no drift from many add/subtract steps). */
+  #refreshSum(): void {
     const sum = this.#sum;
     sum.fill(0);
     for (let slot = 0; slot < this.#count; slot++) {
       const q = this.#rows[slot] as Float32Array;
       for (let i = 0; i < q.length; i++) sum[i] = (sum[i] as number) + (q[i] as number);
     }
-    for (let i = 0; i < this.#reference.length; i++) this.#rescan(i);
   }
 
   /** Max and its slot for reference `i` against the whole history. */

@@ -83,6 +83,48 @@ describe('incremental calibration (differential against a calibration from scrat
     );
   });
 
+  it('Memsad.extendReference equals calibrate(the whole reference) with the same history, exactly', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 2, max: 24 }), // capacity
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 12 }), fc.integer({ min: 0, max: 30 })), { minLength: 1, maxLength: 8 }), // (added, queries before)
+        fc.constantFrom<'max' | 'mean' | 'combined'>('max', 'mean', 'combined'),
+        fc.boolean(),
+        (seed, capacity, steps, mode, simd) => {
+          const r = rng(seed);
+          // Few directions, repeated queries: ties in the maxima.
+          const centres = Array.from({ length: 3 }, () => normalized(Float32Array.from({ length: 20 }, () => r() - 0.5)));
+          const near = () => normalized(centres[Math.floor(r() * 3)]!.map((x) => x + 0.7 * (r() - 0.5)));
+          const inc = new Memsad({ dimensions: 20, capacity, mode, simd });
+          const reference: Float32Array[] = [];
+          const queries: Float32Array[] = [];
+          const first = Array.from({ length: 3 }, near);
+          reference.push(...first);
+          inc.calibrate(first);
+          for (const [added, asked] of steps) {
+            for (let i = 0; i < asked; i++) {
+              const q = r() < 0.2 && queries.length > 0 ? queries.at(-1)! : near();
+              queries.push(q);
+              inc.observeQuery(q);
+            }
+            if (r() < 0.3) inc.recalibrate(); // a rolling recalibration in between
+            const add = Array.from({ length: added }, near);
+            reference.push(...add);
+            const got = inc.extendReference(add);
+            const full = new Memsad({ dimensions: 20, capacity, mode, simd });
+            for (const q of queries) full.observeQuery(q);
+            const want = full.calibrate(reference);
+            expect(got).toEqual(want);
+            const p = near();
+            expect(inc.detect(p)).toEqual(full.detect(p));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('a Memsad recalibrated on references of changing size (matrix reused) equals a fresh one', () => {
     fc.assert(
       fc.property(
