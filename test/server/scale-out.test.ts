@@ -134,6 +134,7 @@ describe.skipIf(url === undefined)('several serve processes share one PostgreSQL
     { timeout: 300_000 },
     async () => {
       const acked: { id: string; leafIndex: number; leafData: string; via: number }[] = [];
+      let held = 0;
       const published: Checkpoint[] = [];
       let writing = true;
       // Checkpoints published while the writes run, from every process in turn.
@@ -154,6 +155,15 @@ describe.skipIf(url === undefined)('several serve processes share one PostgreSQL
               body: JSON.stringify({ content: `scale-out note ${randomUUID()} by ${w}.${i}` }),
             });
             const e = (await r.json()) as { id: string; leafIndex: number; leafData: string };
+            // The test embedder is deterministic noise, so the (default-on) detectors' verdicts
+            // are too: a write may be held for review (202, a detector's reason). A held write
+            // is not acknowledged and never reaches the log — exactly what the checks below
+            // rely on; anything else than 201 or such a hold fails.
+            if (r.status === 202) {
+              expect(e).toMatchObject({ status: 'pending_review', reasons: expect.any(Array) });
+              held++;
+              continue;
+            }
             expect({ status: r.status, via, body: r.status === 201 ? 'ok' : e }).toEqual({
               status: 201,
               via,
@@ -165,7 +175,9 @@ describe.skipIf(url === undefined)('several serve processes share one PostgreSQL
       );
       await writes.finally(() => (writing = false));
       await checkpointer;
-      const n = WRITERS * WRITES_EACH;
+      // Holds are rare noise (see above), never the rule: the log is what is being tested.
+      expect(held).toBeLessThanOrEqual(Math.ceil((WRITERS * WRITES_EACH) / 20));
+      const n = WRITERS * WRITES_EACH - held;
       // Once every write is acknowledged, each process's checkpoint covers all of them,
       // whichever process integrated the last batch.
       for (let p = 0; p < PROCESSES; p++) {
