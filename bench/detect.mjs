@@ -27,20 +27,12 @@ import { MemoryKeySource, SeededRandom } from '../dist/testing/doubles.js';
 import { DeterministicEmbedder, LocalMiniLmEmbedder } from '../dist/adapters/embeddings/index.js';
 import { setImmediate } from 'node:timers';
 import { measureAsyncUs, measureUs, round } from './lib.mjs';
+import { mulberry32 } from './lib.mjs';
 
 const D = 384;
 const N = 1000;
 
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 function unit(r) {
   const v = new Float32Array(D);
   let n = 0;

@@ -5,6 +5,9 @@
  */
 import { performance } from 'node:perf_hooks';
 
+/** The project's one seeded PRNG (src/core/prng.ts, built). */
+export { mulberry32 } from '../dist/core/prng.js';
+
 /**
  * Median time per call of `fn` in microseconds. Runs `batches` batches of `perBatch` calls
  * after a warm-up; the median of batch means resists GC pauses and noisy neighbours.

@@ -52,6 +52,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { median, percentile, round } from './lib.mjs';
+import { mulberry32 } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
@@ -64,16 +65,7 @@ const DATA_VERSION = 1;
 
 // ---- text and vectors -------------------------------------------------------------------------
 
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = mulberry32;
 const pick = (r, xs) => xs[Math.floor(r() * xs.length)];
 const PEOPLE = ['Ana', 'Ben', 'Chen', 'Dara', 'Eli', 'Farah', 'Goran', 'Hana', 'Ivo', 'Jun', 'Kai', 'Lea'];
 const TOPICS = [

@@ -50,6 +50,7 @@ import { Memory } from '../dist/memory/memory.js';
 import { readModelOf, withReadModel } from '../dist/memory/read-model.js';
 import { MemoryKeySource } from '../dist/testing/doubles.js';
 import { measureAsyncUs, measureUs, median, percentile, round } from './lib.mjs';
+import { mulberry32 } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const D = 384;
@@ -58,17 +59,8 @@ const CLUSTERS = 200;
 /** Bump when the generated data changes. */
 const DATA_VERSION = 2;
 
-/** Deterministic PRNG (mulberry32) and Gaussian-ish noise. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32, core/prng) and Gaussian-ish noise. */
+const prng = mulberry32;
 const normalise = (v) => {
   let s = 0;
   for (let i = 0; i < v.length; i++) s += v[i] * v[i];

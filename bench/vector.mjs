@@ -26,20 +26,12 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { URL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { median, round } from './lib.mjs';
+import { mulberry32 } from './lib.mjs';
 
 const D = 384;
 const K = 24;
 
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 function clustered(seed, n) {
   const r = rng(seed);

@@ -23,6 +23,7 @@ import { fromBase64 } from '../../src/core/bytes.js';
 import { verifyConsistency } from '../../src/core/merkle/index.js';
 import { auditStore } from '../../src/memory/store-audit.js';
 import { Memory } from '../../src/open.js';
+import { mulberry32 } from '../../src/core/prng.js';
 
 const BIN = resolve('dist/cli/main.js');
 const TRIALS = Number(process.env.MEMWARDEN_FAULTS_TRIALS ?? 20);
@@ -31,17 +32,7 @@ const env = { ...process.env, MEMWARDEN_EMBEDDER: 'deterministic', MEMWARDEN_DAT
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-/** mulberry32: small, seedable, good enough to spread kill moments. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 function startServe(args: string[]): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {

@@ -13,6 +13,7 @@
 import { UndirectedGraph } from 'graphology';
 import louvainModule from 'graphology-communities-louvain';
 import type { Csr } from './structure.js';
+import { mulberry32 } from '../prng.js';
 
 export interface CommunityOptions {
   /** PRNG seed for Louvain's node order. Default 1. */
@@ -37,17 +38,7 @@ export interface CommunitySelection {
 type LouvainFn = (typeof louvainModule)['default'];
 const louvain = louvainModule as unknown as LouvainFn;
 
-/** mulberry32: a tiny deterministic PRNG for Louvain's visiting order. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
 
 /** Louvain partition of a view: community label per node (isolated nodes get their own). */
 export function louvainPartition(g: Csr, opts: CommunityOptions = {}): Int32Array {

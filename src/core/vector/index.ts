@@ -33,7 +33,8 @@
  * multiply-adds, not time, so the same operations always build the same lists.
  */
 import { DotArena, strideOf } from './kernel.js';
-import { KMeansTrainer, MAX_SAMPLE, prng } from './kmeans.js';
+import { mulberry32 } from '../prng.js';
+import { KMeansTrainer, MAX_SAMPLE } from './kmeans.js';
 
 export interface VectorHit {
   readonly key: number;
@@ -570,7 +571,7 @@ class FlatListIndex implements VectorIndex {
       const lists = Math.max(1, Math.min(n, Math.floor(o.lists(n))));
       if (lists < 2) return null;
       // The sample: the first `s` keys of a partial Fisher–Yates shuffle, seeded per rebuild.
-      const rand = prng((o.seed + this.#jobs * 0x9e3779b1) >>> 0);
+      const rand = mulberry32((o.seed + this.#jobs * 0x9e3779b1) >>> 0);
       const keys = cur.liveKeys();
       const s = Math.min(n, Math.max(lists, Math.min(MAX_SAMPLE, lists * o.samplePerList)));
       for (let i = 0; i < s; i++) {

@@ -14,18 +14,6 @@ import { DotArena } from './kernel.js';
 /** Lloyd iterations never look at more rows than this: training cost stays bounded. */
 export const MAX_SAMPLE = 16_384;
 
-/** mulberry32. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface TrainerOptions {
   readonly dimensions: number;
   readonly stride: number;

@@ -3,18 +3,10 @@
  * Seeded PRNG (mulberry32) for the evaluation: every corpus, split and attack is a pure
  * function of its seed, so results are reproducible.
  */
-export type Rng = () => number;
+import { type Rng, mulberry32 } from '../../core/prng.js';
+export type { Rng };
 
-export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 export function pick<T>(r: Rng, xs: readonly T[]): T {
   return xs[Math.floor(r() * xs.length)] as T;

@@ -7,20 +7,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Memsad, NgramJsd, NgramTally, Proactive, ngramCounts, normalized } from '../../../src/core/detect/index.js';
+import { mulberry32 } from '../../../src/core/prng.js';
 
 const vocabulary = ['red', 'folder', 'invoice', 'supplier', 'garden', 'water', 'key', '{"a":1}', 'Über', 'note', '42', 'è', '  '];
 const text = fc.array(fc.constantFrom(...vocabulary), { minLength: 0, maxLength: 8 }).map((w) => w.join(' '));
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 describe('incremental calibration (differential against a calibration from scratch)', () => {
   it('NgramJsd.calibrateCounts over a tally rolled through adds and evictions equals calibrate(texts)', () => {

@@ -1,18 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DotMatrix, Memsad, dotProduct, normalized } from '../../../src/core/detect/index.js';
+import { mulberry32 } from '../../../src/core/prng.js';
 
-/** Deterministic PRNG (mulberry32) so the tests need no ambient randomness. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 const randVec = (r: () => number, d: number): Float32Array =>
   normalized(Float32Array.from({ length: d }, () => r() - 0.5));
 /** A unit vector near `base` (cosine ≈ 1 − noise²/2). */

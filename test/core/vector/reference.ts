@@ -4,18 +4,9 @@
  */
 import { expect } from 'vitest';
 import type { VectorHit, VectorIndex } from '../../../src/core/vector/index.js';
+import { mulberry32 } from '../../../src/core/prng.js';
 
-/** mulberry32: deterministic, so failures reproduce. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 /** A standard normal draw (Box–Muller). */
 export function gauss(r: () => number): number {
