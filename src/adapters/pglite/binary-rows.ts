@@ -18,6 +18,7 @@
  * function for the field encodings.
  */
 import type { PGlite } from '@electric-sql/pglite';
+import { concatBytes } from '../../core/bytes.js';
 import { MemwardenError } from '../../core/errors.js';
 
 const utf8 = new TextEncoder();
@@ -75,15 +76,7 @@ export function binaryQueryMessage(sql: string, params: readonly (string | null)
     message('E', [cstring(''), int32(0)]),
     message('S', []),
   ];
-  let n = 0;
-  for (const m of msgs) n += m.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const m of msgs) {
-    out.set(m, o);
-    o += m.length;
-  }
-  return out;
+  return concatBytes(...msgs);
 }
 
 /** The server's ErrorResponse as a driver-shaped error (`code` = SQLSTATE), for `normalised`. */
@@ -121,6 +114,7 @@ export async function runBinaryQuery(
     }),
   );
   if (chunks.length === 1) return chunks[0]!;
+  // Not concatBytes(...chunks): a large result can arrive in more chunks than a call takes arguments.
   const out = new Uint8Array(total);
   let o = 0;
   for (const c of chunks) {

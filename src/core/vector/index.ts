@@ -446,6 +446,12 @@ class FlatListIndex implements VectorIndex {
     checkKey(key);
     const inv = this.#inverseNorm(v, 'vector');
     // Validated: from here on nothing throws except an arena that cannot grow.
+    this.#place(key, v, inv);
+    this.#afterChange();
+  }
+
+  /** Store `v·inv` under `key` in its nearest list (and in the layout a rebuild is filling). */
+  #place(key: number, v: ArrayLike<number>, inv: number): void {
     const u = this.#unit;
     for (let i = 0; i < this.dimensions; i++) u[i] = (v[i] as number) * inv;
     const cur = this.#cur;
@@ -456,7 +462,6 @@ class FlatListIndex implements VectorIndex {
       next.setQuery(u);
       next.put(key, next.nearest());
     }
-    this.#afterChange();
   }
 
   addMany(keys: ArrayLike<number>, vectors: readonly ArrayLike<number>[]): number[] {
@@ -464,7 +469,6 @@ class FlatListIndex implements VectorIndex {
       throw new RangeError('vector index: addMany needs one vector per key');
     for (let i = 0; i < keys.length; i++) checkKey(keys[i] as number);
     const refused: number[] = [];
-    const u = this.#unit;
     for (let i = 0; i < keys.length; i++) {
       const v = vectors[i] as ArrayLike<number>;
       let inv: number;
@@ -474,16 +478,7 @@ class FlatListIndex implements VectorIndex {
         refused.push(i);
         continue;
       }
-      for (let d = 0; d < this.dimensions; d++) u[d] = (v[d] as number) * inv;
-      const key = keys[i] as number;
-      const cur = this.#cur;
-      cur.setQuery(u);
-      cur.put(key, cur.nearest());
-      const next = this.#job?.next;
-      if (next != null) {
-        next.setQuery(u);
-        next.put(key, next.nearest());
-      }
+      this.#place(keys[i] as number, v, inv);
     }
     this.#afterChange();
     return refused;
