@@ -304,8 +304,10 @@ function cannon({ url, connections, duration, path: p, body, key }) {
 async function measure(server, { op, connections, duration, mk, log }) {
   const load1 = os.loadavg()[0];
   const cpu0 = readProc(server.pid).cpuS;
+  const client0 = process.cpuUsage();
   const r = await cannon({ url: server.url, connections, duration, ...mk });
   const cpuS = readProc(server.pid).cpuS - cpu0;
+  const client = process.cpuUsage(client0);
   const ok = r['2xx'];
   const row = {
     op,
@@ -316,12 +318,14 @@ async function measure(server, { op, connections, duration, mk, log }) {
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
     server_cpu_ms_per_req: ok > 0 ? round((cpuS * 1000) / ok, 3) : null,
+    // The load generator shares the two cores: its CPU per request is the server's budget cut.
+    client_cpu_ms_per_req: ok > 0 ? round((client.user + client.system) / 1000 / ok, 3) : null,
     load1: round(load1, 2),
   };
   log(
     `${op.padEnd(10)} c=${String(connections).padStart(2)}  ${String(row.per_s).padStart(7)}/s  ` +
       `p50 ${row.p50_ms} ms  p99 ${row.p99_ms} ms  non2xx ${row.non2xx}  errors ${row.errors}  ` +
-      `server CPU ${row.server_cpu_ms_per_req} ms/req  load ${row.load1}`,
+      `server CPU ${row.server_cpu_ms_per_req} ms/req  client CPU ${row.client_cpu_ms_per_req} ms/req  load ${row.load1}`,
   );
   return row;
 }
@@ -445,7 +449,7 @@ async function emptyStore({ backend, pools, log, pgBase }) {
 // ---- report ---------------------------------------------------------------------------------
 
 function table(rows) {
-  const cols = ['backend', 'op', 'connections', 'per_s', 'p50_ms', 'p99_ms', 'non2xx', 'errors', 'server_cpu_ms_per_req', 'load1'];
+  const cols = ['backend', 'op', 'connections', 'per_s', 'p50_ms', 'p99_ms', 'non2xx', 'errors', 'server_cpu_ms_per_req', 'client_cpu_ms_per_req', 'load1'];
   const w = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
   const line = (vals) => vals.map((v, i) => String(v ?? '').padStart(w[i])).join('  ');
   return [line(cols), line(w.map((n) => '-'.repeat(n))), ...rows.map((r) => line(cols.map((c) => r[c])))].join('\n');
