@@ -303,10 +303,47 @@ export class Memsad {
     return out;
   }
 
-  /** Every reference's max over the whole history (R kernel passes over the history). */
+  /** Every reference's max over the whole history. */
   #recomputeMaxima(): void {
     this.#refreshSum();
-    for (let i = 0; i < this.#reference.length; i++) this.#rescan(i);
+    const R = this.#reference.length;
+    this.#rescanMany(new Uint8Array(R).fill(1), R);
+  }
+
+  /**
+   * Rescan the references marked in `stale` (`n` of them) against the whole history, by the
+   * cheaper of two equal computations: one kernel pass over the history per stale reference,
+   * or one pass over the reference per DISTINCT held query (a repeated query — a cached query
+   * asked again — held in many slots is scored once). Either way each max is the max of the
+   * same products (a dot product does not depend on which operand is the kernel's query row),
+   * so the maxima are identical; only the attaining slot may differ among equal copies.
+   */
+  #rescanMany(stale: Uint8Array, n: number): void {
+    if (n === 0) return;
+    const R = this.#reference.length;
+    const count = this.#count;
+    const distinct = distinctSlots(this.#rows, Array.from({ length: count }, (_, s) => s));
+    if (distinct.length * R >= n * count) {
+      for (let i = 0; i < R; i++) if (stale[i] === 1) this.#rescan(i);
+      return;
+    }
+    const refM = this.#refM as DotMatrix;
+    for (let i = 0; i < R; i++) {
+      if (stale[i] !== 1) continue;
+      this.#refMax[i] = Number.NEGATIVE_INFINITY;
+      this.#refArg[i] = 0;
+    }
+    for (const slot of distinct) {
+      const sims = refM.dots(this.#rows[slot] as Float32Array, R);
+      for (let i = 0; i < R; i++) {
+        if (stale[i] !== 1) continue;
+        const s = sims[i] as number;
+        if (s > (this.#refMax[i] as number)) {
+          this.#refMax[i] = s;
+          this.#refArg[i] = slot;
+        }
+      }
+    }
   }
 
   /** Refresh the history sum exactly (no drift from many add/subtract steps). */
@@ -349,8 +386,14 @@ export class Memsad {
     const written = new Uint8Array(this.capacity);
     for (const slot of dirty) written[slot] = 1;
     const stale = new Uint8Array(R);
-    for (let i = 0; i < R; i++) if (written[this.#refArg[i] as number] === 1) stale[i] = 1;
-    const slots = [...new Set(dirty)];
+    let nStale = 0;
+    for (let i = 0; i < R; i++)
+      if (written[this.#refArg[i] as number] === 1) {
+        stale[i] = 1;
+        nStale++;
+      }
+    // One pass per distinct new query: a query asked again adds nothing to any max.
+    const slots = distinctSlots(this.#rows, [...new Set(dirty)]);
     for (const slot of slots) {
       const sims = refM.dots(this.#rows[slot] as Float32Array, R);
       for (let i = 0; i < R; i++) {
@@ -363,7 +406,7 @@ export class Memsad {
         }
       }
     }
-    for (let i = 0; i < R; i++) if (stale[i] === 1) this.#rescan(i);
+    this.#rescanMany(stale, nStale);
   }
 
   /** max / mean / combined similarity of `p` against the history; undefined when empty. */
@@ -451,4 +494,42 @@ export class Memsad {
     if (sample === undefined || this.#refSampleK === 0) return 0;
     return dotProduct(sample, this.#rows[slot] as Float32Array) / this.#refSampleK;
   }
+}
+
+/**
+ * The first of each group of slots whose rows hold bit-identical vectors, in `slots` order:
+ * rows are hashed (FNV-1a over their 32-bit words) and compared word by word on a match.
+ */
+function distinctSlots(rows: readonly (Float32Array | undefined)[], slots: readonly number[]): number[] {
+  const byHash = new Map<number, number[]>();
+  const out: number[] = [];
+  for (const slot of slots) {
+    const row = rows[slot];
+    if (row === undefined) continue;
+    const w = new Uint32Array(row.buffer, row.byteOffset, row.length);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ (w[i] as number), 0x01000193);
+    const seen = byHash.get(h);
+    if (seen === undefined) {
+      byHash.set(h, [slot]);
+      out.push(slot);
+      continue;
+    }
+    let dup = false;
+    for (const other of seen) {
+      const o = rows[other] as Float32Array;
+      const ow = new Uint32Array(o.buffer, o.byteOffset, o.length);
+      let same = ow.length === w.length;
+      for (let i = 0; same && i < w.length; i++) same = ow[i] === w[i];
+      if (same) {
+        dup = true;
+        break;
+      }
+    }
+    if (!dup) {
+      seen.push(slot);
+      out.push(slot);
+    }
+  }
+  return out;
 }

@@ -186,6 +186,42 @@ describe('Memsad incremental rolling recalibration', () => {
     );
   });
 
+  it('a history of repeated queries calibrates like the plain definition (each distinct query scored once)', () => {
+    // Mostly repeats (a cached query asked again, sometimes a bit-identical copy from a client):
+    // the calibration must equal mean/std of α·max + (1−α)·mean over the references, computed
+    // naively in float64 over every held slot.
+    for (const simd of [true, false]) {
+      const r = rng(simd ? 5 : 6);
+      const capacity = 60;
+      const m = new Memsad({ dimensions: d, capacity, kappa: 2, simd });
+      const pool = Array.from({ length: 7 }, () => randVec(r, d));
+      const held: Float32Array[] = [];
+      const reference = Array.from({ length: 45 }, () => randVec(r, d));
+      m.calibrate(reference);
+      for (let burst = 0; burst < 4; burst++) {
+        for (let i = 0; i < 37; i++) {
+          const q = pool[Math.floor(r() * pool.length)]!;
+          const copy = r() < 0.5 ? q : Float32Array.from(q); // same object or an equal copy
+          m.observeQuery(copy);
+          held.push(copy);
+        }
+        const got = m.recalibrate();
+        const window = held.slice(-capacity);
+        const scores = reference.map((ref) => {
+          const sims = window.map((q) => dotProduct(ref, q));
+          const max = Math.max(...sims);
+          const mean = sims.reduce((a, b) => a + b, 0) / sims.length;
+          return 0.5 * max + 0.5 * mean;
+        });
+        const mean = scores.reduce((a, b) => a + b, 0) / scores.length;
+        const std = Math.sqrt(scores.reduce((a, b) => a + (b - mean) ** 2, 0) / scores.length);
+        expect(got.n).toBe(reference.length);
+        expect(Math.abs(got.mean - mean)).toBeLessThan(1e-5);
+        expect(Math.abs(got.std - std)).toBeLessThan(1e-4);
+      }
+    }
+  });
+
   it('τ follows a drifting history once recalibrated, and not before', () => {
     const r = rng(11);
     const a = randVec(r, d);
