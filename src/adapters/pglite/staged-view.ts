@@ -178,8 +178,11 @@ export class StagedView extends StagedCore implements StorageBackend {
       return !this.x.quotas.has(k) && hint?.has(k) !== true;
     });
     const many = (this.base as { quotasUsed?: SqlView['quotasUsed'] }).quotasUsed;
+    // Every count known (the steady state of a group commit): no read, so no SQL transaction.
     const committed =
-      many !== undefined
+      unknown.length === 0
+        ? []
+        : many !== undefined
         ? await many.call(this.base, unknown)
         : await Promise.all(unknown.map((g) => this.base.quotaUsed(g.principal, g.tier, g.day)));
     const used = new Map(

@@ -84,6 +84,7 @@ export abstract class SqlView implements StorageBackend {
     return this.read((q) => log.getLeafHashes(q, start, end));
   }
   getNodes(refs: readonly { level: number; index: number }[]): Promise<(Uint8Array | undefined)[]> {
+    if (refs.length === 0) return Promise.resolve([]); // no transaction for nothing
     return this.read((q) => log.getNodes(q, refs));
   }
   findLeafIndex(entryId: string): Promise<number | undefined> {
@@ -199,6 +200,7 @@ export abstract class SqlView implements StorageBackend {
   }
   /** Counts of several quota rows in one query (not on the port: the PGlite commit path uses it). */
   quotasUsed(keys: readonly { principal: string; tier: SourceTier; day: string }[]): Promise<number[]> {
+    if (keys.length === 0) return Promise.resolve([]); // no transaction for nothing
     return this.read((q) => records.quotasUsed(q, keys));
   }
   enqueueReview(r: Parameters<StorageBackend['enqueueReview']>[0]): Promise<void> {
