@@ -161,6 +161,15 @@ interface Pending {
   readonly reject: (e: unknown) => void;
 }
 
+/** A writer's kind, current key and signer, as resolved at `at` (store registry `version`). */
+interface ResolvedWriter {
+  readonly kind: PrincipalKind;
+  readonly kid: string;
+  readonly signer: Ed25519Signer;
+  readonly at: bigint;
+  readonly version: number | undefined;
+}
+
 /** The refusal of a write over its daily quota (the error `Memory.add` reports). */
 function quotaExceeded(d: { tier: SourceTier; limit: number }): MemwardenError {
   return new MemwardenError('QUOTA_EXCEEDED', `daily ${d.tier} write quota of ${d.limit} reached`, {
@@ -250,13 +259,10 @@ export class Ledger {
   /** Settles when the most recently opened commit transaction has finished. */
   private lastCommit: Promise<void> = Promise.resolve();
   /** Resolved writers (kind, current key, signer), see `resolveWriter`. */
-  private readonly writers = new Map<
-    string,
-    { kind: PrincipalKind; kid: string; signer: Ed25519Signer; at: bigint }
-  >();
+  private readonly writers = new Map<string, ResolvedWriter>();
   private readonly writerLookups = new Map<
     string,
-    Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer; at: bigint }>
+    { lookup: Promise<ResolvedWriter>; version: number | undefined }
   >();
   /** The latest checkpoint whose note signature this process has verified. */
   private checkpointCache: CheckpointRecord | undefined;
@@ -441,19 +447,30 @@ export class Ledger {
   }
 
   /**
-   * The writer's kind, current key and signer. Cached for {@link WRITER_CACHE_NS}: a rotation
-   * or revocation made through this ledger clears it at once; one made by another process is
-   * seen within that window (and readers re-verify key validity against the log regardless).
+   * The writer's kind, current key and signer. A rotation or revocation made through this
+   * ledger clears the cache at once. On a store that offers `registryVersion` (an exclusive
+   * one: every key write passes through this process) an entry is kept until that version
+   * moves — any key or principal write, by any caller — so a revocation takes effect on the
+   * next write and a writer's key is not re-read while nothing changed. Elsewhere it is kept
+   * {@link WRITER_CACHE_NS}: one made by another process is seen within that window (and
+   * readers re-verify key validity against the log regardless).
    */
   private resolveWriter(
     writer: string,
   ): Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer }> {
     const now = this.clock.nowNs();
+    // Read before the lookup: a key write ending after this reading makes the result stale.
+    const version = this.storage.registryVersion;
     const hit = this.writers.get(writer);
-    if (hit !== undefined && now - hit.at < WRITER_CACHE_NS) return Promise.resolve(hit);
-    // One lookup in flight per writer: a burst of concurrent writes shares it.
+    if (
+      hit !== undefined &&
+      (version === undefined ? now - hit.at < WRITER_CACHE_NS : hit.version === version)
+    )
+      return Promise.resolve(hit);
+    // One lookup in flight per writer: a burst of concurrent writes shares it (not one begun
+    // before a key write that has ended since).
     const inflight = this.writerLookups.get(writer);
-    if (inflight !== undefined) return inflight;
+    if (inflight !== undefined && inflight.version === version) return inflight.lookup;
     const lookup = (async () => {
       // A principal is never deleted and its kind never changes: once known, only its keys
       // (rotation, revocation) are read again — one storage call per refresh, not two.
@@ -469,11 +486,13 @@ export class Ledger {
       const signer = kid === hit?.kid ? hit.signer : await this.keys.signer(kid);
       if (signer === undefined)
         throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
-      const resolved = { kind, kid, signer, at: now };
+      const resolved = { kind, kid, signer, at: now, version };
       this.writers.set(writer, resolved);
       return resolved;
-    })().finally(() => this.writerLookups.delete(writer));
-    this.writerLookups.set(writer, lookup);
+    })().finally(() => {
+      if (this.writerLookups.get(writer)?.lookup === lookup) this.writerLookups.delete(writer);
+    });
+    this.writerLookups.set(writer, { lookup, version });
     return lookup;
   }
 

@@ -467,6 +467,14 @@ export interface StorageBackend
    * ADR 0018) runs only where it is true.
    */
   readonly exclusive?: boolean;
+  /**
+   * Offered by an exclusive backend: a number that changes whenever a principal or key record
+   * is written — through this object, any view of it or any transaction — once that write has
+   * ended (committed or not). Two equal readings mean no key record changed in between, so a
+   * caller may keep what it read of them without a time bound (the ledger's resolved writers:
+   * a revocation takes effect on the very next write). Absent: no such promise.
+   */
+  readonly registryVersion?: number;
   /** Run `fn` so that its writes are all-or-nothing and serialised against other writers. */
   transaction<T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -17,7 +17,13 @@
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { MemwardenError } from '../../core/errors.js';
-import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
+import type {
+  KeyRecord,
+  PrincipalRecord,
+  StorageBackend,
+  StoredEntry,
+} from '../../ports/storage.js';
+import type { KeyPatch } from '../sql/registry.js';
 import { normalised } from '../sql/errors.js';
 import { type MigrationReport, migrate } from '../sql/migrations.js';
 import {
@@ -111,6 +117,8 @@ interface Shared {
   readonly index: IndexTracker;
   /** Committed log size and quota counts known to this process (`./staged-ext.js`). */
   readonly known: CommittedHint;
+  /** Moves after every write of a principal or key record (`StorageBackend.registryVersion`). */
+  registryVersion: number;
   closed: boolean;
 }
 
@@ -210,12 +218,46 @@ export class PgliteBackend extends SqlView {
       features,
       index,
       known: new CommittedHint(),
+      registryVersion: 0,
       closed: false,
     };
     const b = new PgliteBackend(shared, SYSTEM_SCOPE);
     // Bring the index up to date with what is stored (a no-op below the threshold).
     if (migration.vector && index.auto) await b.maintainVectorIndex();
     return b;
+  }
+
+  /**
+   * Exact, not a time bound: every write of this database passes through this process (the
+   * data-folder lock) and the key-writing calls below — direct or in a transaction — move it
+   * once they have ended.
+   */
+  get registryVersion(): number {
+    return this.s.registryVersion;
+  }
+
+  override async insertPrincipal(p: PrincipalRecord, firstKey: KeyRecord): Promise<void> {
+    try {
+      await super.insertPrincipal(p, firstKey);
+    } finally {
+      this.s.registryVersion++;
+    }
+  }
+
+  override async insertKey(k: KeyRecord): Promise<void> {
+    try {
+      await super.insertKey(k);
+    } finally {
+      this.s.registryVersion++;
+    }
+  }
+
+  override async closeKey(kid: string, patch: KeyPatch): Promise<void> {
+    try {
+      await super.closeKey(kid, patch);
+    } finally {
+      this.s.registryVersion++;
+    }
   }
 
   /** Whether the pgvector `vector(384)` column is available (`entries.embedding_vec`). */
@@ -365,6 +407,8 @@ export class PgliteBackend extends SqlView {
         } catch (e) {
           known.clear();
           throw e;
+        } finally {
+          if (staged.registryTouched) this.s.registryVersion++;
         }
       })
       .then(({ result, embedded }) => {

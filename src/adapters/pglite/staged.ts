@@ -59,6 +59,8 @@ export abstract class StagedCore {
   protected readonly entries: StoredEntry[] = [];
 
   protected readonly x = new StagedRecords();
+  /** A principal or key record is among the staged writes (`StorageBackend.registryVersion`). */
+  registryTouched = false;
 
   /**
    * `principal`: the scope's principal (undefined = system), for early permission checks.
@@ -213,6 +215,7 @@ export abstract class StagedCore {
     const kc = { ...firstKey, publicKey: firstKey.publicKey.slice() };
     this.principals.push(pc);
     this.keys.push(kc);
+    this.registryTouched = true;
     this.ops.push((b) => b.insertPrincipal(pc, kc));
   }
 
@@ -228,6 +231,7 @@ export abstract class StagedCore {
     if ((await this.getKey(k.kid)) !== undefined) throw conflict(`key ${k.kid} exists`);
     const kc = { ...k, publicKey: k.publicKey.slice() };
     this.keys.push(kc);
+    this.registryTouched = true;
     this.ops.push((b) => b.insertKey(kc));
   }
 
@@ -238,6 +242,7 @@ export abstract class StagedCore {
     assertNarrowing(current, patch);
     const p = { ...patch };
     this.patches.set(kid, { ...(this.patches.get(kid) ?? {}), ...p });
+    this.registryTouched = true;
     this.ops.push((b) => b.closeKey(kid, p));
   }
 

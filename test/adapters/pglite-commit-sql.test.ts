@@ -1,0 +1,109 @@
+/**
+ * The SQL a group commit costs on the embedded backend: one PGlite transaction per batch once
+ * the committed-state hint is warm (no empty transaction around a read of nothing), and no
+ * key-record read per writer while no key changed (`registryVersion`, exact on an exclusive
+ * store) — a key change made by ANY caller of the store, not only through the ledger, is seen
+ * by the very next write.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PgliteBackend } from '../../src/adapters/pglite/index.js';
+import { DATA_TABLES } from '../../src/adapters/sql/schema.js';
+import { systemRandom } from '../../src/adapters/system/index.js';
+import { isMemwardenError } from '../../src/core/errors.js';
+import { Ledger } from '../../src/memory/ledger.js';
+import { VerifierRegistry } from '../../src/memory/registry.js';
+import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
+
+describe('PGlite group commit: SQL transactions', () => {
+  let db: PGlite;
+  let txs = 0;
+  beforeAll(async () => {
+    db = await PGlite.create({ extensions: { vector } });
+    await PgliteBackend.open({ instance: db }); // migrate
+    const orig = db.transaction.bind(db);
+    db.transaction = ((fn: Parameters<PGlite['transaction']>[0]) => {
+      txs++;
+      return orig(fn);
+    }) as PGlite['transaction'];
+  }, 120_000);
+  afterAll(async () => {
+    await db.close();
+  });
+  beforeEach(async () => {
+    await db.exec(
+      `TRUNCATE ${DATA_TABLES.join(', ')} RESTART IDENTITY; UPDATE log_head SET size = 0;`,
+    );
+  });
+
+  async function setup(keys = new MemoryKeySource()) {
+    const storage = await PgliteBackend.open({ instance: db, vectorIndex: { auto: false } });
+    const clock = new ManualClock();
+    const ledger = await Ledger.open({
+      storage,
+      keys,
+      clock,
+      random: systemRandom,
+    });
+    const u = await ledger.registerPrincipal('user', 'u');
+    const w = (content: string) =>
+      ledger.write(
+        { writer: u.id, content, tier: 'USER_OBSERVED' },
+        { quota: { dayKey: '2025-03-01', limit: 1000 } },
+      );
+    return { storage, clock, ledger, u, w };
+  }
+
+  it('one transaction per batch; no key read while no key changed', { timeout: 60_000 }, async () => {
+    const { clock, ledger, w } = await setup();
+    await Promise.all([w('warm-1'), w('warm-2')]); // writer resolved, hint warm
+    await ledger.drain();
+    for (let round = 0; round < 3; round++) {
+      clock.advance(10_000_000_000n); // far past any time-bounded cache
+      txs = 0;
+      const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => w(`r${round}-${i}`)));
+      const leaves = rs.map((r) => r.leafIndex).sort((a, b) => a - b);
+      expect(leaves.at(-1)! - leaves[0]! + 1).toBe(20);
+      // Queued in one turn, so one batch: its commit is the only transaction — no read of
+      // quota counts the hint holds (an empty transaction), no re-read of the writer's keys.
+      expect(txs).toBe(1);
+    }
+    for (const r of await Promise.all([w('v')]))
+      expect((await ledger.verifyEntry(r.entry.id)).ok).toBe(true);
+  });
+
+  it(
+    'a revocation made past the ledger takes effect on the next write',
+    { timeout: 60_000 },
+    async () => {
+      const { storage, clock, ledger, u, w } = await setup();
+      await w('before');
+      // Another caller of the same store — not this ledger — revokes the writer's key.
+      const other = new VerifierRegistry(storage, clock);
+      const before = storage.registryVersion;
+      await other.revoke(u.kid, 'stolen', { atNs: clock.nowNs(), logSize: await storage.logSize() });
+      expect(storage.registryVersion).not.toBe(before);
+      // No time passes: a time-bounded cache would still sign with the revoked key.
+      await expect(w('after')).rejects.toSatisfy(
+        (e: unknown) => isMemwardenError(e) && e.code === 'KEY_REVOKED',
+      );
+      await ledger.drain();
+    },
+  );
+
+  it(
+    'a rotation by another ledger on the same store is used by the next write',
+    { timeout: 60_000 },
+    async () => {
+      const keys = new MemoryKeySource();
+      const { storage, clock, ledger, u, w } = await setup(keys);
+      await w('before');
+      const other = await Ledger.open({ storage, keys, clock, random: systemRandom });
+      const rotated = await other.rotatePrincipalKey(u.id); // `ledger` is not told
+      expect((await w('after')).entry.kid).toBe(rotated); // no time has passed
+      await ledger.drain();
+      await other.drain();
+    },
+  );
+});
