@@ -58,8 +58,27 @@ type PartKey = string | typeof SHARED;
 /** Longest stretch of idle index maintenance per event-loop turn (ns). */
 const MAINTAIN_TICK_NS = 4_000_000n;
 
+/**
+ * A held entry with the fields a query filters on copied into one fixed shape: the filter runs
+ * for every row that would enter the top k, and the rows themselves come in several object
+ * shapes (loaded pages, written rows, renewed copies), which made its property reads
+ * megamorphic.
+ */
+class Held {
+  readonly tier: SourceTier;
+  readonly kind: string | undefined;
+  readonly uri: string | undefined;
+  readonly expiresAtNs: bigint | undefined;
+  constructor(readonly entry: StoredEntry) {
+    this.tier = entry.tier;
+    this.kind = entry.kind;
+    this.uri = entry.uri;
+    this.expiresAtNs = entry.expiresAtNs;
+  }
+}
+
 class Partition {
-  readonly byKey = new Map<number, StoredEntry>();
+  readonly byKey = new Map<number, Held>();
   readonly keyOf = new Map<string, number>();
   index: VectorIndex | undefined;
   /** Changes seen while loading, replayed once the load is done. */
@@ -145,8 +164,8 @@ export class ReadModel {
         );
       };
       for (const h of part.index.search(q.embedding, q.limit, accept)) {
-        const entry = part.byKey.get(h.key);
-        if (entry !== undefined) hits.push({ entry, vectorScore: h.score });
+        const held = part.byKey.get(h.key);
+        if (held !== undefined) hits.push({ entry: held.entry, vectorScore: h.score });
       }
     }
     hits.sort(
@@ -262,7 +281,7 @@ export class ReadModel {
       for (const i of part.index.addMany(bulk.keys, bulk.vectors)) {
         // A zero vector: no cosine, never a vector result in the database either.
         const key = bulk.keys[i] as number;
-        const e = part.byKey.get(key);
+        const e = part.byKey.get(key)?.entry;
         if (e === undefined) continue;
         part.byKey.delete(key);
         part.keyOf.delete(e.id);
@@ -311,9 +330,10 @@ export class ReadModel {
       this.remove(part, c.id, key);
       return;
     }
-    const e = part.byKey.get(key) as StoredEntry;
+    const e = (part.byKey.get(key) as Held).entry;
     if (c.expiresAtNs === undefined || e.expiresAtNs === undefined) return; // never expires
-    if (c.expiresAtNs > e.expiresAtNs) part.byKey.set(key, { ...e, expiresAtNs: c.expiresAtNs });
+    if (c.expiresAtNs > e.expiresAtNs)
+      part.byKey.set(key, new Held({ ...e, expiresAtNs: c.expiresAtNs }));
   }
 
   /** Hold `e` if it can be a vector search result (live, with an embedding). Idempotent. */
@@ -336,7 +356,7 @@ export class ReadModel {
         return; // a zero vector: no cosine, never a vector result in the database either
       }
     }
-    part.byKey.set(key, e);
+    part.byKey.set(key, new Held(e));
     part.keyOf.set(e.id, key);
     this.home.set(e.id, part);
     this.total++;

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createVectorIndex, type VectorIndex } from '../../../src/core/vector/index.js';
+import { createVectorIndex, listOrder, type VectorIndex } from '../../../src/core/vector/index.js';
 import { Naive, clustered, expectSameRanking, randomVector, recall, rng } from './reference.js';
 
 type Stats = { lists: number; trainings: number; holes: number; slots: number };
@@ -180,5 +181,36 @@ describe('vector index: IVF mode', () => {
     expect(adaptive).toBeGreaterThan(fixed + 0.1);
     expect(() => createVectorIndex(d, { probeGap: -0.1 })).toThrow(RangeError);
     expect(() => createVectorIndex(d, { nprobe: 8, maxProbe: 4 })).toThrow(RangeError);
+  });
+});
+
+describe('listOrder (the probe order of the lists)', () => {
+  const byComparator = (cs: Float32Array): number[] =>
+    Array.from({ length: cs.length }, (_, c) => c).sort(
+      (a, b) => (cs[b] as number) - (cs[a] as number) || a - b,
+    );
+
+  it('is the comparator sort: score descending, ties by the smaller list (±0 equal, any float32)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.float({ noNaN: true }),
+            fc.constantFrom(0, -0, 1, -1, 0.5, -0.5, Number.MIN_VALUE, -Number.MIN_VALUE),
+          ),
+          { minLength: 1, maxLength: 300 },
+        ),
+        (xs) => {
+          const cs = Float32Array.from(xs);
+          expect(Array.from(listOrder(cs))).toEqual(byComparator(cs));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('falls back to the comparator sort with NaN scores', () => {
+    const cs = Float32Array.from([0.5, Number.NaN, 0.7, 0.5]);
+    expect(Array.from(listOrder(cs))).toEqual(byComparator(cs));
   });
 });
