@@ -5,7 +5,15 @@
  */
 import type { Hono } from 'hono';
 import { MemwardenError } from '../core/errors.js';
-import type { AddOptions, CheckpointView, MemoryApi, SearchOptions } from '../memory/api.js';
+import type {
+  AddOptions,
+  CheckpointView,
+  MemoryApi,
+  SearchHit,
+  SearchOptions,
+  SearchResult,
+} from '../memory/api.js';
+import { memoryRecordJson } from '../memory/records.js';
 import type { MetricsSink } from './metrics.js';
 import { assertContentSize, defined, readId, readJson, readQuery } from './request.js';
 import {
@@ -63,6 +71,39 @@ function clientVector(v: readonly number[] | undefined, accept: boolean): Float3
   return Float32Array.from(v);
 }
 
+/**
+ * `JSON.stringify({ results, context, seal, dropped })` of a search result, exactly: each hit's
+ * record comes from `memoryRecordJson` (the entry's cached JSON around its expiry — most of a
+ * ~15 KB response is the same entries' text search after search). A hit that is not the plain
+ * `{ memory, score, untrusted }` the search path builds is stringified whole.
+ */
+export function searchJson(r: SearchResult): string {
+  let out = '{"results":[';
+  for (let i = 0; i < r.results.length; i++) {
+    if (i > 0) out += ',';
+    out += hitJson(r.results[i] as SearchHit);
+  }
+  return `${out}],"context":${JSON.stringify(r.context)},"seal":${JSON.stringify(r.seal)},"dropped":${JSON.stringify(r.dropped)}}`;
+}
+
+const HIT_KEYS = ['memory', 'score', 'untrusted'];
+
+function hitJson(h: SearchHit): string {
+  if (h === null || typeof h !== 'object' || Object.getPrototypeOf(h) !== Object.prototype)
+    return JSON.stringify(h) ?? 'null';
+  const keys = Object.keys(h);
+  if (
+    keys.length !== 3 ||
+    keys.some((k, i) => k !== HIT_KEYS[i]) ||
+    typeof h.score !== 'number' ||
+    typeof h.untrusted !== 'boolean' ||
+    h.memory === null ||
+    typeof h.memory !== 'object'
+  )
+    return JSON.stringify(h);
+  return `{"memory":${memoryRecordJson(h.memory)},"score":${JSON.stringify(h.score)},"untrusted":${h.untrusted ? 'true' : 'false'}}`;
+}
+
 /** Register every `/v1` route on `app`. */
 export function registerRoutes(
   app: Hono<AppEnv>,
@@ -111,7 +152,8 @@ export function registerRoutes(
       principal: c.get('principal'),
     };
     const r = await memory.search(query, opts);
-    return c.json({ results: r.results, context: r.context, seal: r.seal, dropped: r.dropped });
+    // What c.json({ results, context, seal, dropped }) sends, byte for byte (searchJson).
+    return c.body(searchJson(r), undefined, { 'Content-Type': 'application/json' });
   });
 
   // The sensitive-action gate (MemLineage §3.7): every verdict is audited by the memory layer.
