@@ -170,7 +170,10 @@ export class DetectionPipeline {
    * `injectionRisk(content, tier)` depends only on the entry: cached by its exact text and
    * tier (content-addressed, so an altered entry is a different key), LRU by Map order.
    */
-  readonly #risk = new Map<string, Finding>();
+  /** Keyed by the content itself: a held entry's content is the same string object search
+   *  after search, so its hash is computed once (a `tier + content` key was a new string to
+   *  build and hash on every read). */
+  readonly #risk = new Map<string, { readonly tier: SourceTier; readonly f: Finding }>();
 
   constructor(embedder: Embedder, cfg: DetectionConfig = {}) {
     this.embedder = embedder;
@@ -293,13 +296,18 @@ export class DetectionPipeline {
   /** `injectionRisk` through the per-entry cache (same finding as uncached; a copy each time). */
   #injectionRisk(text: string, tier: SourceTier): Finding {
     if (text.length > RISK_CACHE_MAX_CHARS) return injectionRisk(text, tier, this.#cfg.injection ?? {});
-    const key = `${tier}\u0000${text}`;
-    let f = this.#risk.get(key);
-    if (f === undefined) {
+    const hit = this.#risk.get(text);
+    let f: Finding;
+    if (hit !== undefined && hit.tier === tier) {
+      f = hit.f;
+      this.#risk.delete(text);
+    } else {
       f = injectionRisk(text, tier, this.#cfg.injection ?? {});
-      if (this.#risk.size >= RISK_CACHE_ENTRIES) this.#risk.delete(this.#risk.keys().next().value as string);
-    } else this.#risk.delete(key);
-    this.#risk.set(key, f);
+      if (hit !== undefined) this.#risk.delete(text);
+      else if (this.#risk.size >= RISK_CACHE_ENTRIES)
+        this.#risk.delete(this.#risk.keys().next().value as string);
+    }
+    this.#risk.set(text, { tier, f });
     return { ...f };
   }
 
