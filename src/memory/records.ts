@@ -126,7 +126,9 @@ export function toMemoryRecord(
   const exp = expiresAtNs ?? e.exp;
   const parts = partsOf(e, leafIndex, bytes);
   const { head: h, tail: t } = parts;
-  const rec: MemoryRecord = {
+  // Built key by key (the same keys in the same order as the object literal with optional
+  // spreads it replaces, without a temporary object per optional field).
+  const rec: { -readonly [K in keyof MemoryRecord]?: MemoryRecord[K] } = {
     id: e.id,
     content: e.content,
     kind: e.kind,
@@ -136,20 +138,20 @@ export function toMemoryRecord(
     ns: e.ns,
     writer: e.writer,
     kid: e.kid,
-    ...(e.uri === undefined ? {} : { source: e.uri }),
-    parents: e.parents,
-    weights: e.weights,
-    createdAt: h.createdAt,
-    createdAtNs: h.createdAtNs,
-    ...(exp === undefined ? {} : { expiresAt: nsToIso(exp) }),
-    ...(e.sup === undefined ? {} : { supersedes: e.sup }),
-    ...(e.rev === undefined ? {} : { reviewedBy: e.rev }),
-    leafIndex,
-    leafData: t.leafData,
-    bytes: t.bytes,
   };
-  madeRecords.set(rec, parts);
-  return rec;
+  if (e.uri !== undefined) rec.source = e.uri;
+  rec.parents = e.parents;
+  rec.weights = e.weights;
+  rec.createdAt = h.createdAt;
+  rec.createdAtNs = h.createdAtNs;
+  if (exp !== undefined) rec.expiresAt = nsToIso(exp);
+  if (e.sup !== undefined) rec.supersedes = e.sup;
+  if (e.rev !== undefined) rec.reviewedBy = e.rev;
+  rec.leafIndex = leafIndex;
+  rec.leafData = t.leafData;
+  rec.bytes = t.bytes;
+  madeRecords.set(rec as MemoryRecord, parts);
+  return rec as MemoryRecord;
 }
 
 /**

@@ -86,15 +86,15 @@ export function searchJson(r: SearchResult): string {
   return `${out}],"context":${JSON.stringify(r.context)},"seal":${JSON.stringify(r.seal)},"dropped":${JSON.stringify(r.dropped)}}`;
 }
 
-const HIT_KEYS = ['memory', 'score', 'untrusted'];
-
 function hitJson(h: SearchHit): string {
   if (h === null || typeof h !== 'object' || Object.getPrototypeOf(h) !== Object.prototype)
     return JSON.stringify(h) ?? 'null';
   const keys = Object.keys(h);
   if (
     keys.length !== 3 ||
-    keys.some((k, i) => k !== HIT_KEYS[i]) ||
+    keys[0] !== 'memory' ||
+    keys[1] !== 'score' ||
+    keys[2] !== 'untrusted' ||
     typeof h.score !== 'number' ||
     typeof h.untrusted !== 'boolean' ||
     h.memory === null ||
