@@ -65,7 +65,7 @@ describe('ledger group commit with batched persistence', () => {
   it('in memory', async () => {
     await concurrentWritesAndTombstone(await MemoryBackend.open());
   });
-  it('PGlite (binary COPY path)', async () => {
+  it('PGlite (binary-parameter commit path)', async () => {
     await concurrentWritesAndTombstone(await PgliteBackend.open({ instance: db }));
   });
 });

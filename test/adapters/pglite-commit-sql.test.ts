@@ -14,6 +14,7 @@ import { systemRandom } from '../../src/adapters/system/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { Ledger } from '../../src/memory/ledger.js';
 import { VerifierRegistry } from '../../src/memory/registry.js';
+import type { StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
 
 describe('PGlite group commit: SQL transactions', () => {
@@ -106,4 +107,79 @@ describe('PGlite group commit: SQL transactions', () => {
       await other.drain();
     },
   );
+
+  /** Every kind of value the binary commit path binds, at its edges. */
+  function edgeEntries(): StoredEntry[] {
+    const emb = new Float32Array(384);
+    for (let i = 0; i < 384; i++) emb[i] = i === 0 ? -0 : i % 7 === 0 ? 3.4e38 : i % 5 === 0 ? 1.4e-45 : Math.fround(i / 1000 - 0.2);
+    return [
+      {
+        id: 'e-full',
+        owner: 'user:a',
+        tier: 'USER_OBSERVED',
+        bytes: Uint8Array.from([0, 255, 0, 1, 0]),
+        leafIndex: 0,
+        macKid: 'mk',
+        mac: new Uint8Array(32).fill(0),
+        writer: 'user:a',
+        kind: 'fact',
+        createdAtNs: 9_007_199_254_740_993_123n,
+        expiresAtNs: -5n,
+        content: 'naïve café — 日本語 🙂 \\x00 \'quoted\' $1',
+        uri: 'chat:s1:turn-4',
+        srcHash: 'ab'.repeat(32),
+        embedding: emb,
+      },
+      {
+        id: 'e-bare',
+        owner: 'user:a',
+        tier: 'EXTERNAL_WEB',
+        bytes: new Uint8Array(0),
+        leafIndex: 1,
+        macKid: '',
+        mac: new Uint8Array(0),
+      },
+    ];
+  }
+
+  it('binds every value exactly: text, bytea, int8 edges, NULLs, float4 bit patterns', { timeout: 60_000 }, async () => {
+    const storage = await PgliteBackend.open({ instance: db, vectorIndex: { auto: false } });
+    const es = edgeEntries();
+    await storage.transaction(async (tx) => {
+      await tx.putEntries!(es);
+    });
+    const got = await storage.listEntries();
+    expect(got).toHaveLength(2);
+    const full = got.find((e) => e.id === 'e-full')!;
+    const { embedding, ...rest } = full;
+    const { embedding: want, ...wantRest } = es[0]!;
+    expect(rest).toEqual({ ...wantRest, deleted: false });
+    expect(new Uint32Array(embedding!.buffer, embedding!.byteOffset, 384)).toEqual(
+      new Uint32Array(want!.buffer, want!.byteOffset, 384),
+    );
+    expect(got.find((e) => e.id === 'e-bare')).toEqual({ ...es[1], deleted: false });
+  });
+
+  it('a value the database refuses fails the whole commit with a coded error, nothing written', { timeout: 60_000 }, async () => {
+    const storage = await PgliteBackend.open({ instance: db, vectorIndex: { auto: false } });
+    const [ok] = edgeEntries();
+    const bad = { ...ok!, id: 'e-nul', leafIndex: 1, content: 'a\u0000b' };
+    await expect(
+      storage.transaction(async (tx) => {
+        await tx.appendLeaves(0, [{ index: 0, data: new Uint8Array([1]), hash: new Uint8Array(32), entryId: 'e-full', kind: 'entry' }], []);
+        await tx.putEntries!([ok!, bad]);
+      }),
+    ).rejects.toSatisfy((e: unknown) => isMemwardenError(e) && e.code === 'INPUT_INVALID');
+    expect(await storage.listEntries()).toEqual([]);
+    expect(await storage.logSize()).toBe(0);
+    // A principal's transaction may not insert another owner's row: RLS WITH CHECK on the
+    // binary INSERT, the whole commit refused.
+    const A = storage.asPrincipal('user:b');
+    await expect(
+      A.transaction(async (tx) => {
+        await tx.putEntries!([{ ...ok!, owner: 'user:b', id: 'mine' }, ok!]);
+      }),
+    ).rejects.toSatisfy((e: unknown) => isMemwardenError(e) && e.code === 'STORAGE_FAILED');
+    expect(await storage.listEntries()).toEqual([]);
+  });
 });

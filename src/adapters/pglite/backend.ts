@@ -19,6 +19,8 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { MemwardenError } from '../../core/errors.js';
 import type {
   KeyRecord,
+  LeafRecord,
+  NodeRecord,
   PrincipalRecord,
   StorageBackend,
   StoredEntry,
@@ -26,16 +28,9 @@ import type {
 import type { KeyPatch } from '../sql/registry.js';
 import { normalised } from '../sql/errors.js';
 import { type MigrationReport, migrate } from '../sql/migrations.js';
-import {
-  APP_ROLE,
-  type Queryable,
-  SYSTEM_ROLE,
-  type Scope,
-  SYSTEM_SCOPE,
-  enterScope,
-  principalScope,
-} from '../sql/queryable.js';
-import { COPY_COLS, CREATE_STAGING_SQL, STAGING_TABLE, encodeCopy } from './copy.js';
+import { headMoved } from '../sql/log.js';
+import { type Queryable, type Scope, SYSTEM_SCOPE, principalScope } from '../sql/queryable.js';
+import { appendLeavesBinary, enterScopeBinary, putEntriesBinary } from './commit-sql.js';
 import { runBinaryQuery } from './binary-rows.js';
 import { SCAN_SQL, decodeScanRows } from './scan.js';
 import { checkScan } from '../sql/rank.js';
@@ -81,21 +76,14 @@ class Mutex {
   }
 }
 
-/** A Queryable that can also feed `COPY … FROM '/dev/blob'` and read binary result rows. */
+/** A Queryable that can also read binary result rows. */
 interface PgliteQueryable extends Queryable {
-  copyIn(sql: string, data: Uint8Array): Promise<void>;
   /** The raw backend messages of `sql` with binary result rows (`./binary-rows.js`). */
   binaryRows(sql: string, params: readonly (string | null)[]): Promise<Uint8Array>;
 }
 
-/** Below this many rows the multi-row INSERT is as cheap as the COPY round trips. */
-const COPY_MIN_ROWS = 16;
-
 function asQueryable(tx: Transaction, db: PGlite): PgliteQueryable {
   return {
-    copyIn: async (sql, data) => {
-      await tx.query(sql, [], { blob: new Blob([data]) });
-    },
     // Inside `tx` (PGlite holds its transaction lock for us): the statement joins it.
     binaryRows: (sql, params) => runBinaryQuery(db, sql, params),
     query: async (sql, params) => {
@@ -115,6 +103,8 @@ interface Shared {
   readonly migration: MigrationReport;
   readonly features: SqlFeatures;
   readonly index: IndexTracker;
+  /** pgvector's `vector` type OID in this database (binary array parameters), if installed. */
+  readonly vectorOid: number | undefined;
   /** Committed log size and quota counts known to this process (`./staged-ext.js`). */
   readonly known: CommittedHint;
   /** Moves after every write of a principal or key record (`StorageBackend.registryVersion`). */
@@ -128,6 +118,8 @@ class CommitView extends SqlView {
     scope: Scope,
     features: SqlFeatures,
     private readonly q: PgliteQueryable,
+    private readonly db: PGlite,
+    private readonly vectorOid: number | undefined,
   ) {
     super(scope, features);
   }
@@ -135,22 +127,22 @@ class CommitView extends SqlView {
     return fn(this.q);
   }
   /**
-   * The group-commit path: binary COPY into the session's staging table (as the session
-   * superuser: COPY is refused on RLS tables and `/dev/blob` needs it), then one INSERT into
-   * `entries` back under this view's scope, so RLS and every constraint apply (`./copy.js`).
+   * The group-commit path: one INSERT with the rows bound as binary arrays, under this view's
+   * scope, so RLS and every constraint apply (`./commit-sql.js`).
    */
   override async putEntries(es: readonly StoredEntry[]): Promise<void> {
-    if (!this.features.vector || es.length < COPY_MIN_ROWS) return super.putEntries(es);
-    const data = encodeCopy(es);
-    const q = this.q;
-    await q.query('RESET ROLE');
-    await q.query(`TRUNCATE ${STAGING_TABLE}`);
-    await q.copyIn(
-      `COPY ${STAGING_TABLE} (${COPY_COLS}) FROM '/dev/blob' WITH (FORMAT binary)`,
-      data,
-    );
-    await enterScope(q, this.scope);
-    await q.query(`INSERT INTO entries (${COPY_COLS}) SELECT ${COPY_COLS} FROM ${STAGING_TABLE}`);
+    if (this.vectorOid === undefined) return super.putEntries(es);
+    await putEntriesBinary(this.db, es, this.vectorOid);
+  }
+  /** Leaves, nodes and the head move in one round trip with binary parameters (`./commit-sql.js`). */
+  override async appendLeaves(
+    start: number,
+    leaves: readonly LeafRecord[],
+    nodes: readonly NodeRecord[],
+  ): Promise<void> {
+    if (leaves.length === 0) return super.appendLeaves(start, leaves, nodes);
+    if (!(await appendLeavesBinary(this.db, this.scope, start, leaves, nodes)))
+      await headMoved(this.q, start);
   }
   protected write<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     return fn(this.q);
@@ -192,20 +184,17 @@ export class PgliteBackend extends SqlView {
       if (opts.instance === undefined) await db.close();
       throw e;
     }
-    if (migration.vector) {
-      // The session's bulk-insert staging table (`./copy.js`); temp tables live per session.
-      await ownerTx(async (q) => {
-        await q.exec(CREATE_STAGING_SQL);
-        await q.exec(`GRANT SELECT ON ${STAGING_TABLE} TO ${APP_ROLE}, ${SYSTEM_ROLE}`);
-      });
-    }
     const index = new IndexTracker(opts.vectorIndex);
     let version: string | undefined;
+    let vectorOid: number | undefined;
     if (migration.vector) {
       const { rows } = await ownerTx((q) =>
-        q.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'"),
+        q.query(
+          "SELECT extversion, 'vector'::regtype::oid::int AS oid FROM pg_extension WHERE extname = 'vector'",
+        ),
       );
       version = rows[0] === undefined ? undefined : String(rows[0].extversion);
+      vectorOid = rows[0] === undefined ? undefined : Number(rows[0].oid);
     }
     const features: SqlFeatures = hasIterativeScan(version)
       ? { vector: migration.vector, ann: { probes: index.probes } }
@@ -217,6 +206,7 @@ export class PgliteBackend extends SqlView {
       migration,
       features,
       index,
+      vectorOid,
       known: new CommittedHint(),
       registryVersion: 0,
       closed: false,
@@ -296,9 +286,8 @@ export class PgliteBackend extends SqlView {
     const system = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
       normalised(
         db.transaction(async (tx) => {
-          const q = asQueryable(tx, db);
-          await enterScope(q, SYSTEM_SCOPE);
-          return fn(q);
+          await enterScopeBinary(db, SYSTEM_SCOPE);
+          return fn(asQueryable(tx, db));
         }),
       );
     return maintainIndex(
@@ -369,9 +358,8 @@ export class PgliteBackend extends SqlView {
       return Promise.reject(new MemwardenError('STORAGE_FAILED', 'backend is closed'));
     return normalised(
       this.s.db.transaction(async (tx) => {
-        const q = asQueryable(tx, this.s.db);
-        await enterScope(q, this.scope);
-        return fn(q);
+        await enterScopeBinary(this.s.db, this.scope);
+        return fn(asQueryable(tx, this.s.db));
       }),
     );
   }
@@ -401,7 +389,11 @@ export class PgliteBackend extends SqlView {
         try {
           const result = await fn(staged);
           if (!staged.isEmpty)
-            await this.scoped((q) => staged.commit(new CommitView(this.scope, this.features, q)));
+            await this.scoped((q) =>
+              staged.commit(
+                new CommitView(this.scope, this.features, q, this.s.db, this.s.vectorOid),
+              ),
+            );
           staged.publish();
           return { result, embedded: staged.embeddedCount };
         } catch (e) {

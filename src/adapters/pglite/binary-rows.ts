@@ -174,7 +174,8 @@ export function forEachDataRow(
   if (!ready) throw malformed('no ReadyForQuery');
 }
 
-function errorResponse(raw: Uint8Array, body: number, end: number): BinaryQueryError {
+/** The fields of an ErrorResponse body (`raw[body, end)`) as a {@link BinaryQueryError}. */
+export function errorResponse(raw: Uint8Array, body: number, end: number): BinaryQueryError {
   const f = new Map<string, string>();
   let p = body;
   while (p < end && raw[p] !== 0) {

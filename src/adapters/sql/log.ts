@@ -54,10 +54,7 @@ export async function appendLeaves(
     if (nodes.length > 0) throw new MemwardenError('STORAGE_FAILED', 'nodes without leaves');
     return;
   }
-  leaves.forEach((l, i) => {
-    if (l.index !== start + i)
-      throw new MemwardenError('STORAGE_FAILED', 'leaf indices must be consecutive');
-  });
+  checkLeafIndices(start, leaves);
   // Leaf ownership follows the scope: an agent's leaves are its own (RLS WITH CHECK enforces
   // it); leaves appended by the system scope belong to no principal.
   const owner = scopeOwner(scope);
@@ -86,14 +83,26 @@ export async function appendLeaves(
       [nodes.map((n) => n.level), nodes.map((n) => n.index), nodes.map((n) => hexIn(n.hash))],
     );
   }
-  const { rows } = await q.query(
-    'UPDATE log_head SET size = size + $1 WHERE size = $2 RETURNING size',
-    [leaves.length, start],
-  );
-  if (rows.length === 0) {
-    const size = await lockLogHead(q);
-    throw conflict(`log append at ${start} but the log has ${size} leaves`);
-  }
+  const { rows } = await q.query(MOVE_HEAD_SQL, [leaves.length, start]);
+  if (rows.length === 0) await headMoved(q, start);
+}
+
+/** Moves the log head by $1 leaves from exactly $2 (no row back: it had moved). */
+export const MOVE_HEAD_SQL =
+  'UPDATE log_head SET size = size + $1::bigint WHERE size = $2::bigint RETURNING size';
+
+/** Leaves must carry the indices `start`, `start+1`, … */
+export function checkLeafIndices(start: number, leaves: readonly LeafRecord[]): void {
+  leaves.forEach((l, i) => {
+    if (l.index !== start + i)
+      throw new MemwardenError('STORAGE_FAILED', 'leaf indices must be consecutive');
+  });
+}
+
+/** {@link MOVE_HEAD_SQL} found the head elsewhere than `start`: the append's conflict. */
+export async function headMoved(q: Queryable, start: number): Promise<never> {
+  const size = await lockLogHead(q);
+  throw conflict(`log append at ${start} but the log has ${size} leaves`);
 }
 
 function leafOut(r: Record<string, unknown>): LeafRecord {

@@ -47,13 +47,24 @@ export function principalScope(id: string): Scope {
  * parameters.
  */
 export async function enterScope(q: Queryable, scope: Scope): Promise<void> {
-  // One statement: `set_config('role', …, true)` is `SET LOCAL ROLE` (same membership check),
-  // and a system transaction clears the principal explicitly so it is never mistaken for one.
-  // Every read and write starts with this, so one round trip instead of two matters (PGlite).
-  await q.query(`SELECT set_config('role', $1, true), set_config('app.principal', $2, true)`, [
+  await q.query(ENTER_SCOPE_SQL, scopeParams(scope));
+}
+
+/**
+ * {@link enterScope}'s one statement: `set_config('role', …, true)` is `SET LOCAL ROLE` (same
+ * membership check), and a system transaction clears the principal explicitly so it is never
+ * mistaken for one. Every read and write starts with it, so one round trip instead of two
+ * matters (PGlite). Exported for a driver that sends it its own way (PGlite's raw protocol).
+ */
+export const ENTER_SCOPE_SQL =
+  "SELECT set_config('role', $1::text, true), set_config('app.principal', $2::text, true)";
+
+/** The role and principal id {@link ENTER_SCOPE_SQL} binds for `scope`. */
+export function scopeParams(scope: Scope): [string, string] {
+  return [
     scope.kind === 'system' ? SYSTEM_ROLE : APP_ROLE,
     scope.kind === 'system' ? '' : scope.id,
-  ]);
+  ];
 }
 
 /** The principal id recorded as row owner for writes in `scope` (null for the system). */

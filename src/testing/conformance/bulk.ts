@@ -2,8 +2,8 @@
  * @module testing/conformance/bulk
  * Conformance cases for bulk entry inserts (`putEntries`, the group-commit write path): exact
  * round trips, all-or-nothing on a conflict or a refused row, and the scope rules of a single
- * insert — directly and inside a transaction (where PGlite switches to binary COPY above a
- * handful of rows, so batches here are large enough to take that path).
+ * insert — directly and inside a transaction (where PGlite's commit binds the rows as binary
+ * arrays in one INSERT, `adapters/pglite/commit-sql.ts`).
  */
 import assert from 'node:assert/strict';
 import type { StorageBackend, StoredEntry } from '../../ports/storage.js';

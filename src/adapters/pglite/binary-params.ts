@@ -1,0 +1,289 @@
+/**
+ * @module adapters/pglite/binary-params
+ * Statements whose parameters travel in PostgreSQL's binary send formats, several of them in
+ * one PGlite protocol round trip, for the group-commit path (`./commit-sql.js`).
+ *
+ * Why: `PGlite.query` sends every parameter as text — a 384-d vector as ~3 KB of decimals that
+ * pgvector parses with `strtof` in WebAssembly, a bytea as hex — and spends six protocol calls
+ * per statement (Parse, Describe, Bind, Describe, Execute, Sync), each a crossing into
+ * WebAssembly. Here a statement is Parse + Bind (every parameter format 1 = binary) + Execute,
+ * a list of them ends in one Sync, and the whole message goes through PGlite's public
+ * `execProtocolRawStream` under its query lock — the way `./binary-rows.js` reads. Values are
+ * only ever bound parameters, never SQL text. An ErrorResponse is thrown as a driver-shaped
+ * error (`code` = SQLSTATE) for `../sql/errors.js` `normalised`; inside a transaction the
+ * server then skips the rest up to the Sync and the caller's transaction rolls back.
+ *
+ * Protocol: PostgreSQL docs, "Message Formats" (Parse, Bind, Execute, Sync; DataRow,
+ * CommandComplete, ErrorResponse, ReadyForQuery) and "Binary array format" (`array_send`):
+ * int32 ndim, int32 has-nulls flag, int32 element type OID, per dimension int32 size and int32
+ * lower bound, then per element an int32 length (-1 = NULL) and the element's send format.
+ */
+import type { PGlite } from '@electric-sql/pglite';
+import { MemwardenError } from '../../core/errors.js';
+import { type BinaryQueryError, errorResponse } from './binary-rows.js';
+
+const utf8 = new TextEncoder();
+
+/** Built-in type OIDs (pg_type.dat; stable across PostgreSQL versions). */
+export const OID = { bytea: 17, int8: 20, int4: 23, text: 25 } as const;
+
+/** One parameter value in its binary send format; null = SQL NULL. */
+export type BinaryParam = Uint8Array | null;
+
+/** A growable big-endian byte writer. */
+class Writer {
+  buf = new Uint8Array(4096);
+  dv = new DataView(this.buf.buffer);
+  len = 0;
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.len + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.len));
+    this.buf = next;
+    this.dv = new DataView(next.buffer);
+  }
+  u8(v: number): void {
+    this.room(1);
+    this.buf[this.len++] = v;
+  }
+  i16(v: number): void {
+    this.room(2);
+    this.dv.setInt16(this.len, v);
+    this.len += 2;
+  }
+  i32(v: number): void {
+    this.room(4);
+    this.dv.setInt32(this.len, v);
+    this.len += 4;
+  }
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+  }
+  cstring(s: string): void {
+    this.bytes(utf8.encode(s));
+    this.u8(0);
+  }
+  /** Start a message of `type`; returns where its length goes ({@link end}). */
+  begin(type: string): number {
+    this.u8(type.charCodeAt(0));
+    const at = this.len;
+    this.i32(0);
+    return at;
+  }
+  end(at: number): void {
+    this.dv.setInt32(at, this.len - at);
+  }
+  result(): Uint8Array {
+    return this.buf.subarray(0, this.len);
+  }
+}
+
+// ---- parameter encoders (each type's send format) ----------------------------------------
+
+export const textParam = (s: string): Uint8Array => utf8.encode(s);
+
+export function int8Param(v: number | bigint): Uint8Array {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setBigInt64(0, BigInt(v));
+  return b;
+}
+
+/** A one-dimensional array of `elementOid` whose elements are already in send format. */
+export function arrayParam(elementOid: number, elems: readonly BinaryParam[]): Uint8Array {
+  let size = 20;
+  let nulls = 0;
+  for (const e of elems) {
+    size += 4 + (e === null ? 0 : e.length);
+    if (e === null) nulls = 1;
+  }
+  const out = new Uint8Array(size);
+  const dv = new DataView(out.buffer);
+  dv.setInt32(0, 1); // ndim
+  dv.setInt32(4, nulls);
+  dv.setInt32(8, elementOid);
+  dv.setInt32(12, elems.length);
+  dv.setInt32(16, 1); // lower bound
+  let p = 20;
+  for (const e of elems) {
+    if (e === null) {
+      dv.setInt32(p, -1);
+      p += 4;
+    } else {
+      dv.setInt32(p, e.length);
+      out.set(e, p + 4);
+      p += 4 + e.length;
+    }
+  }
+  return out;
+}
+
+export const textArray = (vs: readonly (string | undefined)[]): Uint8Array =>
+  arrayParam(
+    OID.text,
+    vs.map((v) => (v === undefined ? null : utf8.encode(v))),
+  );
+
+export const int8Array = (vs: readonly (number | bigint | undefined)[]): Uint8Array =>
+  arrayParam(
+    OID.int8,
+    vs.map((v) => (v === undefined ? null : int8Param(v))),
+  );
+
+export function int4Array(vs: readonly number[]): Uint8Array {
+  return arrayParam(
+    OID.int4,
+    vs.map((v) => {
+      const b = new Uint8Array(4);
+      new DataView(b.buffer).setInt32(0, v);
+      return b;
+    }),
+  );
+}
+
+export const byteaArray = (vs: readonly Uint8Array[]): Uint8Array => arrayParam(OID.bytea, vs);
+
+/** pgvector's `vector_send`: int16 dim, int16 unused, dim × float4, big-endian. */
+export function vectorSend(v: Float32Array): Uint8Array {
+  const out = new Uint8Array(4 + 4 * v.length);
+  const dv = new DataView(out.buffer);
+  dv.setInt16(0, v.length);
+  for (let i = 0; i < v.length; i++) dv.setFloat32(4 + 4 * i, v[i]!);
+  return out;
+}
+
+// ---- messages and responses --------------------------------------------------------------
+
+/** One statement of a pipeline: SQL on the unnamed statement, parameters all binary. */
+export interface BinaryStatement {
+  readonly sql: string;
+  readonly params: readonly BinaryParam[];
+}
+
+/** Parse + Bind + Execute per statement, then one Sync; result columns in binary format. */
+export function pipelineMessage(statements: readonly BinaryStatement[]): Uint8Array {
+  const w = new Writer();
+  for (const s of statements) {
+    let at = w.begin('P');
+    w.cstring(''); // unnamed statement
+    w.cstring(s.sql);
+    w.i16(0); // parameter types inferred (every parameter carries a cast)
+    w.end(at);
+    at = w.begin('B');
+    w.cstring(''); // unnamed portal
+    w.cstring('');
+    w.i16(1);
+    w.i16(1); // one format code: every parameter binary
+    w.i16(s.params.length);
+    for (const p of s.params) {
+      if (p === null) w.i32(-1);
+      else {
+        w.i32(p.length);
+        w.bytes(p);
+      }
+    }
+    w.i16(1);
+    w.i16(1); // every result column binary
+    w.end(at);
+    at = w.begin('E');
+    w.cstring('');
+    w.i32(0);
+    w.end(at);
+  }
+  w.end(w.begin('S'));
+  return w.result();
+}
+
+/** What one statement of a pipeline returned: its rows' fields (binary), in order. */
+export interface StatementResult {
+  /** Per row, per column: the field's bytes (a view into the response), or null. */
+  readonly rows: (Uint8Array | null)[][];
+}
+
+const malformed = (why: string): MemwardenError =>
+  new MemwardenError('STORAGE_FAILED', `unexpected protocol response: ${why}`);
+
+/**
+ * Split a raw response into per-statement results (one per CommandComplete). Throws the
+ * server's error (`BinaryQueryError`) if any statement failed, or on a malformed response.
+ */
+export function pipelineResults(raw: Uint8Array, statements: number): StatementResult[] {
+  const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const out: StatementResult[] = [];
+  let rows: (Uint8Array | null)[][] = [];
+  let error: BinaryQueryError | undefined;
+  let ready = false;
+  let p = 0;
+  while (p < raw.length) {
+    if (p + 5 > raw.length) throw malformed('truncated message header');
+    const type = raw[p]!;
+    const size = dv.getInt32(p + 1);
+    const body = p + 5;
+    const end = p + 1 + size;
+    if (size < 4 || end > raw.length) throw malformed('truncated message');
+    if (type === 0x44 /* D: DataRow */) {
+      const n = dv.getInt16(body);
+      const row: (Uint8Array | null)[] = [];
+      let q = body + 2;
+      for (let i = 0; i < n; i++) {
+        if (q + 4 > end) throw malformed('truncated row');
+        const l = dv.getInt32(q);
+        q += 4;
+        if (l < -1 || q + Math.max(l, 0) > end) throw malformed('bad field length');
+        row.push(l < 0 ? null : raw.subarray(q, q + l));
+        if (l > 0) q += l;
+      }
+      rows.push(row);
+    } else if (type === 0x43 /* C: CommandComplete */) {
+      out.push({ rows });
+      rows = [];
+    } else if (type === 0x45 /* E: ErrorResponse */) {
+      error ??= errorResponse(raw, body, end);
+    } else if (type === 0x5a /* Z: ReadyForQuery */) {
+      ready = true;
+    } // ParseComplete, BindComplete, NoticeResponse, ParameterStatus: skipped
+    p = end;
+  }
+  if (error !== undefined) throw error;
+  if (!ready) throw malformed('no ReadyForQuery');
+  if (out.length !== statements) throw malformed('statement count');
+  return out;
+}
+
+/**
+ * Run `statements` in one round trip inside the current PGlite transaction (call it only from
+ * within a `db.transaction` callback, after the scope was entered): they run in order, and
+ * the first failure skips the rest and is thrown.
+ */
+export async function runPipeline(
+  db: PGlite,
+  statements: readonly BinaryStatement[],
+): Promise<StatementResult[]> {
+  const chunks: Uint8Array[] = [];
+  // Under PGlite's query lock, as its own statements in a transaction run (see
+  // `./binary-rows.js`). No file-system sync: the transaction's COMMIT syncs.
+  await db.runExclusive(() =>
+    db.execProtocolRawStream(pipelineMessage(statements), {
+      syncToFs: false,
+      onRawData: (chunk) => {
+        chunks.push(chunk.slice()); // a view into WebAssembly memory, reused after the call
+      },
+    }),
+  );
+  let raw: Uint8Array;
+  if (chunks.length === 1) raw = chunks[0]!;
+  else {
+    let total = 0;
+    for (const c of chunks) total += c.length;
+    raw = new Uint8Array(total);
+    let o = 0;
+    for (const c of chunks) {
+      raw.set(c, o);
+      o += c.length;
+    }
+  }
+  return pipelineResults(raw, statements.length);
+}
