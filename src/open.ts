@@ -157,7 +157,12 @@ export class Memory extends MemoryCore {
     try {
       storage = server
         ? await PgBackend.open({ connectionString: url })
-        : await PgliteBackend.open(opts.ephemeral === true ? {} : { dataDir: path.join(dataDir, 'pgdata') });
+        : await PgliteBackend.open({
+            ...(opts.ephemeral === true ? {} : { dataDir: path.join(dataDir, 'pgdata') }),
+            // The read model serves vector search here, so the SQL ANN index is (re)built when
+            // the store is opened, never from the write path, which it would stall (ADR 0024).
+            ...(opts.readModel === false ? {} : { vectorIndex: { onWrite: false } }),
+          });
       // The embedded store is this process's alone (the data-folder lock): observe its writes.
       if (!server && opts.readModel !== false) storage = withReadModel(storage, opts.readModel ?? {});
     } catch (e) {

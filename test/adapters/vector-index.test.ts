@@ -124,3 +124,83 @@ describe('PGlite IVFFlat maintenance', () => {
     await b.close();
   });
 });
+
+describe('PGlite IVFFlat maintenance off the write path (onWrite: false, ADR 0024)', () => {
+  let db: PGlite;
+  beforeAll(async () => {
+    db = await PGlite.create({ extensions: { vector } });
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+  const indexes = async (): Promise<string[]> =>
+    (
+      await db.query<{ n: string }>(
+        "SELECT indexname AS n FROM pg_indexes WHERE indexname LIKE 'entries_emb_ivf_%'",
+      )
+    ).rows.map((r) => r.n);
+
+  it('writes crossing a threshold build nothing; the next open builds, and its searches use it', async () => {
+    const opts = { minRows: 400, probes: 2 } as const;
+    const a = await PgliteBackend.open({ instance: db, vectorIndex: { ...opts, onWrite: false } });
+    const es = Array.from({ length: 800 }, (_, i) => entry(i, i % 10 === 0 ? 'user:b' : 'user:a'));
+    await a.transaction(async (tx) => {
+      await tx.putEntries!(es.slice(0, 500));
+    });
+    await a.putEntries(es.slice(500, 600)); // the direct path too
+    await new Promise((r) => setTimeout(r, 50)); // an automatic run would have started by now
+    expect(await indexes()).toEqual([]);
+    const A = a.asPrincipal('user:a');
+    const exact = (await A.searchEntries({ embedding: point(7), nowNs: 1n, limit: 10 })).map(
+      (h) => h.entry.id,
+    );
+    // A process opening the store (e.g. one without the read model) brings the index up to date.
+    const b = await PgliteBackend.open({ instance: db, vectorIndex: opts });
+    expect(await indexes()).toEqual(['entries_emb_ivf_24']); // √600 ≈ 24
+    // …and keeps it current from its own write path (onWrite defaults to true): 600 → 1,152 rows
+    // crosses 2·24² and rebuilds.
+    await b.transaction(async (tx) => {
+      await tx.putEntries!(es.slice(600));
+      await tx.putEntries!(
+        Array.from({ length: 352 }, (_, i) => entry(800 + i, 'user:a')),
+      );
+    });
+    await b.maintainVectorIndex(); // joins (or follows) the automatic run
+    expect(await indexes()).toEqual(['entries_emb_ivf_34']);
+    // Search through the index in that process: each principal its own rows, in score order,
+    // and the exact answer found (the clustered data is easy for 2 probes of 34 lists).
+    await db.exec('SET enable_seqscan = off');
+    const B = b.asPrincipal('user:b');
+    const hb = await B.searchEntries({ embedding: point(5), nowNs: 1n, limit: 20 });
+    expect(hb).toHaveLength(20);
+    expect(hb.every((h) => h.entry.owner === 'user:b')).toBe(true);
+    const approx = (
+      await b.asPrincipal('user:a').searchEntries({ embedding: point(7), nowNs: 1n, limit: 10 })
+    ).map((h) => h.entry.id);
+    await db.exec('RESET enable_seqscan');
+    expect(approx.filter((id) => exact.includes(id)).length).toBeGreaterThanOrEqual(8);
+    // An explicit call still builds in the onWrite:false process.
+    expect((await a.maintainVectorIndex()).lists).toBe(34);
+  });
+
+  it('Memory.open: the read model turns write-path builds off; readModel:false keeps them', async () => {
+    const { Memory } = await import('../../src/open.js');
+    const tracker = (m: { storageBackend: unknown }) =>
+      (m.storageBackend as unknown as { s: { index: { onWrite: boolean; auto: boolean } } }).s.index;
+    const dir = await import('node:fs').then((fs) =>
+      fs.mkdtempSync(`${(process.env.TMPDIR ?? '/tmp').replace(/\/$/, '')}/mw-vi-`),
+    );
+    const withModel = await Memory.open({ dataDir: dir, ephemeral: true, embedder: 'deterministic' });
+    expect(tracker(withModel)).toMatchObject({ auto: true, onWrite: false });
+    await withModel.close();
+    const without = await Memory.open({
+      dataDir: dir,
+      ephemeral: true,
+      embedder: 'deterministic',
+      readModel: false,
+    });
+    expect(tracker(without)).toMatchObject({ auto: true, onWrite: true });
+    await without.close();
+    (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -23,8 +23,16 @@ export interface VectorIndexOptions {
   readonly minRows?: number;
   /** IVFFlat lists probed per query before the iterative scan widens (default 10). */
   readonly probes?: number;
-  /** Build and rebuild automatically after writes cross the thresholds (default true). */
+  /** Build and rebuild automatically when the store is opened and after writes (default true). */
   readonly auto?: boolean;
+  /**
+   * With `auto`: also from the write path, as soon as inserts cross a threshold (default true).
+   * False: only when the store is opened and on an explicit `maintainVectorIndex()` — for a
+   * process whose vector search does not use this index (the in-process read model, ADR 0024):
+   * a build holds PGlite's one session for seconds (~1.5 s at 20,000 rows) and every write
+   * queues behind it.
+   */
+  readonly onWrite?: boolean;
 }
 
 export const DEFAULT_MIN_ROWS = 10_000;
@@ -120,6 +128,7 @@ export class IndexTracker {
   readonly minRows: number;
   readonly probes: number;
   readonly auto: boolean;
+  readonly onWrite: boolean;
   private rows = 0;
   private nextAt = Number.POSITIVE_INFINITY;
   private running: Promise<VectorIndexStatus> | undefined;
@@ -130,6 +139,7 @@ export class IndexTracker {
     this.minRows = opts?.minRows ?? DEFAULT_MIN_ROWS;
     this.probes = opts?.probes ?? DEFAULT_PROBES;
     this.auto = opts?.auto ?? true;
+    this.onWrite = opts?.onWrite ?? true;
     if (!Number.isSafeInteger(this.minRows) || this.minRows < 1)
       throw new RangeError('vectorIndex.minRows must be a positive integer');
     if (!Number.isSafeInteger(this.probes) || this.probes < 1)
@@ -153,9 +163,9 @@ export class IndexTracker {
     return this.running;
   }
 
-  /** Count `n` inserted embeddings; true when an automatic run is due. */
+  /** Count `n` inserted embeddings; true when an automatic run from the write path is due. */
   inserted(n: number): boolean {
     this.rows += n;
-    return this.auto && this.running === undefined && this.rows >= this.nextAt;
+    return this.auto && this.onWrite && this.running === undefined && this.rows >= this.nextAt;
   }
 }
