@@ -141,7 +141,7 @@ describe('PGlite IVFFlat maintenance off the write path (onWrite: false, ADR 002
     ).rows.map((r) => r.n);
 
   it('writes crossing a threshold build nothing; the next open builds, and its searches use it', async () => {
-    const opts = { minRows: 400, probes: 2 } as const;
+    const opts = { minRows: 400, probes: 8 } as const;
     const a = await PgliteBackend.open({ instance: db, vectorIndex: { ...opts, onWrite: false } });
     const es = Array.from({ length: 800 }, (_, i) => entry(i, i % 10 === 0 ? 'user:b' : 'user:a'));
     await a.transaction(async (tx) => {
@@ -150,10 +150,15 @@ describe('PGlite IVFFlat maintenance off the write path (onWrite: false, ADR 002
     await a.putEntries(es.slice(500, 600)); // the direct path too
     await new Promise((r) => setTimeout(r, 50)); // an automatic run would have started by now
     expect(await indexes()).toEqual([]);
+    // Exact answers (no index yet: an exact scan) for ten queries, over the 600 rows so far.
     const A = a.asPrincipal('user:a');
-    const exact = (await A.searchEntries({ embedding: point(7), nowNs: 1n, limit: 10 })).map(
-      (h) => h.entry.id,
-    );
+    const exact: string[][] = [];
+    for (let q = 0; q < 10; q++)
+      exact.push(
+        (await A.searchEntries({ embedding: point(2000 + q), nowNs: 1n, limit: 10 })).map(
+          (h) => h.entry.id,
+        ),
+      );
     // A process opening the store (e.g. one without the read model) brings the index up to date.
     const b = await PgliteBackend.open({ instance: db, vectorIndex: opts });
     expect(await indexes()).toEqual(['entries_emb_ivf_24']); // √600 ≈ 24
@@ -167,18 +172,25 @@ describe('PGlite IVFFlat maintenance off the write path (onWrite: false, ADR 002
     });
     await b.maintainVectorIndex(); // joins (or follows) the automatic run
     expect(await indexes()).toEqual(['entries_emb_ivf_34']);
-    // Search through the index in that process: each principal its own rows, in score order,
-    // and the exact answer found (the clustered data is easy for 2 probes of 34 lists).
+    // Search through the index in that process: each principal its own rows, and the exact
+    // answers found (recall; the rows added since are in other clusters' order, so compare ids
+    // present in both).
     await db.exec('SET enable_seqscan = off');
     const B = b.asPrincipal('user:b');
     const hb = await B.searchEntries({ embedding: point(5), nowNs: 1n, limit: 20 });
     expect(hb).toHaveLength(20);
     expect(hb.every((h) => h.entry.owner === 'user:b')).toBe(true);
-    const approx = (
-      await b.asPrincipal('user:a').searchEntries({ embedding: point(7), nowNs: 1n, limit: 10 })
-    ).map((h) => h.entry.id);
+    let found = 0;
+    for (let q = 0; q < 10; q++) {
+      const approx = new Set(
+        (
+          await b.asPrincipal('user:a').searchEntries({ embedding: point(2000 + q), nowNs: 1n, limit: 40 })
+        ).map((h) => h.entry.id),
+      );
+      found += exact[q]!.filter((id) => approx.has(id)).length;
+    }
     await db.exec('RESET enable_seqscan');
-    expect(approx.filter((id) => exact.includes(id)).length).toBeGreaterThanOrEqual(8);
+    expect(found / 100).toBeGreaterThanOrEqual(0.8);
     // An explicit call still builds in the onWrite:false process.
     expect((await a.maintainVectorIndex()).lists).toBe(34);
   });
