@@ -182,4 +182,33 @@ describe('PGlite group commit: SQL transactions', () => {
     ).rejects.toSatisfy((e: unknown) => isMemwardenError(e) && e.code === 'STORAGE_FAILED');
     expect(await storage.listEntries()).toEqual([]);
   });
+
+  it('out-of-range integers are refused as the text path refuses them, never wrapped', { timeout: 60_000 }, async () => {
+    const storage = await PgliteBackend.open({ instance: db, vectorIndex: { auto: false } });
+    const [ok] = edgeEntries();
+    const code = async (p: Promise<unknown>): Promise<string> => {
+      try {
+        await p;
+        return 'OK';
+      } catch (e) {
+        return isMemwardenError(e) ? e.code : `RAW:${String(e)}`;
+      }
+    };
+    const huge = { ...ok!, createdAtNs: 2n ** 63n };
+    // The shared text path (a direct write) and the binary commit path agree.
+    const direct = await code(storage.putEntries([huge]));
+    expect(direct).not.toBe('OK');
+    expect(await code(storage.transaction(async (tx) => tx.putEntries!([huge])))).toBe(direct);
+    const demand = { principal: 'user:a', tier: 'USER_OBSERVED' as const, dayKey: 'd', limit: 2 ** 31 };
+    const directQ = await code(storage.consumeQuotas!([demand]));
+    expect(directQ).not.toBe('OK');
+    expect(await code(storage.transaction(async (tx) => tx.consumeQuotas!([demand])))).toBe(directQ);
+    expect(await storage.listEntries()).toEqual([]);
+    expect(await storage.quotaUsed('user:a', 'USER_OBSERVED', 'd')).toBe(0);
+    // In range at the edges: stored exactly.
+    const edge = { ...ok!, createdAtNs: 2n ** 63n - 1n, expiresAtNs: -(2n ** 63n) };
+    await storage.transaction(async (tx) => tx.putEntries!([edge]));
+    const got = (await storage.listEntries())[0]!;
+    expect([got.createdAtNs, got.expiresAtNs]).toEqual([2n ** 63n - 1n, -(2n ** 63n)]);
+  });
 });

@@ -20,7 +20,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import { MemwardenError } from '../../core/errors.js';
-import { type BinaryQueryError, errorResponse } from './binary-rows.js';
+import { BinaryQueryError, errorResponse } from './binary-rows.js';
 
 const utf8 = new TextEncoder();
 
@@ -86,9 +86,21 @@ class Writer {
 
 export const textParam = (s: string): Uint8Array => utf8.encode(s);
 
+/**
+ * A value outside the column type's range is refused as the server refuses it in text form
+ * (SQLSTATE 22003), never wrapped around by the fixed-width encoding.
+ */
+const outOfRange = (type: string): BinaryQueryError =>
+  new BinaryQueryError(`value out of range for type ${type}`, '22003');
+
+const INT8_MIN = -(2n ** 63n);
+const INT8_MAX = 2n ** 63n - 1n;
+
 export function int8Param(v: number | bigint): Uint8Array {
+  const n = typeof v === 'bigint' ? v : Number.isSafeInteger(v) ? BigInt(v) : undefined;
+  if (n === undefined || n < INT8_MIN || n > INT8_MAX) throw outOfRange('bigint');
   const b = new Uint8Array(8);
-  new DataView(b.buffer).setBigInt64(0, BigInt(v));
+  new DataView(b.buffer).setBigInt64(0, n);
   return b;
 }
 
@@ -137,6 +149,7 @@ export function int4Array(vs: readonly number[]): Uint8Array {
   return arrayParam(
     OID.int4,
     vs.map((v) => {
+      if (!Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31) throw outOfRange('integer');
       const b = new Uint8Array(4);
       new DataView(b.buffer).setInt32(0, v);
       return b;
