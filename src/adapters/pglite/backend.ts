@@ -30,7 +30,13 @@ import { normalised } from '../sql/errors.js';
 import { type MigrationReport, migrate } from '../sql/migrations.js';
 import { headMoved } from '../sql/log.js';
 import { type Queryable, type Scope, SYSTEM_SCOPE, principalScope } from '../sql/queryable.js';
-import { appendLeavesBinary, enterScopeBinary, putEntriesBinary } from './commit-sql.js';
+import {
+  appendLeavesBinary,
+  enterScopeBinary,
+  putEntriesBinary,
+  quotaUpsertBinary,
+} from './commit-sql.js';
+import type { QuotaUpsert } from '../sql/records.js';
 import { runBinaryQuery } from './binary-rows.js';
 import { SCAN_SQL, decodeScanRows } from './scan.js';
 import { checkScan } from '../sql/rank.js';
@@ -126,6 +132,8 @@ class CommitView extends SqlView {
   protected read<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     return fn(this.q);
   }
+  /** The quota upsert with binary parameters in one round trip (`./commit-sql.js`). */
+  protected override readonly quotaUpsert: QuotaUpsert = (_q, a) => quotaUpsertBinary(this.db, a);
   /**
    * The group-commit path: one INSERT with the rows bound as binary arrays, under this view's
    * scope, so RLS and every constraint apply (`./commit-sql.js`).

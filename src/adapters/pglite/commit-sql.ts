@@ -14,10 +14,12 @@
  * of CPU including BEGIN and COMMIT (ADR 0024).
  */
 import type { PGlite } from '@electric-sql/pglite';
+import { MemwardenError } from '../../core/errors.js';
 import type { LeafRecord, NodeRecord, StoredEntry } from '../../ports/storage.js';
 import { checkEmbedding } from '../sql/rank.js';
 import { type Scope, ENTER_SCOPE_SQL, scopeOwner, scopeParams } from '../sql/queryable.js';
 import { MOVE_HEAD_SQL, checkLeafIndices } from '../sql/log.js';
+import { QUOTA_UPSERT_SQL, type QuotaUpsertArgs } from '../sql/records.js';
 import {
   type BinaryStatement,
   type StatementResult,
@@ -133,4 +135,35 @@ export async function appendLeavesBinary(
   statements.push({ sql: MOVE_HEAD_SQL, params: [int8Param(leaves.length), int8Param(start)] });
   const results: StatementResult[] = await runPipeline(db, statements);
   return results[results.length - 1]!.rows.length === 1;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const textOut = (f: Uint8Array | null): string => {
+  if (f === null) throw new MemwardenError('STORAGE_FAILED', 'unexpected NULL in a quota row');
+  return utf8.decode(f);
+};
+
+/** `../sql/records.js` {@link QUOTA_UPSERT_SQL} in one round trip: the rows it counted. */
+export async function quotaUpsertBinary(
+  db: PGlite,
+  a: QuotaUpsertArgs,
+): Promise<{ principal: string; tier: string; day: string }[]> {
+  const [r] = await runPipeline(db, [
+    {
+      sql: QUOTA_UPSERT_SQL,
+      params: [
+        textArray(a.principals),
+        textArray(a.tiers),
+        textArray(a.days),
+        int4Array(a.counts),
+        textArray(a.limitTiers),
+        int4Array(a.limits),
+      ],
+    },
+  ]);
+  return r!.rows.map((row) => ({
+    principal: textOut(row[0] ?? null),
+    tier: textOut(row[1] ?? null),
+    day: textOut(row[2] ?? null),
+  }));
 }

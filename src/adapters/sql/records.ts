@@ -123,6 +123,7 @@ export function checkDemands(demands: readonly QuotaDemand[]): void {
 export async function consumeQuotas(
   q: Queryable,
   demands: readonly QuotaDemand[],
+  upsert: QuotaUpsert = textUpsert,
 ): Promise<boolean[]> {
   checkDemands(demands);
   const out = new Array<boolean>(demands.length).fill(false);
@@ -142,22 +143,15 @@ export async function consumeQuotas(
   if (fast.length > 0) {
     // The conflict condition finds the row's limit by its tier in a list of at most five, so
     // the statement stays linear in the batch (a per-row lookup by key would be quadratic).
-    const { rows } = await q.query(
-      `INSERT INTO write_quotas AS w (principal, tier, day, count)
-       SELECT d.p, d.t, d.d, d.n FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS d(p, t, d, n)
-       ON CONFLICT (principal, tier, day) DO UPDATE SET count = w.count + EXCLUDED.count
-       WHERE w.count + EXCLUDED.count <= ($6::int[])[array_position($5::text[], EXCLUDED.tier)]
-       RETURNING principal, tier, day`,
-      [
-        fast.map((g) => g.principal),
-        fast.map((g) => g.tier),
-        fast.map((g) => g.day),
-        fast.map((g) => g.at.length),
-        [...tierLimit.keys()],
-        [...tierLimit.values()],
-      ],
-    );
-    const done = new Set(rows.map((r) => quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day))));
+    const counted = await upsert(q, {
+      principals: fast.map((g) => g.principal),
+      tiers: fast.map((g) => g.tier),
+      days: fast.map((g) => g.day),
+      counts: fast.map((g) => g.at.length),
+      limitTiers: [...tierLimit.keys()],
+      limits: [...tierLimit.values()],
+    });
+    const done = new Set(counted.map((r) => quotaKey(r.principal, r.tier, r.day)));
     for (const g of fast) {
       if (done.has(quotaKey(g.principal, g.tier, g.day))) for (const i of g.at) out[i] = true;
       else slow.push(g); // exists and would exceed: locked by the upsert, settled below
@@ -166,6 +160,44 @@ export async function consumeQuotas(
   if (slow.length > 0) await settleLocked(q, slow, out);
   return out;
 }
+
+/**
+ * {@link consumeQuotas}' one statement for the groups that fit: `$1`–`$4` the rows (principal,
+ * tier, day, count to add), `$5`/`$6` each tier's one limit. Returns the rows it counted.
+ */
+export const QUOTA_UPSERT_SQL = `INSERT INTO write_quotas AS w (principal, tier, day, count)
+  SELECT d.p, d.t, d.d, d.n FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS d(p, t, d, n)
+  ON CONFLICT (principal, tier, day) DO UPDATE SET count = w.count + EXCLUDED.count
+  WHERE w.count + EXCLUDED.count <= ($6::int[])[array_position($5::text[], EXCLUDED.tier)]
+  RETURNING principal, tier, day`;
+
+/** The parameters of {@link QUOTA_UPSERT_SQL}, as parallel arrays. */
+export interface QuotaUpsertArgs {
+  readonly principals: readonly string[];
+  readonly tiers: readonly string[];
+  readonly days: readonly string[];
+  readonly counts: readonly number[];
+  readonly limitTiers: readonly string[];
+  readonly limits: readonly number[];
+}
+
+/** How a driver runs {@link QUOTA_UPSERT_SQL} (PGlite: binary parameters, one round trip). */
+export type QuotaUpsert = (
+  q: Queryable,
+  a: QuotaUpsertArgs,
+) => Promise<{ principal: string; tier: string; day: string }[]>;
+
+const textUpsert: QuotaUpsert = async (q, a) => {
+  const { rows } = await q.query(QUOTA_UPSERT_SQL, [
+    a.principals,
+    a.tiers,
+    a.days,
+    a.counts,
+    a.limitTiers,
+    a.limits,
+  ]);
+  return rows.map((r) => ({ principal: strOut(r.principal), tier: strOut(r.tier), day: strOut(r.day) }));
+};
 
 /** Exact admission for `groups` under their row locks (created at 0 where missing). */
 async function settleLocked(q: Queryable, unsorted: readonly QuotaGroup[], out: boolean[]): Promise<void> {

@@ -42,6 +42,8 @@ export abstract class SqlView implements StorageBackend {
     readonly features: SqlFeatures,
   ) {}
 
+  /** How a driver runs the quota upsert (`records.QUOTA_UPSERT_SQL`); default: `query`. */
+  protected readonly quotaUpsert: records.QuotaUpsert | undefined = undefined;
   /** Run a read-only unit of work under this view's scope. */
   protected abstract read<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** Run a write as one all-or-nothing unit under this view's scope. */
@@ -196,7 +198,7 @@ export abstract class SqlView implements StorageBackend {
       if (demands.some((d) => d.principal !== own)) throw deniedError('another principal’s quota');
     }
     if (demands.length === 0) return [];
-    return this.writeTouching('quotas', (q) => records.consumeQuotas(q, demands));
+    return this.writeTouching('quotas', (q) => records.consumeQuotas(q, demands, this.quotaUpsert));
   }
   /** Counts of several quota rows in one query (not on the port: the PGlite commit path uses it). */
   quotasUsed(keys: readonly { principal: string; tier: SourceTier; day: string }[]): Promise<number[]> {
