@@ -17,9 +17,9 @@
  * all binary, Execute, Sync; DataRow, ErrorResponse, ReadyForQuery …) and each type's send
  * function for the field encodings.
  */
-import type { PGlite } from '@electric-sql/pglite';
 import { concatBytes } from '../../core/bytes.js';
 import { MemwardenError } from '../../core/errors.js';
+import type { PgliteDb } from './db.js';
 
 const utf8 = new TextEncoder();
 
@@ -95,7 +95,7 @@ export class BinaryQueryError extends Error {
  * `db.transaction` callback, after the scope was entered) and return the raw backend messages.
  */
 export async function runBinaryQuery(
-  db: PGlite,
+  db: PgliteDb,
   sql: string,
   params: readonly (string | null)[],
 ): Promise<Uint8Array> {

@@ -1,0 +1,38 @@
+/**
+ * @module adapters/pglite/db
+ * The part of PGlite's API the backend uses, as an interface both an in-process `PGlite` and
+ * the worker-thread proxy (`./worker.js`, ADR 0024) implement. Keeping it this narrow is what
+ * makes the proxy exact: every member here is forwarded with PGlite's own semantics; nothing
+ * else is offered.
+ */
+import type { ExecProtocolOptions, QueryOptions, Results } from '@electric-sql/pglite';
+
+/** `QueryOptions` without the function-valued members (they cannot cross to a worker). */
+export type PgliteQueryOptions = Pick<QueryOptions, 'rowMode' | 'blob' | 'paramTypes'>;
+
+/** A PGlite transaction (`PGlite.transaction`'s callback argument). */
+export interface PgliteTx {
+  query<T>(sql: string, params?: unknown[], options?: PgliteQueryOptions): Promise<Results<T>>;
+  exec(sql: string, options?: PgliteQueryOptions): Promise<Results[]>;
+  rollback(): Promise<void>;
+  readonly closed: boolean;
+}
+
+/** The database: a `PGlite`, or a `PgliteWorker` running one in a worker thread. */
+export interface PgliteDb {
+  query<T>(sql: string, params?: unknown[], options?: PgliteQueryOptions): Promise<Results<T>>;
+  exec(sql: string, options?: PgliteQueryOptions): Promise<Results[]>;
+  transaction<T>(fn: (tx: PgliteTx) => Promise<T>): Promise<T>;
+  /** Hold PGlite's query lock (no other statement runs) while `fn` runs. */
+  runExclusive<T>(fn: () => Promise<T>): Promise<T>;
+  execProtocolRaw(
+    message: Uint8Array,
+    options?: Pick<ExecProtocolOptions, 'syncToFs'>,
+  ): Promise<Uint8Array>;
+  execProtocolRawStream(
+    message: Uint8Array,
+    options: { syncToFs?: boolean; onRawData: (data: Uint8Array) => void },
+  ): Promise<void>;
+  close(): Promise<void>;
+  readonly closed: boolean;
+}
