@@ -38,6 +38,12 @@ export interface OpenOptions {
   readonly postgres?: string;
   /** Keep the embedded store in memory (tests, demos). The key file still lives in dataDir. */
   readonly ephemeral?: boolean;
+  /**
+   * Run the embedded store's PGlite in a worker thread (ADR 0024): PostgreSQL's CPU leaves the
+   * calling thread, so under concurrent load the database and the caller use two cores. Same
+   * data folder, same semantics. Default false (`memwarden serve` turns it on).
+   */
+  readonly pgliteWorker?: boolean;
   /** 'local' (all-MiniLM-L6-v2, default), 'deterministic' (tests only), or your own. */
   readonly embedder?: Embedder | 'local' | 'deterministic';
   readonly keys?: KeySource;
@@ -162,6 +168,7 @@ export class Memory extends MemoryCore {
             // The read model serves vector search here, so the SQL ANN index is (re)built when
             // the store is opened, never from the write path, which it would stall (ADR 0024).
             ...(opts.readModel === false ? {} : { vectorIndex: { onWrite: false } }),
+            ...(opts.pgliteWorker === true ? { worker: true } : {}),
           });
       // The embedded store is this process's alone (the data-folder lock): observe its writes.
       if (!server && opts.readModel !== false) storage = withReadModel(storage, opts.readModel ?? {});

@@ -16,6 +16,8 @@ export interface StoreOptions {
   readonly postgres?: string;
   /** false (`--no-read-model`): search the embedded store's database, not the in-process read model (ADR 0018). */
   readonly readModel?: boolean;
+  /** Run the embedded store's PGlite in a worker thread (ADR 0024; `serve` defaults to it). */
+  readonly pgliteWorker?: boolean;
 }
 
 /** Open the memory stored in `data` (created on first use). */
@@ -24,6 +26,7 @@ export async function openMemory(o: StoreOptions, metrics?: Metrics): Promise<Me
     dataDir: o.data,
     ...(o.postgres === undefined ? {} : { postgres: o.postgres }),
     ...(o.readModel === false ? { readModel: false as const } : {}),
+    ...(o.pgliteWorker === true ? { pgliteWorker: true } : {}),
     ...(metrics === undefined ? {} : { metrics }),
   });
 }

@@ -336,6 +336,10 @@ store(
     .option(
       '--no-read-model',
       'embedded store: answer vector search from the database instead of the in-process read model',
+    )
+    .option(
+      '--no-pglite-worker',
+      'embedded store: run PGlite on the HTTP thread instead of its own worker thread',
     ),
 ).action(async (o: StoreOptions & ServeFlags) => {
   const port = Number(o.port);

@@ -1,7 +1,8 @@
 /**
  * Conformance of the PGlite backend: the whole shared suite in memory (one PGlite instance for
- * the file, tables reset between cases, because booting PGlite costs ~1 s) and on a durable
- * data folder with close and reopen.
+ * the file, tables reset between cases, because booting PGlite costs ~1 s), on a durable
+ * data folder with close and reopen, and with PGlite in a worker thread (ADR 0024) on a
+ * durable data folder.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,11 +11,13 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
+import type { PgliteDb } from '../../src/adapters/pglite/db.js';
+import { PgliteWorker } from '../../src/adapters/pglite/worker.js';
 import { DATA_TABLES } from '../../src/adapters/sql/schema.js';
 import { storageConformanceCases } from '../../src/testing/storage-conformance.js';
 
 /** Empty every data table as the superuser (TRUNCATE is not subject to RLS). */
-export async function resetPglite(db: PGlite): Promise<void> {
+export async function resetPglite(db: PgliteDb): Promise<void> {
   await db.exec(
     `TRUNCATE ${DATA_TABLES.join(', ')} RESTART IDENTITY; UPDATE log_head SET size = 0;`,
   );
@@ -91,6 +94,53 @@ describe('PGlite backend conformance (durable data folder, reopen)', () => {
       await b.close();
       const r = await PgliteBackend.open({ dataDir: own });
       expect((await r.latestCheckpoint())?.createdAtNs).toBe(2n ** 62n + 1n);
+      await r.close();
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('PGlite backend conformance (worker thread, durable data folder, reopen)', () => {
+  // The same suite with every statement executed by a PGlite in a worker thread: the proxy must
+  // be indistinguishable (errors, transactions, COPY from a blob, binary scans).
+  const dataDir = mkdtempSync(join(tmpdir(), 'mw-pglite-worker-'));
+  let db: PgliteWorker;
+  beforeAll(async () => {
+    db = await PgliteWorker.create({ dataDir });
+  });
+  afterAll(async () => {
+    await db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const open = async (): Promise<PgliteBackend> => {
+    const b = await PgliteBackend.open({ instance: db });
+    await resetPglite(db);
+    return b;
+  };
+  const reopen = async (): Promise<PgliteBackend> => {
+    await db.close();
+    db = await PgliteWorker.create({ dataDir });
+    return PgliteBackend.open({ instance: db });
+  };
+  for (const c of storageConformanceCases) {
+    it(c.name, () => c.run({ open, reopen }));
+  }
+  it('an owned worker-hosted data folder is closed by close() and reopened by open()', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'mw-pglite-own-worker-'));
+    try {
+      const b = await PgliteBackend.open({ dataDir: own, worker: true });
+      expect(b.hasVector).toBe(true);
+      await b.putCheckpoint({
+        size: 0,
+        root: new Uint8Array(32),
+        note: 'empty',
+        createdAtNs: 2n ** 62n + 3n,
+      });
+      await b.close();
+      // In process this time: the same folder, written by the worker's PGlite.
+      const r = await PgliteBackend.open({ dataDir: own });
+      expect((await r.latestCheckpoint())?.createdAtNs).toBe(2n ** 62n + 3n);
       await r.close();
     } finally {
       rmSync(own, { recursive: true, force: true });

@@ -14,7 +14,7 @@
  * `transaction()` stages its writes and commits them in one SQL transaction (see
  * `./staged.js` for why), so it stays invisible to outside readers until it commits.
  */
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { MemwardenError } from '../../core/errors.js';
 import type {
@@ -52,8 +52,10 @@ import {
   hasIterativeScan,
   maintainIndex,
 } from '../sql/vector-index.js';
+import type { PgliteDb, PgliteTx } from './db.js';
 import { CommittedHint } from './staged-ext.js';
 import { StagedView } from './staged-view.js';
+import { PgliteWorker } from './worker.js';
 
 /** Options for {@link PgliteBackend.open}. */
 export interface PgliteBackendOptions {
@@ -62,9 +64,15 @@ export interface PgliteBackendOptions {
   /**
    * Use an already created PGlite instead of creating one (e.g. one instance shared by a test
    * file). The backend migrates it but never closes it. Load the `vector` extension on it to
-   * get the `vector(384)` column.
+   * get the `vector(384)` column. A {@link PgliteWorker} is accepted too.
    */
-  readonly instance?: PGlite;
+  readonly instance?: PgliteDb;
+  /**
+   * Run PGlite in a worker thread (ADR 0024): PostgreSQL's CPU moves off the calling thread
+   * (under load the HTTP server and the database then use two cores). Same data, same
+   * semantics; default false. Ignored when `instance` is given.
+   */
+  readonly worker?: boolean;
   /**
    * ANN index management (`../sql/vector-index.js`): exact scan below `minRows` (default
    * 10,000) rows with an embedding, an IVFFlat index above, rebuilt as the store doubles.
@@ -88,7 +96,7 @@ interface PgliteQueryable extends Queryable {
   binaryRows(sql: string, params: readonly (string | null)[]): Promise<Uint8Array>;
 }
 
-function asQueryable(tx: Transaction, db: PGlite): PgliteQueryable {
+function asQueryable(tx: PgliteTx, db: PgliteDb): PgliteQueryable {
   return {
     // Inside `tx` (PGlite holds its transaction lock for us): the statement joins it.
     binaryRows: (sql, params) => runBinaryQuery(db, sql, params),
@@ -103,7 +111,7 @@ function asQueryable(tx: Transaction, db: PGlite): PgliteQueryable {
 }
 
 interface Shared {
-  readonly db: PGlite;
+  readonly db: PgliteDb;
   readonly ownsDb: boolean;
   readonly writers: Mutex;
   readonly migration: MigrationReport;
@@ -124,7 +132,7 @@ class CommitView extends SqlView {
     scope: Scope,
     features: SqlFeatures,
     private readonly q: PgliteQueryable,
-    private readonly db: PGlite,
+    private readonly db: PgliteDb,
     private readonly vectorOid: number | undefined,
   ) {
     super(scope, features);
@@ -175,13 +183,13 @@ export class PgliteBackend extends SqlView {
 
   /** Open (creating and migrating as needed) a PGlite database. */
   static async open(opts: PgliteBackendOptions = {}): Promise<PgliteBackend> {
-    const db =
+    const dataDir = opts.dataDir === undefined ? {} : { dataDir: opts.dataDir };
+    const db: PgliteDb =
       opts.instance ??
-      (await normalised(
-        PGlite.create({
-          ...(opts.dataDir === undefined ? {} : { dataDir: opts.dataDir }),
-          extensions: { vector },
-        }),
+      (await normalised<PgliteDb>(
+        opts.worker === true
+          ? PgliteWorker.create(dataDir)
+          : PGlite.create({ ...dataDir, extensions: { vector } }),
       ));
     const ownerTx = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
       normalised(db.transaction((tx) => fn(asQueryable(tx, db))));

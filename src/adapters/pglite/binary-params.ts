@@ -18,7 +18,7 @@
  * int32 ndim, int32 has-nulls flag, int32 element type OID, per dimension int32 size and int32
  * lower bound, then per element an int32 length (-1 = NULL) and the element's send format.
  */
-import type { PGlite } from '@electric-sql/pglite';
+import type { PgliteDb } from './db.js';
 import { MemwardenError } from '../../core/errors.js';
 import { BinaryQueryError, errorResponse } from './binary-rows.js';
 
@@ -272,7 +272,7 @@ export function pipelineResults(raw: Uint8Array, statements: number): StatementR
  * the first failure skips the rest and is thrown.
  */
 export async function runPipeline(
-  db: PGlite,
+  db: PgliteDb,
   statements: readonly BinaryStatement[],
 ): Promise<StatementResult[]> {
   const chunks: Uint8Array[] = [];

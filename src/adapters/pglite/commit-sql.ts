@@ -13,7 +13,7 @@
  * switch and `INSERT … SELECT`): measured per batch of 16 on PGlite 0.5.14, ~3.4 ms → ~1.7 ms
  * of CPU including BEGIN and COMMIT (ADR 0024).
  */
-import type { PGlite } from '@electric-sql/pglite';
+import type { PgliteDb } from './db.js';
 import { MemwardenError } from '../../core/errors.js';
 import type { LeafRecord, NodeRecord, StoredEntry } from '../../ports/storage.js';
 import { checkEmbedding } from '../sql/rank.js';
@@ -35,7 +35,7 @@ import {
 } from './binary-params.js';
 
 /** Enter `scope` for the rest of the current transaction (`../sql/queryable.js` `enterScope`). */
-export async function enterScopeBinary(db: PGlite, scope: Scope): Promise<void> {
+export async function enterScopeBinary(db: PgliteDb, scope: Scope): Promise<void> {
   const [role, principal] = scopeParams(scope);
   await runPipeline(db, [{ sql: ENTER_SCOPE_SQL, params: [textParam(role), textParam(principal)] }]);
 }
@@ -77,7 +77,7 @@ export function putEntriesStatement(es: readonly StoredEntry[], vectorOid: numbe
 }
 
 export async function putEntriesBinary(
-  db: PGlite,
+  db: PgliteDb,
   es: readonly StoredEntry[],
   vectorOid: number,
 ): Promise<void> {
@@ -101,7 +101,7 @@ const NODES_SQL = `INSERT INTO log_nodes (level, idx, hash)
  * commit).
  */
 export async function appendLeavesBinary(
-  db: PGlite,
+  db: PgliteDb,
   scope: Scope,
   start: number,
   leaves: readonly LeafRecord[],
@@ -145,7 +145,7 @@ const textOut = (f: Uint8Array | null): string => {
 
 /** `../sql/records.js` {@link QUOTA_UPSERT_SQL} in one round trip: the rows it counted. */
 export async function quotaUpsertBinary(
-  db: PGlite,
+  db: PgliteDb,
   a: QuotaUpsertArgs,
 ): Promise<{ principal: string; tier: string; day: string }[]> {
   const [r] = await runPipeline(db, [
