@@ -207,9 +207,11 @@ function readProc(pid) {
     const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     const ticks = Number(stat[11]) + Number(stat[12]); // utime + stime
-    return { rssMb: rssKb / 1024, cpuS: ticks / 100 };
+    // The main (HTTP) thread alone: its task has the process's id (PGlite may run in a worker).
+    const main = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { rssMb: rssKb / 1024, cpuS: ticks / 100, mainCpuS: (Number(main[11]) + Number(main[12])) / 100 };
   } catch {
-    return { rssMb: NaN, cpuS: NaN };
+    return { rssMb: NaN, cpuS: NaN, mainCpuS: NaN };
   }
 }
 
@@ -303,11 +305,13 @@ function cannon({ url, connections, duration, path: p, body, key }) {
 
 async function measure(server, { op, connections, duration, mk, log }) {
   const load1 = os.loadavg()[0];
-  const cpu0 = readProc(server.pid).cpuS;
+  const p0 = readProc(server.pid);
   const client0 = process.cpuUsage();
   const r = await cannon({ url: server.url, connections, duration, ...mk });
-  const cpuS = readProc(server.pid).cpuS - cpu0;
+  const p1 = readProc(server.pid);
   const client = process.cpuUsage(client0);
+  const cpuS = p1.cpuS - p0.cpuS;
+  const mainCpuS = p1.mainCpuS - p0.mainCpuS;
   const ok = r['2xx'];
   const row = {
     op,
@@ -318,6 +322,8 @@ async function measure(server, { op, connections, duration, mk, log }) {
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
     server_cpu_ms_per_req: ok > 0 ? round((cpuS * 1000) / ok, 3) : null,
+    // Of which on the HTTP thread (the rest: the PGlite worker, GC and other helper threads).
+    server_main_cpu_ms_per_req: ok > 0 ? round((mainCpuS * 1000) / ok, 3) : null,
     // The load generator shares the two cores: its CPU per request is the server's budget cut.
     client_cpu_ms_per_req: ok > 0 ? round((client.user + client.system) / 1000 / ok, 3) : null,
     load1: round(load1, 2),
@@ -325,7 +331,7 @@ async function measure(server, { op, connections, duration, mk, log }) {
   log(
     `${op.padEnd(10)} c=${String(connections).padStart(2)}  ${String(row.per_s).padStart(7)}/s  ` +
       `p50 ${row.p50_ms} ms  p99 ${row.p99_ms} ms  non2xx ${row.non2xx}  errors ${row.errors}  ` +
-      `server CPU ${row.server_cpu_ms_per_req} ms/req  client CPU ${row.client_cpu_ms_per_req} ms/req  load ${row.load1}`,
+      `server CPU ${row.server_cpu_ms_per_req} ms/req (HTTP thread ${row.server_main_cpu_ms_per_req})  client CPU ${row.client_cpu_ms_per_req} ms/req  load ${row.load1}`,
   );
   return row;
 }
@@ -400,7 +406,9 @@ export async function session({ backend, n, pools, plan, duration, log, pgBase }
     const store = await buildStore({ dataDir, postgres, n, pools, log });
     // LOAD_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": profile the server under load.
     const nodeArgs = (process.env.LOAD_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-    server = await startServer({ dataDir, postgres, nodeArgs });
+    // LOAD_SERVER_ARGS="--no-pglite-worker": extra `serve` flags (A/B runs).
+    const extraArgs = (process.env.LOAD_SERVER_ARGS ?? '').split(' ').filter((a) => a !== '');
+    server = await startServer({ dataDir, postgres, nodeArgs, extraArgs });
     log(`${backend}: server pid ${server.pid} at ${server.url}`);
     const mk = makers(pools, store);
     const coldMs = await warmQueries(server, pools, store, n > 0);
@@ -539,6 +547,8 @@ export async function run({ log, entries, duration } = {}) {
     search_p99_ms: search.p99_ms,
     write_p50_ms: write.p50_ms,
     write_p99_ms: write.p99_ms,
+    write_server_cpu_ms: write.server_cpu_ms_per_req,
+    write_http_thread_cpu_ms: write.server_main_cpu_ms_per_req,
     search_cache_hit_rate: s.hitRate,
     search_cold_p50_ms: round(median(s.coldMs), 2),
     search_cold_p99_ms: round(percentile(s.coldMs, 99), 2),

@@ -17,6 +17,7 @@ const GROUPS = {
   load: () => import('./load.mjs'),
   vector: () => import('./vector.mjs'),
   partition: () => import('./partition.mjs'),
+  'pglite-worker': () => import('./pglite-worker.mjs'),
 };
 
 const { values } = parseArgs({
