@@ -1,5 +1,5 @@
 /**
- * Group `pglite-worker` (ADR 0024): what the worker-thread PGlite proxy costs per call, next to
+ * Group `pglite-worker` (ADR 0025): what the worker-thread PGlite proxy costs per call, next to
  * the same calls on an in-process PGlite, in one run.
  *
  * - `*_wall_us`: wall-clock microseconds per call, calls awaited one after another (a round

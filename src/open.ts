@@ -39,7 +39,7 @@ export interface OpenOptions {
   /** Keep the embedded store in memory (tests, demos). The key file still lives in dataDir. */
   readonly ephemeral?: boolean;
   /**
-   * Run the embedded store's PGlite in a worker thread (ADR 0024): PostgreSQL's CPU leaves the
+   * Run the embedded store's PGlite in a worker thread (ADR 0025): PostgreSQL's CPU leaves the
    * calling thread, so under concurrent load the database and the caller use two cores. Same
    * data folder, same semantics. Default false (`memwarden serve` turns it on).
    */

@@ -1,7 +1,7 @@
 /**
  * Conformance of the PGlite backend: the whole shared suite in memory (one PGlite instance for
  * the file, tables reset between cases, because booting PGlite costs ~1 s), on a durable
- * data folder with close and reopen, and with PGlite in a worker thread (ADR 0024) on a
+ * data folder with close and reopen, and with PGlite in a worker thread (ADR 0025) on a
  * durable data folder.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

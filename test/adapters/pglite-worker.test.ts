@@ -1,5 +1,5 @@
 /**
- * The worker-thread PGlite proxy (ADR 0024) against an in-process PGlite: the same statements
+ * The worker-thread PGlite proxy (ADR 0025) against an in-process PGlite: the same statements
  * give the same results and the same errors (every field the SQL error mapping reads), PGlite's
  * transaction semantics hold across the thread boundary, raw protocol calls run under the
  * worker's query lock, and a worker that dies or a folder that cannot boot never leaves a call

@@ -68,7 +68,7 @@ export interface PgliteBackendOptions {
    */
   readonly instance?: PgliteDb;
   /**
-   * Run PGlite in a worker thread (ADR 0024): PostgreSQL's CPU moves off the calling thread
+   * Run PGlite in a worker thread (ADR 0025): PostgreSQL's CPU moves off the calling thread
    * (under load the HTTP server and the database then use two cores). Same data, same
    * semantics; default false. Ignored when `instance` is given.
    */

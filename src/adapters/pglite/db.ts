@@ -1,7 +1,7 @@
 /**
  * @module adapters/pglite/db
  * The part of PGlite's API the backend uses, as an interface both an in-process `PGlite` and
- * the worker-thread proxy (`./worker.js`, ADR 0024) implement. Keeping it this narrow is what
+ * the worker-thread proxy (`./worker.js`, ADR 0025) implement. Keeping it this narrow is what
  * makes the proxy exact: every member here is forwarded with PGlite's own semantics; nothing
  * else is offered.
  */

@@ -1,5 +1,5 @@
 /**
- * The PGlite worker thread (ADR 0024): one real PGlite (with pgvector, in `workerData.dataDir`
+ * The PGlite worker thread (ADR 0025): one real PGlite (with pgvector, in `workerData.dataDir`
  * or in memory) whose calls arrive from `./worker.ts`'s `PgliteWorker` proxy on the main thread.
  *
  * Plain JavaScript on purpose: Node's worker_threads cannot run TypeScript, and this file is

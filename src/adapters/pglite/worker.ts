@@ -1,6 +1,6 @@
 /**
  * @module adapters/pglite/worker
- * PGlite in a worker thread (ADR 0024): {@link PgliteWorker} is a {@link PgliteDb} whose every
+ * PGlite in a worker thread (ADR 0025): {@link PgliteWorker} is a {@link PgliteDb} whose every
  * call runs on a real PGlite (same options: pgvector, the same data folder) in a
  * `worker_threads` worker (`./worker-host.mjs`). The HTTP thread then spends no CPU executing
  * PostgreSQL (WebAssembly) or in PGlite's protocol layer: the two run on two cores.
