@@ -51,7 +51,9 @@ const CALLS = {
       return tx.query('SELECT id, b FROM t WHERE id = $1', [1 + (i % 100)]);
     }),
   raw: (db, i) =>
-    db.transaction(() => runBinaryQuery(db, 'SELECT id, owner, b, v FROM t WHERE id > $1 LIMIT 10', [String(i % 90)])),
+    db.transaction(() =>
+      runBinaryQuery(db, 'SELECT id, owner, b, v FROM t WHERE id > $1 LIMIT 10', [String(i % 90)]),
+    ),
 };
 
 async function time(db, call, n) {
@@ -77,7 +79,10 @@ export async function run({ log }) {
       // Alternate the two (twice each) so drifting machine load hits both alike; keep the best.
       const best = { inproc: undefined, worker: undefined };
       for (let round_ = 0; round_ < 2; round_++) {
-        for (const [which, db] of [['inproc', inproc], ['worker', worker]]) {
+        for (const [which, db] of [
+          ['inproc', inproc],
+          ['worker', worker],
+        ]) {
           const r = await time(db, call, n);
           if (best[which] === undefined || r.cpuUs < best[which].cpuUs) best[which] = r;
         }
@@ -86,7 +91,10 @@ export async function run({ log }) {
       figures[`pglite_inproc_${name}_main_cpu_us`] = round(best.inproc.cpuUs, 1);
       figures[`pglite_worker_${name}_wall_us`] = round(best.worker.wallUs, 1);
       figures[`pglite_worker_${name}_main_cpu_us`] = round(best.worker.cpuUs, 1);
-      ratios[`pglite_worker_main_cpu_over_inproc_${name}`] = round(best.worker.cpuUs / best.inproc.cpuUs, 3);
+      ratios[`pglite_worker_main_cpu_over_inproc_${name}`] = round(
+        best.worker.cpuUs / best.inproc.cpuUs,
+        3,
+      );
       log(
         `${name.padEnd(6)} in-process ${best.inproc.wallUs.toFixed(1)} µs wall, ${best.inproc.cpuUs.toFixed(1)} µs caller CPU; ` +
           `worker ${best.worker.wallUs.toFixed(1)} µs wall, ${best.worker.cpuUs.toFixed(1)} µs caller CPU`,

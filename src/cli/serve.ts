@@ -38,7 +38,15 @@ export async function serve(
     ...(o.reports === undefined ? {} : { console: { reportsDir: o.reports } }),
   });
   const server = await startServer({ app, port: o.port, host: o.host });
-  logger.info({ url: server.url, data: o.data, backend: o.postgres === undefined ? 'pglite' : 'postgres' }, 'memwarden serving');
+  logger.info(
+    {
+      url: server.url,
+      data: o.data,
+      backend: o.postgres === undefined ? 'pglite' : 'postgres',
+      ...(o.postgres === undefined ? { pgliteWorker: o.pgliteWorker === true } : {}),
+    },
+    'memwarden serving',
+  );
   process.stdout.write(`memwarden listening on ${server.url} (console: ${server.url}/console/)\n`);
   let stopping = false;
   const stop = async (): Promise<void> => {

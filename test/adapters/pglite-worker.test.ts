@@ -73,12 +73,10 @@ describe('PgliteWorker against an in-process PGlite', () => {
   it('returns the same rows: bigints, byte arrays, NULLs, vectors', async () => {
     const [a, b] = await both(async (db) => {
       await db.query('DELETE FROM t');
-      await db.query('INSERT INTO t (id, b, n, v) VALUES ($1, $2, $3, $4), (2, NULL, 9007199254740993, NULL)', [
-        1,
-        new Uint8Array([0, 255, 7]),
-        2n ** 40n,
-        '[1,2,3]',
-      ]);
+      await db.query(
+        'INSERT INTO t (id, b, n, v) VALUES ($1, $2, $3, $4), (2, NULL, 9007199254740993, NULL)',
+        [1, new Uint8Array([0, 255, 7]), 2n ** 40n, '[1,2,3]'],
+      );
       return db.query('SELECT id, b, n, n::text AS nt, v FROM t ORDER BY id');
     });
     expect(b.rows).toEqual(a.rows);
@@ -138,7 +136,9 @@ describe('PgliteWorker against an in-process PGlite', () => {
         }),
       );
       expect(e.code).toBe('23505');
-      expect((await db.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows).toEqual([{ id: 10 }]);
+      expect((await db.query<{ id: number }>('SELECT id FROM t ORDER BY id')).rows).toEqual([
+        { id: 10 },
+      ]);
     }
   });
 

@@ -28,9 +28,28 @@ const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPor
 
 /** Every field `normalised()` / the SQL error mapping or a caller may read from a PGlite error. */
 const ERROR_FIELDS = [
-  'name', 'message', 'stack', 'length', 'severity', 'code', 'detail', 'hint', 'position',
-  'internalPosition', 'internalQuery', 'where', 'schema', 'table', 'column', 'dataType',
-  'constraint', 'file', 'line', 'routine', 'query', 'params',
+  'name',
+  'message',
+  'stack',
+  'length',
+  'severity',
+  'code',
+  'detail',
+  'hint',
+  'position',
+  'internalPosition',
+  'internalQuery',
+  'where',
+  'schema',
+  'table',
+  'column',
+  'dataType',
+  'constraint',
+  'file',
+  'line',
+  'routine',
+  'query',
+  'params',
 ];
 
 /** An error as a cloneable record (structured clone keeps only an Error's message and stack). */

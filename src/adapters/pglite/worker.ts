@@ -116,9 +116,13 @@ export class PgliteWorker implements PgliteDb {
         onError = reject;
         onExit = (code) =>
           reject(
-            new MemwardenError('STORAGE_FAILED', `the PGlite worker exited while starting (code ${code})`, {
-              details: { reason: 'worker_exited' },
-            }),
+            new MemwardenError(
+              'STORAGE_FAILED',
+              `the PGlite worker exited while starting (code ${code})`,
+              {
+                details: { reason: 'worker_exited' },
+              },
+            ),
           );
         worker.once('message', onMessage).once('error', onError).once('exit', onExit);
       });
