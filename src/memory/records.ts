@@ -46,8 +46,14 @@ interface RecordParts {
   readonly e: SignedEntry;
   /** The entry's values when the parts were made (the record's fields before `expiresAt`,
    *  and after it). */
-  readonly head: Omit<MemoryRecord, 'expiresAt' | 'supersedes' | 'reviewedBy' | 'leafIndex' | 'leafData' | 'bytes'>;
-  readonly tail: Pick<MemoryRecord, 'supersedes' | 'reviewedBy' | 'leafIndex' | 'leafData' | 'bytes'>;
+  readonly head: Omit<
+    MemoryRecord,
+    'expiresAt' | 'supersedes' | 'reviewedBy' | 'leafIndex' | 'leafData' | 'bytes'
+  >;
+  readonly tail: Pick<
+    MemoryRecord,
+    'supersedes' | 'reviewedBy' | 'leafIndex' | 'leafData' | 'bytes'
+  >;
   readonly sig: Uint8Array;
   readonly ts: bigint;
   /** JSON of `head` without its closing brace, of `tail` without its opening one. */
@@ -61,7 +67,8 @@ const madeRecords = new WeakMap<MemoryRecord, RecordParts>();
 
 function partsOf(e: SignedEntry, leafIndex: number, bytes: Uint8Array): RecordParts {
   const hit = partsByBytes.get(bytes);
-  if (hit !== undefined && hit.e === e && hit.tail.leafIndex === leafIndex && fresh(hit)) return hit;
+  if (hit !== undefined && hit.e === e && hit.tail.leafIndex === leafIndex && fresh(hit))
+    return hit;
   const parts: RecordParts = {
     e,
     sig: e.sig,

@@ -47,9 +47,14 @@ const plain = (r: SearchResult): string =>
 describe('cached search JSON', () => {
   it('is JSON.stringify of the result, search after search, with sources, supersedes, expiries and OPERATOR rows', async () => {
     const s = await setup();
-    const first = await s.mem.add('the budget review is on Monday', { principal: s.alice, source: 'chat:1' });
+    const first = await s.mem.add('the budget review is on Monday', {
+      principal: s.alice,
+      source: 'chat:1',
+    });
     if (first.status !== 'stored') throw new Error(first.status);
-    await s.mem.update(first.memory.id, 'the budget review moved to Tuesday', { principal: s.alice });
+    await s.mem.update(first.memory.id, 'the budget review moved to Tuesday', {
+      principal: s.alice,
+    });
     await s.mem.add('the budget has a "quoted" \\ part\nand ünïcödé 🚀', { principal: s.alice });
     await s.mem.add('operators say the budget is frozen', { principal: s.ops, tier: 'OPERATOR' });
     await s.mem.add('bob keeps his own budget', { principal: s.bob });
@@ -58,13 +63,16 @@ describe('cached search JSON', () => {
         const r = await s.mem.search('budget', { principal: p, limit: 10 });
         expect(r.results.length).toBeGreaterThan(0);
         expect(searchJson(r)).toBe(plain(r));
-        for (const h of r.results) expect(memoryRecordJson(h.memory)).toBe(JSON.stringify(h.memory));
+        for (const h of r.results)
+          expect(memoryRecordJson(h.memory)).toBe(JSON.stringify(h.memory));
         // Each principal's answer holds only what it may see (its own and OPERATOR rows).
         for (const h of r.results) expect([p, s.ops]).toContain(h.memory.ns);
       }
       s.clock.advance(120_000_000_000n); // renew-on-use moves the expiry: new expiresAt, same cached parts
     }
-    const kinds = (await s.mem.search('budget', { principal: s.alice, limit: 10 })).results.map((h) => h.memory);
+    const kinds = (await s.mem.search('budget', { principal: s.alice, limit: 10 })).results.map(
+      (h) => h.memory,
+    );
     expect(kinds.some((m) => m.source !== undefined)).toBe(true);
     expect(kinds.some((m) => m.supersedes !== undefined)).toBe(true);
     expect(kinds.some((m) => m.expiresAt !== undefined)).toBe(true);
@@ -137,7 +145,7 @@ describe('cached search JSON', () => {
     expect(memoryRecordJson(e)).toBe(JSON.stringify(e));
   });
 
-  it('a result that is not the search path\'s plain hits is stringified as it is', async () => {
+  it("a result that is not the search path's plain hits is stringified as it is", async () => {
     const s = await setup();
     await s.mem.add('plain hits only', { principal: s.alice });
     const r = await s.mem.search('plain', { principal: s.alice, limit: 5 });

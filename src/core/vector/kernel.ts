@@ -15,18 +15,20 @@
 
 // (module (memory (export "mem") 1)
 //   (func (export "dots") (param $h i32) (param $p i32) (param $out i32) (param $n i32)
-//         (param $dbytes i32) (local $r i32) (local $j i32) (local $acc v128) ...))
+//         (param $dbytes i32) (local $r i32) (local $j i32) (local $acc v128) ...)
+//   (func (export "dots8") ...same params: int8 rows, i32 results...))
 // prettier-ignore
 const WASM_HEAD = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   // type section: (i32 i32 i32 i32 i32) -> ()
   0x01, 0x09, 0x01, 0x60, 0x05, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x00,
-  // function section
-  0x03, 0x02, 0x01, 0x00,
+  // function section: two functions of type 0
+  0x03, 0x03, 0x02, 0x00, 0x00,
   // memory section: 1 page minimum
   0x05, 0x03, 0x01, 0x00, 0x01,
-  // export section: "dots" func 0, "mem" memory 0
-  0x07, 0x0e, 0x02, 0x04, 0x64, 0x6f, 0x74, 0x73, 0x00, 0x00, 0x03, 0x6d, 0x65, 0x6d, 0x02, 0x00,
+  // export section: "dots" func 0, "mem" memory 0, "dots8" func 1
+  0x07, 0x16, 0x03, 0x04, 0x64, 0x6f, 0x74, 0x73, 0x00, 0x00, 0x03, 0x6d, 0x65, 0x6d, 0x02, 0x00,
+  0x05, 0x64, 0x6f, 0x74, 0x73, 0x38, 0x00, 0x01,
 ]);
 
 // prettier-ignore
@@ -79,6 +81,7 @@ const WA: WasmApi | undefined = (globalThis as unknown as { WebAssembly?: WasmAp
 interface WasmExports {
   readonly mem: WasmMemory;
   readonly dots: (h: number, p: number, out: number, n: number, dbytes: number) => void;
+  readonly dots8: (h: number, p: number, out: number, n: number, rb: number) => void;
 }
 
 function leb(n: number): number[] {
@@ -92,10 +95,52 @@ function leb(n: number): number[] {
   return out;
 }
 
-/** Head + code section (one function body), with LEB128 sizes computed here. */
+/**
+ * `dots8`: `out[r] = Σ_j rows[h + r·rb + j] · x[p + j]` over signed bytes in −127…127, as
+ * i32, for `r < n`, `j < rb` (byte offsets; `rb` a multiple of 16). Each step multiplies 16
+ * byte pairs into i16 lanes (`i16x8.extmul_low/high_i8x16_s`), adds the two halves (|a·b| ≤
+ * 127², two of them fit an i16), widens pairwise into i32 and accumulates: exact integers.
+ */
+// prettier-ignore
+const WASM_BODY8 = new Uint8Array([
+  0x02, 0x02, 0x7f, 0x03, 0x7b, // locals: 2 × i32 (r=5, j=6), 3 × v128 (acc=7, a=8, b=9)
+  0x02, 0x40, // block $done
+  0x03, 0x40, //  loop $rows
+  0x20, 0x05, 0x20, 0x03, 0x4f, 0x0d, 0x01, // if r >= n: br $done
+  0xfd, 0x0c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x21, 0x07, // acc = 0
+  0x41, 0x00, 0x21, 0x06, // j = 0
+  0x03, 0x40, //   loop $inner
+  0x20, 0x00, 0x20, 0x06, 0x6a, 0xfd, 0x00, 0x00, 0x00, 0x21, 0x08, // a = v128.load (h + j)
+  0x20, 0x01, 0x20, 0x06, 0x6a, 0xfd, 0x00, 0x00, 0x00, 0x21, 0x09, // b = v128.load (p + j)
+  0x20, 0x07,
+  0x20, 0x08, 0x20, 0x09, 0xfd, 0x9c, 0x01, // i16x8.extmul_low_i8x16_s a b
+  0x20, 0x08, 0x20, 0x09, 0xfd, 0x9d, 0x01, // i16x8.extmul_high_i8x16_s a b
+  0xfd, 0x8e, 0x01, // i16x8.add
+  0xfd, 0x7e, // i32x4.extadd_pairwise_i16x8_s
+  0xfd, 0xae, 0x01, 0x21, 0x07, // acc += …
+  0x20, 0x06, 0x41, 0x10, 0x6a, 0x22, 0x06, // j += 16
+  0x20, 0x04, 0x49, 0x0d, 0x00, // if j < rb: continue
+  0x0b, //   end $inner
+  0x20, 0x02, // out address
+  0x20, 0x07, 0xfd, 0x1b, 0x00,
+  0x20, 0x07, 0xfd, 0x1b, 0x01, 0x6a,
+  0x20, 0x07, 0xfd, 0x1b, 0x02, 0x6a,
+  0x20, 0x07, 0xfd, 0x1b, 0x03, 0x6a,
+  0x36, 0x02, 0x00, // i32.store
+  0x20, 0x02, 0x41, 0x04, 0x6a, 0x21, 0x02, // out += 4
+  0x20, 0x00, 0x20, 0x04, 0x6a, 0x21, 0x00, // h += rb
+  0x20, 0x05, 0x41, 0x01, 0x6a, 0x21, 0x05, // r += 1
+  0x0c, 0x00, //  br $rows
+  0x0b, // end loop
+  0x0b, // end block
+  0x0b, // end func
+]);
+
+/** Head + code section (the two function bodies), with LEB128 sizes computed here. */
 function assemble(): Uint8Array<ArrayBuffer> {
   const body = [...leb(WASM_BODY.length), ...WASM_BODY];
-  const section = [0x01, ...body];
+  const body8 = [...leb(WASM_BODY8.length), ...WASM_BODY8];
+  const section = [0x02, ...body, ...body8];
   return new Uint8Array([...WASM_HEAD, 0x0a, ...leb(section.length), ...section]);
 }
 
@@ -137,6 +182,8 @@ const MAX_FLOATS = (65535 * 65536) / 4;
 export class DotArena {
   readonly simd: boolean;
   #f32: Float32Array;
+  #i8: Int8Array | undefined;
+  #i32: Int32Array | undefined;
   readonly #wasm: WasmExports | null;
 
   constructor(floats: number, opts: { readonly simd?: boolean } = {}) {
@@ -146,7 +193,7 @@ export class DotArena {
     if (mod !== null && WA !== undefined) {
       // Each arena owns a private instance, so arenas never share memory.
       const ex = new WA.Instance(mod, {}).exports as unknown as WasmExports;
-      this.#wasm = { mem: ex.mem, dots: ex.dots };
+      this.#wasm = { mem: ex.mem, dots: ex.dots, dots8: ex.dots8 };
       this.simd = true;
       this.#f32 = new Float32Array(ex.mem.buffer);
     } else {
@@ -160,6 +207,18 @@ export class DotArena {
   /** The whole memory as floats (replaced when the memory grows). */
   get f32(): Float32Array {
     return this.#f32;
+  }
+
+  /** The same memory as signed bytes (replaced when the memory grows). */
+  get i8(): Int8Array {
+    if (this.#i8?.buffer !== this.#f32.buffer) this.#i8 = new Int8Array(this.#f32.buffer);
+    return this.#i8;
+  }
+
+  /** The same memory as 32-bit integers (replaced when the memory grows). */
+  get i32(): Int32Array {
+    if (this.#i32?.buffer !== this.#f32.buffer) this.#i32 = new Int32Array(this.#f32.buffer);
+    return this.#i32;
   }
 
   /** Capacity in floats. */
@@ -207,6 +266,27 @@ export class DotArena {
         a3 += (F[o + j + 3] as number) * (F[p + j + 3] as number);
       }
       F[out + r] = a0 + a1 + a2 + a3;
+    }
+  }
+
+  /**
+   * `i32[out + r] = Σ_j i8[h + r·rowBytes + j] · i8[p + j]` for `r < n`, `j < rowBytes`: exact
+   * integer dot products of signed-byte rows, every byte in −127…127 (−128 is never written by
+   * the quantiser; the SIMD kernel's i16 pair sums need it). `h`, `p` are byte offsets, `out` an offset in
+   * 32-bit words, `rowBytes` a multiple of 16. Bounds are the caller's to keep.
+   */
+  dots8(h: number, p: number, out: number, n: number, rowBytes: number): void {
+    if (n <= 0) return;
+    if (this.#wasm !== null) {
+      this.#wasm.dots8(h, p, out * 4, n, rowBytes);
+      return;
+    }
+    const B = this.i8;
+    const O = this.i32;
+    for (let r = 0, o = h; r < n; r++, o += rowBytes) {
+      let a = 0;
+      for (let j = 0; j < rowBytes; j++) a += (B[o + j] as number) * (B[p + j] as number);
+      O[out + r] = a;
     }
   }
 }
