@@ -42,7 +42,7 @@
  * from the store when it is needed again.
  */
 import { fromBase64, toBase64, toHex, utf8 } from '../core/bytes.js';
-import { type Finding, NgramTally, ngramCounts } from '../core/detect/index.js';
+import { type Finding, type IndexedText, NgramIndex, ngramCounts } from '../core/detect/index.js';
 import type { SourceTier, TrustLabel } from '../core/trust.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { AuditEvent, StorageBackend, StoredEntry } from '../ports/storage.js';
@@ -50,7 +50,13 @@ import { GENERIC_BENIGN_REFERENCE } from './benign-reference.js';
 import { BUNDLED_VECTORS } from './benign-vectors.js';
 import { sha256 } from '../core/crypto/sha256.js';
 import type { MemoryContext } from './context.js';
-import { type DetectionConfig, DetectionPipeline, type ReadCandidate, type WriteCandidate } from './detect.js';
+import {
+  type DetectionConfig,
+  DetectionPipeline,
+  type ReadCandidate,
+  type ScreenMemo,
+  type WriteCandidate,
+} from './detect.js';
 
 /** Options of the default, self-calibrating detection. Every field has a default. */
 export interface AutoDetectionOptions {
@@ -105,6 +111,7 @@ const REFERENCE_LABELS: ReadonlySet<TrustLabel> = new Set(['TRUSTED', 'DERIVED_T
 
 export const isReferenceWrite = (tier: SourceTier, label: TrustLabel): boolean =>
   REFERENCE_TIERS.has(tier) && REFERENCE_LABELS.has(label);
+const isReferenceTier = (tier: SourceTier): boolean => REFERENCE_TIERS.has(tier);
 
 const QUERY_ACTION = 'detect.query';
 
@@ -115,21 +122,31 @@ const DAY_MS = 86_400_000;
 /**
  * One memory of a principal's own reference, with what calibration derived from it: its
  * proactive score and its n-gram counts never change, so a growth recalibration computes
- * them for the new memories only (ADR 0019).
+ * them for the new memories only (ADR 0019) — or takes them from the write's screening
+ * (`counts`, `pro`: the same functions of the same text and vector; ADR 0026).
  */
 interface RefItem {
   readonly text: string;
   readonly vec: Float32Array;
   pro?: number;
-  grams?: ReadonlyMap<string, number>;
+  /** `ngramCounts(text, n)` from screening, until the item joins the index. */
+  counts?: ReadonlyMap<string, number> | undefined;
+  /** The item's counts in the principal's n-gram index. */
+  grams?: IndexedText;
+}
+
+/** What a write's screening left for its reference memory (keyed by the write's vector). */
+interface Screened extends ScreenMemo {
+  readonly state: PrincipalDetectors;
+  readonly text: string;
 }
 
 /** One principal's detectors and the data they were calibrated on. */
 class PrincipalDetectors {
   /** The own reference, oldest first (at most `maxReference`). */
   readonly items: RefItem[] = [];
-  /** The n-gram counts of the items that have them (`grams`), summed. */
-  readonly tally = new NgramTally();
+  /** The n-gram counts of the items that have them (`grams`), summed and indexed. */
+  readonly grams = new NgramIndex();
   /** Size of the own reference at the last full calibration. */
   calibratedOwn = -1;
   usingGeneric = true;
@@ -162,11 +179,14 @@ class PrincipalDetectors {
     return this.items.length;
   }
 
-  push(text: string, vec: Float32Array, max: number): void {
-    this.items.push({ text, vec });
+  push(text: string, vec: Float32Array, max: number, memo?: ScreenMemo): void {
+    const it: RefItem = { text, vec };
+    if (memo?.pro !== undefined) it.pro = memo.pro;
+    if (memo?.grams !== undefined) it.counts = memo.grams;
+    this.items.push(it);
     while (this.items.length > max) {
       const out = this.items.shift() as RefItem;
-      if (out.grams !== undefined) this.tally.remove(out.grams);
+      if (out.grams !== undefined) this.grams.remove(out.grams);
       this.evicted++;
     }
   }
@@ -197,6 +217,11 @@ export class AutoDetection implements DetectionHooks {
   readonly #growTimers = new Set<ReturnType<typeof setTimeout>>();
   #closed = false;
   #shared: Promise<SharedVectors> | undefined;
+  /**
+   * What screening computed for a write, until the write is stored (or its vector is
+   * collected): keyed by the very vector the write path screens and then stores.
+   */
+  readonly #screened = new WeakMap<Float32Array, Screened>();
 
   constructor(
     private readonly ctx: MemoryContext,
@@ -229,16 +254,29 @@ export class AutoDetection implements DetectionHooks {
   async screenWrite(principal: string, c: WriteCandidate): Promise<Finding[]> {
     const s = await this.#state(principal);
     await this.#refresh(s);
-    return s.pipeline.screenWrite(c);
+    if (c.embedding === undefined || !isReferenceTier(c.tier)) return s.pipeline.screenWrite(c);
+    const memo: Screened = { state: s, text: c.content };
+    const out = await s.pipeline.screenWrite(c, memo);
+    this.#screened.set(c.embedding, memo);
+    return out;
   }
 
   stored(principal: string, w: StoredWrite): void {
+    const memo = this.#screened.get(w.embedding);
+    if (memo !== undefined) this.#screened.delete(w.embedding);
     if (!isReferenceWrite(w.tier, w.label) || w.embedding.length !== this.embedder.dimensions) return;
     const pending = this.#states.get(principal);
     // Not loaded: the write is in the store and the next load reads it from there.
     if (pending === undefined) return;
     void pending.then(
-      (s) => s.push(w.content, w.embedding, this.maxReference),
+      (s) =>
+        s.push(
+          w.content,
+          w.embedding,
+          this.maxReference,
+          // Screened by this principal's detectors, on this very text: reused, not recomputed.
+          memo !== undefined && memo.state === s && memo.text === w.content ? memo : undefined,
+        ),
       () => undefined,
     );
   }
@@ -539,16 +577,16 @@ export class AutoDetection implements DetectionHooks {
     // its language): a generic reference mis-sets them, so they wait for the principal's own.
     if (p.ngram !== undefined) {
       const n = p.ngram.n;
-      const per: ReadonlyMap<string, number>[] = [];
+      const per: IndexedText[] = [];
       if (!cold)
         for (const it of items) {
           if (it.grams === undefined) {
-            it.grams = ngramCounts(it.text, n);
-            s.tally.add(it.grams);
+            it.grams = s.grams.add(it.counts ?? ngramCounts(it.text, n));
+            it.counts = undefined;
           }
           per.push(it.grams);
         }
-      p.ngram.calibrateCounts(per, s.tally);
+      p.ngram.calibrateIndexed(per, s.grams);
     }
     if (p.memsad !== undefined) {
       // A reference that only grew since MemSAD's last calibration is appended to (only the

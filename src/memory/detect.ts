@@ -30,6 +30,7 @@ import {
   finding,
   implausibleSimilarity,
   injectionRisk,
+  ngramCounts,
   validate,
 } from '../core/detect/index.js';
 import type { SourceTier } from '../core/trust.js';
@@ -109,6 +110,18 @@ export interface DetectionConfig {
   readonly exemptTiers?: readonly SourceTier[];
   /** Read-time classifier model hook (e.g. a cheap LLM); its finding joins the others. */
   readonly classifier?: (content: string, tier: SourceTier) => Promise<Finding | undefined>;
+}
+
+/**
+ * What screening a write computed that a calibration with the same text and vector computes
+ * again (its n-gram counts, its proactive score under the current probes): AutoDetection keeps
+ * them for the write's reference memory (ADR 0026). Pure functions of the text and the vector.
+ */
+export interface ScreenMemo {
+  /** `ngramCounts(content, ngram.n)` (left unset when a watermark was stripped before scoring). */
+  grams?: Map<string, number>;
+  /** `proactive.score(vector)` under the probes set at screening. */
+  pro?: number;
 }
 
 export interface WriteCandidate {
@@ -239,18 +252,27 @@ export class DetectionPipeline {
     return this.watermarker === undefined ? text : this.watermarker.mark(text);
   }
 
-  /** Screen a candidate write. The last finding is the composite disjunction. */
-  async screenWrite(c: WriteCandidate): Promise<Finding[]> {
+  /**
+   * Screen a candidate write. The last finding is the composite disjunction. With `memo`,
+   * what screening computed that a calibration on this text and vector computes again is
+   * left there (see {@link ScreenMemo}).
+   */
+  async screenWrite(c: WriteCandidate, memo?: ScreenMemo): Promise<Finding[]> {
     const needsVector =
       !this.#exempt.has(c.tier) && (this.memsad !== undefined || this.proactive !== undefined);
     const vec = !needsVector
       ? undefined
       : (c.embedding ?? (await this.embedder.embed([Watermark.strip(c.content)]))[0]);
-    return this.screenWriteSync(c.content, c.tier, vec);
+    return this.screenWriteSync(c.content, c.tier, vec, memo);
   }
 
   /** Same as `screenWrite` with the embedding supplied (no model call; used by bench / eval). */
-  screenWriteSync(content: string, tier: SourceTier, vec: Float32Array | undefined): Finding[] {
+  screenWriteSync(
+    content: string,
+    tier: SourceTier,
+    vec: Float32Array | undefined,
+    memo?: ScreenMemo,
+  ): Finding[] {
     const text = typeof content === 'string' ? content : '';
     const out: Finding[] = [];
     if (this.#markers !== undefined)
@@ -264,10 +286,23 @@ export class DetectionPipeline {
     const plain = Watermark.strip(text);
     if (this.#cfg.validation !== false) out.push(validate(plain, this.#cfg.validation ?? {}));
     const m = vec === undefined || this.memsad === undefined ? undefined : this.memsad.detect(vec);
-    if (this.ngram !== undefined) out.push(this.#gated(this.ngram.detect(plain), m));
+    if (this.ngram !== undefined) {
+      const counts = ngramCounts(plain, this.ngram.n);
+      // A calibration counts the stored text (watermark and all): reusable when nothing was stripped.
+      if (memo !== undefined && plain === text) memo.grams = counts;
+      out.push(this.#gated(this.ngram.detectCounts(counts), m));
+    }
     if (vec !== undefined) {
       if (m !== undefined) out.push(m);
-      if (this.proactive !== undefined) out.push(this.proactive.detect(vec));
+      const pro = this.proactive;
+      if (pro !== undefined) {
+        if (pro.probeCount === 0) out.push(pro.detect(vec));
+        else {
+          const s = pro.score(vec);
+          if (memo !== undefined) memo.pro = s;
+          out.push(pro.detectScore(s));
+        }
+      }
     }
     out.push(
       composite(out, [

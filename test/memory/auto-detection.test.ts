@@ -432,7 +432,10 @@ describe('AutoDetection: incremental calibration equals a full one (differential
       fc.asyncProperty(
         fc.array(fc.array(fc.array(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 7 }), { minLength: 1, maxLength: 6 }),
         fc.integer({ min: 2, max: 12 }),
-        async (batches, minOwn) => {
+        // Per write: stored without screening, screened first (what screening computed is
+        // reused for its reference memory), or screened as another text (nothing reused).
+        fc.array(fc.constantFrom('stored', 'screened', 'other'), { minLength: 1, maxLength: 5 }),
+        async (batches, minOwn, modes) => {
           const d = fresh({ minOwn, persistQueries: false, recalibrateIntervalMs: 0 });
           await d.describe(alice);
           for (const q of history) await d.observeQuery(alice, q);
@@ -445,6 +448,9 @@ describe('AutoDetection: incremental calibration equals a full one (differential
               const [v] = await embedder.embed([text]);
               texts.push(text);
               vecs.push(v!);
+              const mode = modes[n % modes.length];
+              if (mode !== 'stored')
+                await d.screenWrite(alice, { content: mode === 'screened' ? text : `${text} (edited)`, tier: 'USER_OBSERVED', embedding: v! });
               d.stored(alice, { content: text, tier: 'USER_OBSERVED', label: 'TRUSTED', embedding: v! });
             }
             await d.describe(alice); // leaves the cold start here, or schedules the growth step

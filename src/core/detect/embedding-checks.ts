@@ -11,7 +11,7 @@
  * - `embeddingMismatch`: the stored vector does not represent the stored content (re-embedded
  *   content vs stored vector) — a forged or collided index entry.
  */
-import { cosineSim, normalized, dotProduct } from './kernel.js';
+import { cosineSim, normalized } from './kernel.js';
 import { type Finding, abstain, finding, meanStd } from './types.js';
 
 /**
@@ -31,6 +31,8 @@ export class Proactive {
   readonly #fixed: number | undefined;
   #probes: Float32Array[] = [];
   #threshold: number | undefined;
+  /** Scratch: the unit-length copy of the vector being scored. */
+  #u = new Float32Array(0);
 
   constructor(o: ProactiveOptions = {}) {
     this.kappa = o.kappa ?? DEFAULT_PROACTIVE_KAPPA;
@@ -61,18 +63,73 @@ export class Proactive {
   }
 
   score(v: ArrayLike<number>): number {
-    if (this.#probes.length === 0) return 0;
-    const u = normalized(v);
+    const probes = this.#probes;
+    if (probes.length === 0) return 0;
+    // `normalized(v)` into a scratch buffer and `dotProduct` inlined over float32 rows: the
+    // same float32 vector, the same products summed in the same order — the same score,
+    // without an allocation and a generic call per probe (every write is scored).
+    const n = v.length;
+    if (this.#u.length !== n) this.#u = new Float32Array(n);
+    const u = this.#u;
+    u.set(v);
+    let nn = 0;
+    for (let i = 0; i < n; i++) nn += (u[i] as number) ** 2;
+    if (nn > 0) {
+      const k = 1 / Math.sqrt(nn);
+      for (let i = 0; i < n; i++) u[i] = (u[i] as number) * k;
+    }
+    // Four probes per pass: four independent sums, each in its own order as `dotProduct`
+    // adds it, so the loop is not bound by the latency of one chain of additions.
     let s = 0;
-    for (const p of this.#probes) s += dotProduct(p, u);
-    return s / this.#probes.length;
+    let j = 0;
+    for (; j + 4 <= probes.length; j += 4) {
+      const p0 = probes[j] as Float32Array;
+      const p1 = probes[j + 1] as Float32Array;
+      const p2 = probes[j + 2] as Float32Array;
+      const p3 = probes[j + 3] as Float32Array;
+      if (p0.length !== n || p1.length !== n || p2.length !== n || p3.length !== n) break;
+      let d0 = 0;
+      let d1 = 0;
+      let d2 = 0;
+      let d3 = 0;
+      for (let i = 0; i < n; i++) {
+        const x = u[i] as number;
+        d0 += (p0[i] as number) * x;
+        d1 += (p1[i] as number) * x;
+        d2 += (p2[i] as number) * x;
+        d3 += (p3[i] as number) * x;
+      }
+      s += d0;
+      s += d1;
+      s += d2;
+      s += d3;
+    }
+    for (; j < probes.length; j++) {
+      const p = probes[j] as Float32Array;
+      const m = Math.min(p.length, n);
+      let d = 0;
+      for (let i = 0; i < m; i++) d += (p[i] as number) * (u[i] as number);
+      s += d;
+    }
+    return s / probes.length;
+  }
+
+  /** Probes set (none: `score` is 0 and `detect` abstains). */
+  get probeCount(): number {
+    return this.#probes.length;
   }
 
   detect(v: ArrayLike<number>): Finding {
+    if (this.#probes.length === 0 || this.threshold === undefined)
+      return abstain('proactive', 'no probes or threshold');
+    return this.detectScore(this.score(v));
+  }
+
+  /** `detect` of a vector from its score (`score(v)` under the current probes). */
+  detectScore(s: number): Finding {
     const th = this.threshold;
     if (this.#probes.length === 0 || th === undefined)
       return abstain('proactive', 'no probes or threshold');
-    const s = this.score(v);
     return finding(
       'proactive',
       s,

@@ -14,7 +14,16 @@ export {
   type MemsadOptions,
   type MemsadScores,
 } from './memsad.js';
-export { DEFAULT_NGRAM_KAPPA, NgramJsd, type NgramOptions, NgramTally, jsdAgainst, ngramCounts } from './ngram.js';
+export {
+  DEFAULT_NGRAM_KAPPA,
+  type IndexedText,
+  type NgramBaseline,
+  NgramIndex,
+  NgramJsd,
+  type NgramOptions,
+  jsdAgainst,
+  ngramCounts,
+} from './ngram.js';
 export { Watermark, type WatermarkOptions } from './watermark.js';
 export {
   INJECTION_PATTERNS,

@@ -108,6 +108,8 @@ export class Memsad {
   /** Σ of the sampled reference rows (≤ 64) for the typical-query statistic. */
   #refSample: Float32Array | undefined;
   #refSampleK = 0;
+  /** The sample is made when a flagged entry first needs it after the reference changed. */
+  #refSampleStale = false;
   /** JS copies of the held queries (for Assumption 9 statistics). */
   readonly #rows: Float32Array[] = [];
   /** Scratch: per held query, mean cos(q, R), for the typical-query check of Assumption 9. */
@@ -241,8 +243,19 @@ export class Memsad {
     return this.recalibrate();
   }
 
-  /** The typical-query statistic samples ≤ 64 references; their sum makes it one dot product. */
+  /**
+   * The reference changed: its sample is made again when a flagged entry needs it (only a
+   * flagged entry's certificate reads it; a growing reference is calibrated far more often).
+   */
   #sampleReference(): void {
+    this.#refSample = undefined;
+    this.#refSampleK = 0;
+    this.#refSampleStale = true;
+  }
+
+  /** The typical-query statistic samples ≤ 64 references; their sum makes it one dot product. */
+  #makeSample(): void {
+    this.#refSampleStale = false;
     const n = this.#reference.length;
     this.#refSample = undefined;
     this.#refSampleK = 0;
@@ -490,6 +503,7 @@ export class Memsad {
    * query. Computed lazily, for the history as it is, when a flagged entry needs it.
    */
   #queryStat(slot: number): number {
+    if (this.#refSampleStale) this.#makeSample();
     const sample = this.#refSample;
     if (sample === undefined || this.#refSampleK === 0) return 0;
     return dotProduct(sample, this.#rows[slot] as Float32Array) / this.#refSampleK;

@@ -6,7 +6,20 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Memsad, NgramJsd, NgramTally, Proactive, ngramCounts, normalized } from '../../../src/core/detect/index.js';
+import {
+  type IndexedText,
+  Memsad,
+  NgramIndex,
+  NgramJsd,
+  Proactive,
+  abstain,
+  dotProduct,
+  finding,
+  jsdAgainst,
+  meanStd,
+  ngramCounts,
+  normalized,
+} from '../../../src/core/detect/index.js';
 import { mulberry32 } from '../../../src/core/prng.js';
 
 const vocabulary = ['red', 'folder', 'invoice', 'supplier', 'garden', 'water', 'key', '{"a":1}', 'Über', 'note', '42', 'è', '  '];
@@ -14,46 +27,136 @@ const text = fc.array(fc.constantFrom(...vocabulary), { minLength: 0, maxLength:
 
 const rng = mulberry32;
 
+/**
+ * The string-keyed calibration the index replaced (the oracle): a Map baseline of
+ * count / total over every text, each text's JSD against it, τ = mean + κσ.
+ */
+function stringKeyed(texts: readonly string[], n: number, kappa: number) {
+  const per = texts.map((t) => ngramCounts(t, n));
+  const counts = new Map<string, number>();
+  let total = 0;
+  for (const c of per)
+    for (const [g, k] of c) {
+      counts.set(g, (counts.get(g) ?? 0) + k);
+      total += k;
+    }
+  const base = new Map<string, number>();
+  if (total > 0) for (const [g, k] of counts) base.set(g, k / total);
+  const stats = per.length === 0 ? undefined : meanStd(per.map((c) => jsdAgainst(c, base)));
+  const threshold = stats === undefined ? undefined : stats.mean + kappa * stats.std;
+  const score = (t: string) => jsdAgainst(ngramCounts(t, n), base);
+  const detect = (t: string) => {
+    if (threshold === undefined || base.size === 0) return abstain('memsad_plus', 'no benign baseline');
+    const x = score(t);
+    return finding('memsad_plus', x, threshold, `char ${n}-gram JSD ${x.toFixed(3)} ${x > threshold ? '>' : '≤'} τ ${threshold.toFixed(3)}`);
+  };
+  return { threshold, stats, score, detect };
+}
+
 describe('incremental calibration (differential against a calibration from scratch)', () => {
-  it('NgramJsd.calibrateCounts over a tally rolled through adds and evictions equals calibrate(texts)', () => {
+  it('NgramJsd.calibrateIndexed over an index rolled through adds and evictions equals the string-keyed calibration, bit for bit', () => {
     fc.assert(
       fc.property(
         fc.array(fc.array(text, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }),
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 2, max: 4 }),
         (batches, max, n) => {
-          const window: { t: string; c: Map<string, number> }[] = [];
-          const tally = new NgramTally();
+          const window: { t: string; c: IndexedText }[] = [];
+          const index = new NgramIndex();
           const inc = new NgramJsd({ n });
           for (const batch of batches) {
             for (const t of batch) {
-              const c = ngramCounts(t, n);
-              window.push({ t, c });
-              tally.add(c);
-              if (window.length > max) tally.remove(window.shift()!.c);
+              window.push({ t, c: index.add(ngramCounts(t, n)) });
+              if (window.length > max) index.remove(window.shift()!.c);
             }
-            inc.calibrateCounts(window.map((w) => w.c), tally);
+            inc.calibrateIndexed(window.map((w) => w.c), index);
             const full = new NgramJsd({ n });
             full.calibrate(window.map((w) => w.t));
-            expect(inc.threshold).toBe(full.threshold);
-            expect(inc.stats).toEqual(full.stats);
-            for (const probe of ['red folder', 'Über 42 note', 'zzz']) expect(inc.score(probe)).toBe(full.score(probe));
+            const want = stringKeyed(window.map((w) => w.t), n, inc.kappa);
+            expect(inc.threshold).toBe(want.threshold);
+            expect(inc.stats).toEqual(want.stats);
+            expect(full.threshold).toBe(want.threshold);
+            expect(full.stats).toEqual(want.stats);
+            for (const probe of ['red folder', 'Über 42 note', 'zzz', '', ...window.map((w) => w.t)]) {
+              expect(inc.score(probe)).toBe(want.score(probe));
+              expect(full.score(probe)).toBe(want.score(probe));
+              expect(inc.detect(probe)).toEqual(want.detect(probe));
+            }
           }
-          // The tally holds no zero counts: exactly the window's grams.
-          const grams = new Set(window.flatMap((w) => [...w.c.keys()]));
-          expect(new Set(tally.counts.keys())).toEqual(grams);
+          // The index holds exactly the window's grams.
+          const grams = new Set(window.flatMap((w) => [...ngramCounts(w.t, n).keys()]));
+          expect(index.size).toBe(grams.size);
         },
       ),
       { numRuns: 200 },
     );
   });
 
-  it('an empty reference still abstains through calibrateCounts', () => {
+  it('renumbering the grams of a long-rolling index (most ids stale) changes no value and bounds the table', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'binary', minLength: 0, maxLength: 40 }), { minLength: 50, maxLength: 400 }),
+        fc.integer({ min: 1, max: 6 }),
+        (texts, max) => {
+          const index = new NgramIndex();
+          const window: { t: string; c: IndexedText }[] = [];
+          const inc = new NgramJsd({ n: 2 });
+          let earlier: { j: NgramJsd; probe: string; score: number } | undefined;
+          for (const [i, t] of texts.entries()) {
+            window.push({ t, c: index.add(ngramCounts(t, 2)) });
+            if (window.length > max) index.remove(window.shift()!.c);
+            if (i % 7 !== 0 && i !== texts.length - 1) continue;
+            inc.calibrateIndexed(window.map((w) => w.c), index);
+            // The table is bounded by what the window holds (renumbered at calibration).
+            expect(index.ids).toBeLessThanOrEqual(Math.max(1024, 4 * index.size));
+            const want = stringKeyed(window.map((w) => w.t), 2, inc.kappa);
+            expect(inc.threshold).toBe(want.threshold);
+            for (const probe of [texts[0]!, t, 'zz']) expect(inc.score(probe)).toBe(want.score(probe));
+            // A baseline taken earlier (another detector's) is unaffected by later renumbering.
+            if (earlier !== undefined) expect(earlier.j.score(earlier.probe)).toBe(earlier.score);
+            const j = new NgramJsd({ n: 2 });
+            j.calibrateIndexed(window.map((w) => w.c), index);
+            earlier = { j, probe: t, score: want.score(t) };
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('an empty reference still abstains through calibrateIndexed', () => {
     const j = new NgramJsd();
     j.calibrate(['some benign text']);
-    j.calibrateCounts([], new NgramTally());
+    j.calibrateIndexed([], new NgramIndex());
     expect(j.threshold).toBeUndefined();
     expect(j.detect('anything').flagged).toBe(false);
+  });
+
+  it('Proactive.score equals the mean of dotProduct(probe, normalized(v)) exactly', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 0, max: 11 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.constantFrom(1, 1e-3, 7, 0),
+        (seed, k, dims, scale) => {
+          const r = rng(seed);
+          const probes = Array.from({ length: k }, () => Float32Array.from({ length: dims }, () => r() - 0.5));
+          const v = Float32Array.from({ length: dims }, () => scale * (r() - 0.5));
+          const pro = new Proactive();
+          pro.setProbes(probes);
+          const u = normalized(v);
+          const ps = probes.map((p) => normalized(p));
+          let s = 0;
+          for (const p of ps) s += dotProduct(p, u);
+          const want = k === 0 ? 0 : s / k;
+          expect(pro.score(v)).toBe(want);
+          expect(pro.score(Array.from(v))).toBe(want);
+          expect(pro.detectScore(pro.score(v))).toEqual(pro.detect(v));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('Proactive.calibrateScores on kept scores equals calibrate(vectors)', () => {
