@@ -139,12 +139,15 @@ export function callerVector(v: unknown, dims: number): Float32Array {
     });
   }
   let sq = 0;
-  for (const x of v) sq += x * x;
+  for (let i = 0; i < v.length; i++) sq += (v[i] as number) * (v[i] as number);
   if (!Number.isFinite(sq) || sq === 0) {
     throw new MemwardenError('INPUT_INVALID', 'embedding must be finite and non-zero', {
       details: { field: 'embedding' },
     });
   }
   const norm = Math.sqrt(sq);
-  return v.map((x) => x / norm);
+  // An indexed loop, not `v.map(fn)` (a call per element on every write): the same quotients.
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = (v[i] as number) / norm;
+  return out;
 }

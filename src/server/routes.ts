@@ -68,7 +68,8 @@ function clientVector(v: readonly number[] | undefined, accept: boolean): Float3
       { details: { field: 'embedding' } },
     );
   }
-  return Float32Array.from(v);
+  // The constructor copies an array natively (`Float32Array.from` iterates it): the same floats.
+  return new Float32Array(v);
 }
 
 /**
