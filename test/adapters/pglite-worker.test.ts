@@ -42,6 +42,16 @@ const FIELDS = [
   'query',
 ] as const;
 
+/** A simple-protocol Query message ('Q', length, the SQL text, NUL). */
+function simpleQuery(sql: string): Uint8Array {
+  const text = new TextEncoder().encode(sql);
+  const out = new Uint8Array(1 + 4 + text.length + 1);
+  out[0] = 0x51;
+  new DataView(out.buffer).setInt32(1, 4 + text.length + 1);
+  out.set(text, 5);
+  return out;
+}
+
 async function caught(p: Promise<unknown>): Promise<Record<string, unknown>> {
   try {
     await p;
@@ -173,6 +183,28 @@ describe('PgliteWorker against an in-process PGlite', () => {
     await Promise.all([slow, reader]);
     seen.push((await plain).rows[0]!.c);
     expect(seen).toEqual([2, 2]);
+  });
+
+  it('runs a transaction callback only once its transaction has begun: its raw protocol calls never land in another', async () => {
+    for (const db of [local, remote] as PgliteDb[]) {
+      const seen: string[] = [];
+      const first = db.transaction(async (tx) => {
+        await tx.query("SELECT set_config('app.who', 'first', true)");
+        await new Promise((r) => setTimeout(r, 150)); // held open while the second is asked for
+        seen.push(
+          (await tx.query<{ w: string }>("SELECT current_setting('app.who') AS w")).rows[0]!.w,
+        );
+      });
+      await new Promise((r) => setTimeout(r, 30));
+      const second = db.transaction(async () => {
+        // The way the backend enters a scope: a raw protocol message under runExclusive.
+        await db.runExclusive(() =>
+          db.execProtocolRaw(simpleQuery("SELECT set_config('app.who', 'second', true)")),
+        );
+      });
+      await Promise.all([first, second]);
+      expect(seen).toEqual(['first']);
+    }
   });
 
   it('feeds COPY … FROM /dev/blob from a Blob', async () => {

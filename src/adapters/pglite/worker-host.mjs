@@ -9,7 +9,8 @@
  * Messages from the main thread (`id` = the call to answer with `{ id, v }` or `{ id, err }`):
  *   { t: 'q', id, tx?, sql, params, opts }   query — inside transaction `tx` when given
  *   { t: 'x', id, tx?, sql, opts }           exec
- *   { t: 'b', tx }                           begin transaction `tx` (PGlite's `transaction`)
+ *   { t: 'b', id, tx }                       begin transaction `tx` (PGlite's `transaction`);
+ *                                            answered once it has begun
  *   { t: 'rb', id, tx }                      tx.rollback()
  *   { t: 'e', id, tx, commit }               the main thread's callback returned (commit) or threw
  *   { t: 'l', lock }                         take PGlite's query lock (`runExclusive`) …
@@ -100,9 +101,6 @@ function boot() {
 class TxQueue {
   /** @type {any[]} */ items = [];
   /** @type {((m: any) => void) | undefined} */ waiting;
-  /** @type {unknown} set when PGlite's transaction failed before the callback consumed the end */
-  failed;
-  hasFailed = false;
   push(m) {
     if (this.waiting !== undefined) {
       const w = this.waiting;
@@ -133,10 +131,17 @@ const txs = new Map();
 /** @type {Map<number, { acquired: Promise<void>, tail: Promise<unknown>, release: () => void }>} */
 const locks = new Map();
 
-function runTx(id, q) {
+/**
+ * Transaction `id`: answer `beginId` once PGlite's transaction has begun (the main thread runs
+ * its callback only then, so everything the callback sends — statements, raw protocol calls
+ * under `runExclusive` — happens inside it, as with an in-process PGlite), then run the queued
+ * statements until the end message.
+ */
+function runTx(id, beginId, q) {
   /** @type {any} */
   let end;
   db.transaction(async (tx) => {
+    reply(beginId, undefined);
     for (;;) {
       const m = await q.next();
       if (m.t === 'e') {
@@ -163,25 +168,13 @@ function runTx(id, q) {
       reply(end.id, undefined);
     },
     (e) => {
-      if (end !== undefined) {
-        txs.delete(id);
-        if (e === ROLLBACK) reply(end.id, undefined);
-        else fail(end.id, e);
-        return;
-      }
-      // BEGIN itself failed (or PGlite is closed): every statement of this transaction, and
-      // its end, gets that error.
-      q.failed = e;
-      q.hasFailed = true;
-      for (const m of q.items.splice(0)) drainFailed(id, q, m);
-      q.push = (m) => drainFailed(id, q, m);
+      txs.delete(id);
+      if (end === undefined)
+        fail(beginId, e); // BEGIN failed: the callback never ran
+      else if (e === ROLLBACK) reply(end.id, undefined);
+      else fail(end.id, e);
     },
   );
-}
-
-function drainFailed(id, q, m) {
-  if (m.t === 'e') txs.delete(id);
-  fail(m.id, q.failed);
 }
 
 function rawCall(m) {
@@ -235,7 +228,7 @@ function onMessage(m) {
     case 'b': {
       const q = new TxQueue();
       txs.set(m.tx, q);
-      runTx(m.tx, q);
+      runTx(m.tx, m.id, q);
       return;
     }
     case 'l': {

@@ -6,10 +6,10 @@
  * PostgreSQL (WebAssembly) or in PGlite's protocol layer: the two run on two cores.
  *
  * Semantics are PGlite's own, because PGlite still does the serialising: a `transaction`
- * holds the worker's PGlite transaction open while this thread sends its statements one by one
- * (BEGIN is sent without waiting for it; COMMIT when the callback returns, ROLLBACK when it
- * throws); `runExclusive` holds the worker's query lock while the callback's raw protocol calls
- * run. Results, byte arrays and bigints cross by structured clone (raw protocol results are
+ * runs its callback once the worker's PGlite transaction has begun, holds it open while this
+ * thread sends its statements one by one, and ends it with COMMIT when the callback returns or
+ * ROLLBACK when it throws; `runExclusive` holds the worker's query lock while the callback's
+ * raw protocol calls run. Results, byte arrays and bigints cross by structured clone (raw protocol results are
  * transferred). Errors cross with every field of PGlite's `DatabaseError` (code, severity,
  * detail, constraint …) and are rebuilt as one, so `normalised()` maps them exactly as before.
  *
@@ -187,9 +187,10 @@ export class PgliteWorker implements PgliteDb {
   }
 
   async transaction<T>(fn: (tx: PgliteTx) => Promise<T>): Promise<T> {
-    if (this.dead !== undefined) throw this.dead;
     const tx = this.nextTx++;
-    this.post({ t: 'b', tx });
+    // Wait until the worker's PGlite transaction has begun, as PGlite runs the callback only
+    // then: everything `fn` does (raw protocol calls included) happens inside it.
+    await this.call({ t: 'b', tx });
     let closed = false;
     const open = (): void => {
       if (closed) throw new Error('Transaction is closed'); // PGlite's message
