@@ -406,7 +406,7 @@ export async function session({ backend, n, pools, plan, duration, log, pgBase }
     const store = await buildStore({ dataDir, postgres, n, pools, log });
     // LOAD_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": profile the server under load.
     const nodeArgs = (process.env.LOAD_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-    // LOAD_SERVER_ARGS="--no-pglite-worker": extra `serve` flags (A/B runs).
+    // LOAD_SERVER_ARGS="--pglite-worker": extra `serve` flags (A/B runs).
     const extraArgs = (process.env.LOAD_SERVER_ARGS ?? '').split(' ').filter((a) => a !== '');
     server = await startServer({ dataDir, postgres, nodeArgs, extraArgs });
     log(`${backend}: server pid ${server.pid} at ${server.url}`);

@@ -41,7 +41,8 @@ export interface OpenOptions {
   /**
    * Run the embedded store's PGlite in a worker thread (ADR 0025): PostgreSQL's CPU leaves the
    * calling thread, so under concurrent load the database and the caller use two cores. Same
-   * data folder, same semantics. Default false (`memwarden serve` turns it on).
+   * data folder, same semantics. Default false: with today's commit SQL the thread hops cost
+   * more CPU than they move (ADR 0025's measurements); `serve --pglite-worker` turns it on.
    */
   readonly pgliteWorker?: boolean;
   /** 'local' (all-MiniLM-L6-v2, default), 'deterministic' (tests only), or your own. */

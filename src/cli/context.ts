@@ -16,7 +16,7 @@ export interface StoreOptions {
   readonly postgres?: string;
   /** false (`--no-read-model`): search the embedded store's database, not the in-process read model (ADR 0018). */
   readonly readModel?: boolean;
-  /** Run the embedded store's PGlite in a worker thread (ADR 0025; `serve` defaults to it). */
+  /** Run the embedded store's PGlite in a worker thread (ADR 0025; `serve --pglite-worker`). */
   readonly pgliteWorker?: boolean;
 }
 

@@ -338,8 +338,8 @@ store(
       'embedded store: answer vector search from the database instead of the in-process read model',
     )
     .option(
-      '--no-pglite-worker',
-      'embedded store: run PGlite on the HTTP thread instead of its own worker thread',
+      '--pglite-worker',
+      'embedded store: run PGlite in its own worker thread instead of on the HTTP thread (ADR 0025)',
     ),
 ).action(async (o: StoreOptions & ServeFlags) => {
   const port = Number(o.port);
