@@ -72,7 +72,12 @@ export interface AutoDetectionOptions {
   readonly persistQueries?: boolean;
   /** How far back the history is rebuilt from the store (default 30 days). */
   readonly historyWindowMs?: number;
-  /** Calibrated principals kept in memory (default 32; each holds ~3 MB: history + reference). */
+  /**
+   * Calibrated principals kept in memory (default 64; each holds up to ~3 MB: history +
+   * reference). More principals active in turn than this rebuild their state from the store
+   * on every turn (least recently used goes first: a round robin one larger than the bound
+   * misses every time) — size it to the principals active at once.
+   */
   readonly maxPrincipals?: number;
   /**
    * Rolling recalibration: at least this many new queries (default 25, or
@@ -243,7 +248,7 @@ export class AutoDetection implements DetectionHooks {
     this.maxReference = o.maxReference ?? 1000;
     this.#persist = o.persistQueries ?? true;
     this.#windowNs = BigInt(Math.round(o.historyWindowMs ?? 30 * DAY_MS)) * 1_000_000n;
-    this.#maxPrincipals = Math.max(1, o.maxPrincipals ?? 32);
+    this.#maxPrincipals = Math.max(1, o.maxPrincipals ?? 64);
     this.#recalEvery = memsad === false ? 0 : Math.max(0, memsad?.recalibrateEvery ?? 25);
     this.#recalIntervalNs = BigInt(Math.max(0, Math.round(o.recalibrateIntervalMs ?? 1000))) * 1_000_000n;
     this.#flushMs = Math.max(0, o.queryFlushMs ?? 250);

@@ -490,3 +490,31 @@ describe('query vector quantisation', () => {
     expect(cosineSim(v!, back)).toBeGreaterThan(0.999);
   });
 });
+
+describe('AutoDetection: resident principals', () => {
+  /** How many times each principal's state is built from the store over `rounds` round robins. */
+  async function loads(o: AutoOptions, principals: number, rounds: number): Promise<number> {
+    const { storage, fresh, mem } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < principals; i++) ids.push((await mem.createPrincipal('user', `p${i}`)).id);
+    const det = fresh(o);
+    cleanups.push(() => det.close());
+    const spy = vi.spyOn(storage, 'asPrincipal');
+    for (let r = 0; r < rounds; r++) for (const id of ids) await det.describe(id);
+    const n = spy.mock.calls.filter(([p]) => ids.includes(p)).length;
+    spy.mockRestore();
+    return n;
+  }
+
+  it('keeps the active principals of a modest server resident by default (33 in turn: built once each)', async () => {
+    const once = await loads({}, 33, 1);
+    expect(once).toBeGreaterThan(0);
+    // Two more rounds cost nothing more: no principal was evicted and rebuilt.
+    expect(await loads({}, 33, 3)).toBe(once);
+  });
+
+  it('rebuilds on every turn when more principals are active in turn than the bound (LRU)', async () => {
+    const once = await loads({ maxPrincipals: 2 }, 3, 1);
+    expect(await loads({ maxPrincipals: 2 }, 3, 3)).toBe(3 * once);
+  });
+});
