@@ -19,8 +19,7 @@
  * lower bound, then per element an int32 length (-1 = NULL) and the element's send format.
  */
 import type { PgliteDb } from './db.js';
-import { MemwardenError } from '../../core/errors.js';
-import { BinaryQueryError, errorResponse } from './binary-rows.js';
+import { BinaryQueryError, malformed, rawExchange, walkResponse } from './binary-rows.js';
 
 const utf8 = new TextEncoder();
 
@@ -216,52 +215,28 @@ export interface StatementResult {
   readonly rows: (Uint8Array | null)[][];
 }
 
-const malformed = (why: string): MemwardenError =>
-  new MemwardenError('STORAGE_FAILED', `unexpected protocol response: ${why}`);
-
 /**
  * Split a raw response into per-statement results (one per CommandComplete). Throws the
  * server's error (`BinaryQueryError`) if any statement failed, or on a malformed response.
  */
 export function pipelineResults(raw: Uint8Array, statements: number): StatementResult[] {
-  const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const out: StatementResult[] = [];
   let rows: (Uint8Array | null)[][] = [];
-  let error: BinaryQueryError | undefined;
-  let ready = false;
-  let p = 0;
-  while (p < raw.length) {
-    if (p + 5 > raw.length) throw malformed('truncated message header');
-    const type = raw[p]!;
-    const size = dv.getInt32(p + 1);
-    const body = p + 5;
-    const end = p + 1 + size;
-    if (size < 4 || end > raw.length) throw malformed('truncated message');
-    if (type === 0x44 /* D: DataRow */) {
-      const n = dv.getInt16(body);
+  walkResponse(
+    raw,
+    (fields, at, len) => {
       const row: (Uint8Array | null)[] = [];
-      let q = body + 2;
-      for (let i = 0; i < n; i++) {
-        if (q + 4 > end) throw malformed('truncated row');
-        const l = dv.getInt32(q);
-        q += 4;
-        if (l < -1 || q + Math.max(l, 0) > end) throw malformed('bad field length');
-        row.push(l < 0 ? null : raw.subarray(q, q + l));
-        if (l > 0) q += l;
+      for (let i = 0; i < fields; i++) {
+        const l = len[i]!;
+        row.push(l < 0 ? null : raw.subarray(at[i]!, at[i]! + l));
       }
       rows.push(row);
-    } else if (type === 0x43 /* C: CommandComplete */) {
+    },
+    () => {
       out.push({ rows });
       rows = [];
-    } else if (type === 0x45 /* E: ErrorResponse */) {
-      error ??= errorResponse(raw, body, end);
-    } else if (type === 0x5a /* Z: ReadyForQuery */) {
-      ready = true;
-    } // ParseComplete, BindComplete, NoticeResponse, ParameterStatus: skipped
-    p = end;
-  }
-  if (error !== undefined) throw error;
-  if (!ready) throw malformed('no ReadyForQuery');
+    },
+  );
   if (out.length !== statements) throw malformed('statement count');
   return out;
 }
@@ -275,28 +250,6 @@ export async function runPipeline(
   db: PgliteDb,
   statements: readonly BinaryStatement[],
 ): Promise<StatementResult[]> {
-  const chunks: Uint8Array[] = [];
-  // Under PGlite's query lock, as its own statements in a transaction run (see
-  // `./binary-rows.js`). No file-system sync: the transaction's COMMIT syncs.
-  await db.runExclusive(() =>
-    db.execProtocolRawStream(pipelineMessage(statements), {
-      syncToFs: false,
-      onRawData: (chunk) => {
-        chunks.push(chunk.slice()); // a view into WebAssembly memory, reused after the call
-      },
-    }),
-  );
-  let raw: Uint8Array;
-  if (chunks.length === 1) raw = chunks[0]!;
-  else {
-    let total = 0;
-    for (const c of chunks) total += c.length;
-    raw = new Uint8Array(total);
-    let o = 0;
-    for (const c of chunks) {
-      raw.set(c, o);
-      o += c.length;
-    }
-  }
+  const raw = await rawExchange(db, pipelineMessage(statements));
   return pipelineResults(raw, statements.length);
 }

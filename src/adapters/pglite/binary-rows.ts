@@ -94,19 +94,27 @@ export class BinaryQueryError extends Error {
  * Run `sql` inside the current PGlite transaction (call it only from within a
  * `db.transaction` callback, after the scope was entered) and return the raw backend messages.
  */
-export async function runBinaryQuery(
+export function runBinaryQuery(
   db: PgliteDb,
   sql: string,
   params: readonly (string | null)[],
 ): Promise<Uint8Array> {
+  return rawExchange(db, binaryQueryMessage(sql, params)); // a read: no file-system sync
+}
+
+/**
+ * Send protocol `message` under PGlite's query lock — as its own statements in a transaction
+ * run: nothing else's protocol messages can interleave with these (the transaction lock already
+ * keeps out every `query`, `exec` and `transaction` of others) — and return the raw backend
+ * messages, joined. No file-system sync: a read needs none, and inside a transaction its
+ * COMMIT syncs.
+ */
+export async function rawExchange(db: PgliteDb, message: Uint8Array): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
-  // Under PGlite's query lock, as its own statements in a transaction run: nothing else's
-  // protocol messages can interleave with these (the transaction lock already keeps out every
-  // `query`, `exec` and `transaction` of others).
   await db.runExclusive(() =>
-    db.execProtocolRawStream(binaryQueryMessage(sql, params), {
-      syncToFs: false, // a read
+    db.execProtocolRawStream(message, {
+      syncToFs: false,
       onRawData: (chunk) => {
         chunks.push(chunk.slice()); // a view into WebAssembly memory, reused after the call
         total += chunk.length;
@@ -127,18 +135,19 @@ export async function runBinaryQuery(
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The DataRows of a raw binary-result response, each as `fields` × (offset, length) pairs into
- * `raw` (length -1: NULL), handed to `row` one at a time (the arrays are reused). Throws the
- * server's error, or on a malformed or truncated response.
+ * Walk the backend messages of a raw response: each DataRow's fields (count, then per field
+ * its offset into `raw` and length, -1 = NULL) go to `row`, each CommandComplete to `done`.
+ * Throws the server's first error (`BinaryQueryError`), or on a malformed or truncated
+ * response (no ReadyForQuery, a row after an error, a field past its message).
  */
-export function forEachDataRow(
+export function walkResponse(
   raw: Uint8Array,
-  fields: number,
-  row: (at: Int32Array, len: Int32Array) => void,
+  row: (fields: number, at: Int32Array, len: Int32Array) => void,
+  done?: () => void,
 ): void {
   const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-  const at = new Int32Array(fields);
-  const len = new Int32Array(fields);
+  let at = new Int32Array(16);
+  let len = new Int32Array(16);
   let error: BinaryQueryError | undefined;
   let ready = false;
   let p = 0;
@@ -151,7 +160,11 @@ export function forEachDataRow(
     if (size < 4 || end > raw.length) throw malformed('truncated message');
     if (type === 0x44 /* D: DataRow */) {
       if (error !== undefined) throw malformed('row after an error');
-      if (dv.getInt16(body) !== fields) throw malformed('unexpected field count');
+      const fields = dv.getInt16(body);
+      if (fields > at.length) {
+        at = new Int32Array(fields);
+        len = new Int32Array(fields);
+      }
       let q = body + 2;
       for (let i = 0; i < fields; i++) {
         if (q + 4 > end) throw malformed('truncated row');
@@ -162,16 +175,34 @@ export function forEachDataRow(
         len[i] = l;
         if (l > 0) q += l;
       }
-      row(at, len);
+      row(fields, at, len);
+    } else if (type === 0x43 /* C: CommandComplete */) {
+      done?.();
     } else if (type === 0x45 /* E: ErrorResponse */) {
-      error = errorResponse(raw, body, end);
+      error ??= errorResponse(raw, body, end);
     } else if (type === 0x5a /* Z: ReadyForQuery */) {
       ready = true;
-    } // ParseComplete, BindComplete, CommandComplete, NoticeResponse, ParameterStatus: skipped
+    } // ParseComplete, BindComplete, NoticeResponse, ParameterStatus: skipped
     p = end;
   }
   if (error !== undefined) throw error;
   if (!ready) throw malformed('no ReadyForQuery');
+}
+
+/**
+ * The DataRows of a raw binary-result response, each as `fields` × (offset, length) pairs into
+ * `raw` (length -1: NULL), handed to `row` one at a time (the arrays are reused). Throws the
+ * server's error, or on a malformed or truncated response.
+ */
+export function forEachDataRow(
+  raw: Uint8Array,
+  fields: number,
+  row: (at: Int32Array, len: Int32Array) => void,
+): void {
+  walkResponse(raw, (n, at, len) => {
+    if (n !== fields) throw malformed('unexpected field count');
+    row(at, len);
+  });
 }
 
 /** The fields of an ErrorResponse body (`raw[body, end)`) as a {@link BinaryQueryError}. */
@@ -188,7 +219,7 @@ export function errorResponse(raw: Uint8Array, body: number, end: number): Binar
   return new BinaryQueryError(f.get('M') ?? 'database error', f.get('C') ?? 'XX000');
 }
 
-const malformed = (why: string): MemwardenError =>
+export const malformed = (why: string): MemwardenError =>
   new MemwardenError('STORAGE_FAILED', `unexpected binary result: ${why}`);
 
 /** Field decoders over one raw response (binary send formats). */
