@@ -56,94 +56,59 @@ describe('PGlite backend conformance (in memory, shared instance)', () => {
   });
 });
 
-describe('PGlite backend conformance (durable data folder, reopen)', () => {
-  // One durable instance for the file; `reopen` really closes it (flushing to the folder) and
-  // boots a new PGlite from the folder, so the reopen case reads what was on disk.
-  const dataDir = mkdtempSync(join(tmpdir(), 'mw-pglite-'));
-  let db: PGlite;
-  beforeAll(async () => {
-    db = await PGlite.create({ dataDir, extensions: { vector } });
-  });
-  afterAll(async () => {
-    await db.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const open = async (): Promise<PgliteBackend> => {
-    const b = await PgliteBackend.open({ instance: db });
-    await resetPglite(db);
-    return b;
-  };
-  const reopen = async (): Promise<PgliteBackend> => {
-    await db.close();
-    db = await PGlite.create({ dataDir, extensions: { vector } });
-    return PgliteBackend.open({ instance: db });
-  };
-  for (const c of storageConformanceCases) {
-    it(c.name, () => c.run({ open, reopen }));
-  }
-  it('an owned data folder is closed by close() and reopened by open()', async () => {
-    const own = mkdtempSync(join(tmpdir(), 'mw-pglite-own-'));
-    try {
-      const b = await PgliteBackend.open({ dataDir: own });
-      await b.putCheckpoint({
-        size: 0,
-        root: new Uint8Array(32),
-        note: 'empty',
-        createdAtNs: 2n ** 62n + 1n,
-      });
-      await b.close();
-      const r = await PgliteBackend.open({ dataDir: own });
-      expect((await r.latestCheckpoint())?.createdAtNs).toBe(2n ** 62n + 1n);
-      await r.close();
-    } finally {
-      rmSync(own, { recursive: true, force: true });
+// The durable suite twice: PGlite in process, and every statement executed by a PGlite in a
+// worker thread — the proxy must be indistinguishable (errors, transactions, COPY from a blob,
+// binary scans). One durable instance per run; `reopen` really closes it (flushing to the
+// folder) and boots a new PGlite from the folder, so the reopen case reads what was on disk.
+for (const worker of [false, true]) {
+  const where = worker ? 'worker thread, ' : '';
+  describe(`PGlite backend conformance (${where}durable data folder, reopen)`, () => {
+    const create = (dir: string): Promise<PgliteDb> =>
+      worker
+        ? PgliteWorker.create({ dataDir: dir })
+        : PGlite.create({ dataDir: dir, extensions: { vector } });
+    const dataDir = mkdtempSync(join(tmpdir(), worker ? 'mw-pglite-worker-' : 'mw-pglite-'));
+    let db: PgliteDb;
+    beforeAll(async () => {
+      db = await create(dataDir);
+    });
+    afterAll(async () => {
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const open = async (): Promise<PgliteBackend> => {
+      const b = await PgliteBackend.open({ instance: db });
+      await resetPglite(db);
+      return b;
+    };
+    const reopen = async (): Promise<PgliteBackend> => {
+      await db.close();
+      db = await create(dataDir);
+      return PgliteBackend.open({ instance: db });
+    };
+    for (const c of storageConformanceCases) {
+      it(c.name, () => c.run({ open, reopen }));
     }
+    it(`an owned ${worker ? 'worker-hosted ' : ''}data folder is closed by close() and reopened by open()`, async () => {
+      const own = mkdtempSync(join(tmpdir(), worker ? 'mw-pglite-own-worker-' : 'mw-pglite-own-'));
+      const at = 2n ** 62n + (worker ? 3n : 1n);
+      try {
+        const b = await PgliteBackend.open({ dataDir: own, worker });
+        expect(b.hasVector).toBe(true);
+        await b.putCheckpoint({
+          size: 0,
+          root: new Uint8Array(32),
+          note: 'empty',
+          createdAtNs: at,
+        });
+        await b.close();
+        // Reopened in process: with the worker, the same folder written by the worker's PGlite.
+        const r = await PgliteBackend.open({ dataDir: own });
+        expect((await r.latestCheckpoint())?.createdAtNs).toBe(at);
+        await r.close();
+      } finally {
+        rmSync(own, { recursive: true, force: true });
+      }
+    });
   });
-});
-
-describe('PGlite backend conformance (worker thread, durable data folder, reopen)', () => {
-  // The same suite with every statement executed by a PGlite in a worker thread: the proxy must
-  // be indistinguishable (errors, transactions, COPY from a blob, binary scans).
-  const dataDir = mkdtempSync(join(tmpdir(), 'mw-pglite-worker-'));
-  let db: PgliteWorker;
-  beforeAll(async () => {
-    db = await PgliteWorker.create({ dataDir });
-  });
-  afterAll(async () => {
-    await db.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const open = async (): Promise<PgliteBackend> => {
-    const b = await PgliteBackend.open({ instance: db });
-    await resetPglite(db);
-    return b;
-  };
-  const reopen = async (): Promise<PgliteBackend> => {
-    await db.close();
-    db = await PgliteWorker.create({ dataDir });
-    return PgliteBackend.open({ instance: db });
-  };
-  for (const c of storageConformanceCases) {
-    it(c.name, () => c.run({ open, reopen }));
-  }
-  it('an owned worker-hosted data folder is closed by close() and reopened by open()', async () => {
-    const own = mkdtempSync(join(tmpdir(), 'mw-pglite-own-worker-'));
-    try {
-      const b = await PgliteBackend.open({ dataDir: own, worker: true });
-      expect(b.hasVector).toBe(true);
-      await b.putCheckpoint({
-        size: 0,
-        root: new Uint8Array(32),
-        note: 'empty',
-        createdAtNs: 2n ** 62n + 3n,
-      });
-      await b.close();
-      // In process this time: the same folder, written by the worker's PGlite.
-      const r = await PgliteBackend.open({ dataDir: own });
-      expect((await r.latestCheckpoint())?.createdAtNs).toBe(2n ** 62n + 3n);
-      await r.close();
-    } finally {
-      rmSync(own, { recursive: true, force: true });
-    }
-  });
-});
+}

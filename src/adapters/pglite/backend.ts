@@ -56,6 +56,7 @@ import type { PgliteDb, PgliteTx } from './db.js';
 import { CommittedHint } from './staged-ext.js';
 import { StagedView } from './staged-view.js';
 import { PgliteWorker } from './worker.js';
+import { Mutex } from './mutex.js';
 
 /** The session's GIN pending-list bound (see `open`). */
 export const GIN_PENDING_LIST_LIMIT = '256kB';
@@ -81,16 +82,6 @@ export interface PgliteBackendOptions {
    * 10,000) rows with an embedding, an IVFFlat index above, rebuilt as the store doubles.
    */
   readonly vectorIndex?: VectorIndexOptions;
-}
-
-/** A promise-chain mutex: one holder at a time, in arrival order, surviving rejections. */
-class Mutex {
-  private tail: Promise<unknown> = Promise.resolve();
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.tail.then(fn, fn);
-    this.tail = p.catch(() => undefined);
-    return p;
-  }
 }
 
 /** A Queryable that can also read binary result rows. */

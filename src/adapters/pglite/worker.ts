@@ -22,6 +22,7 @@ import { Worker } from 'node:worker_threads';
 import { type Results, protocol } from '@electric-sql/pglite';
 import { MemwardenError } from '../../core/errors.js';
 import type { PgliteDb, PgliteQueryOptions, PgliteTx } from './db.js';
+import { Mutex } from './mutex.js';
 
 /** Plain JavaScript, next to this module in `src/` and (copied by the build) in `dist/`. */
 const HOST = new URL('./worker-host.mjs', import.meta.url);
@@ -58,16 +59,6 @@ function errorIn(r: ErrorRecord): Error {
     if (k !== 'database' && k !== 'message') (e as unknown as Record<string, unknown>)[k] = v;
   }
   return e;
-}
-
-/** One holder at a time, in arrival order, surviving rejections. */
-class Mutex {
-  private tail: Promise<unknown> = Promise.resolve();
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.tail.then(fn, fn);
-    this.tail = p.catch(() => undefined);
-    return p;
-  }
 }
 
 /** Options for {@link PgliteWorker.create}. */
