@@ -32,6 +32,7 @@ import { headMoved } from '../sql/log.js';
 import { type Queryable, type Scope, SYSTEM_SCOPE, principalScope } from '../sql/queryable.js';
 import {
   appendLeavesBinary,
+  commitPlan,
   enterScopeBinary,
   putEntriesBinary,
   quotaUpsertBinary,
@@ -55,6 +56,9 @@ import {
 import type { PgliteDb, PgliteTx } from './db.js';
 import { CommittedHint } from './staged-ext.js';
 import { StagedView } from './staged-view.js';
+import { type DataOp, quotaMoved } from './staged.js';
+import { pipelineTransaction } from './pipeline-tx.js';
+import { pipelineMessage, pipelineResults } from './binary-params.js';
 import { PgliteWorker } from './worker.js';
 import { Mutex } from './mutex.js';
 
@@ -403,7 +407,10 @@ export class PgliteBackend extends SqlView {
         );
         try {
           const result = await fn(staged);
-          if (!staged.isEmpty)
+          const ops = staged.isEmpty ? undefined : staged.dataOps();
+          if (ops !== undefined && (await this.commitPipelined(ops))) {
+            // committed as one pipeline
+          } else if (!staged.isEmpty)
             await this.scoped((q) =>
               staged.commit(
                 new CommitView(this.scope, this.features, q, this.s.db, this.s.vectorOid),
@@ -422,6 +429,46 @@ export class PgliteBackend extends SqlView {
         this.inserted(embedded);
         return result;
       });
+  }
+
+  /**
+   * Commit `ops` as one pipelined transaction (ADR 0028); false (nothing done) when they
+   * need the statement-by-statement commit. Rolled back: the database's own error if a
+   * statement failed, else the first unmet expectation's conflict — the errors the
+   * statement-by-statement commit gives.
+   */
+  private commitPipelined(ops: readonly DataOp[]): Promise<boolean> {
+    const oid = this.s.vectorOid;
+    if (oid === undefined) return Promise.resolve(false);
+    return normalised(
+      (async () => {
+        // Built inside: a value the statements cannot carry fails as the step-by-step commit's
+        // does (e.g. an integer out of range, SQLSTATE 22003).
+        const plan = commitPlan(this.scope, ops, oid);
+        if (plan === undefined) return false;
+        const n = plan.statements.length;
+        const out = await pipelineTransaction(
+          this.s.db,
+          pipelineMessage(plan.statements),
+          n,
+          plan.expect,
+        );
+        if (out.committed) return true;
+        const results = pipelineResults(out.raw, n); // throws the database's error, if any
+        for (const e of plan.expect) {
+          if (results[e.statement]!.rows.length === e.rows) continue;
+          if (e.headFrom !== undefined) {
+            const start = e.headFrom;
+            await this.scoped((q) => headMoved(q, start));
+          }
+          throw quotaMoved();
+        }
+        throw new MemwardenError(
+          'STORAGE_FAILED',
+          'a pipelined commit rolled back without a cause',
+        );
+      })(),
+    );
   }
 
   /**

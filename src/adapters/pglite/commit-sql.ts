@@ -13,13 +13,14 @@
  * switch and `INSERT … SELECT`): measured per batch of 16 on PGlite 0.5.14, ~3.4 ms → ~1.7 ms
  * of CPU including BEGIN and COMMIT (ADR 0024).
  */
-import type { PgliteDb } from './db.js';
+import type { PgliteDb, RowExpectation } from './db.js';
+import type { DataOp } from './staged.js';
 import { MemwardenError } from '../../core/errors.js';
 import type { LeafRecord, NodeRecord, StoredEntry } from '../../ports/storage.js';
 import { checkEmbedding } from '../sql/rank.js';
 import { type Scope, ENTER_SCOPE_SQL, scopeOwner, scopeParams } from '../sql/queryable.js';
 import { MOVE_HEAD_SQL, checkLeafIndices } from '../sql/log.js';
-import { QUOTA_UPSERT_SQL, type QuotaUpsertArgs } from '../sql/records.js';
+import { QUOTA_UPSERT_SQL, type QuotaUpsertArgs, fastQuotaUpsert } from '../sql/records.js';
 import {
   type BinaryStatement,
   type StatementResult,
@@ -34,10 +35,15 @@ import {
   vectorSend,
 } from './binary-params.js';
 
+/** The statement entering `scope` for the rest of the transaction (`../sql/queryable.js`). */
+export function enterScopeStatement(scope: Scope): BinaryStatement {
+  const [role, principal] = scopeParams(scope);
+  return { sql: ENTER_SCOPE_SQL, params: [textParam(role), textParam(principal)] };
+}
+
 /** Enter `scope` for the rest of the current transaction (`../sql/queryable.js` `enterScope`). */
 export async function enterScopeBinary(db: PgliteDb, scope: Scope): Promise<void> {
-  const [role, principal] = scopeParams(scope);
-  await runPipeline(db, [{ sql: ENTER_SCOPE_SQL, params: [textParam(role), textParam(principal)] }]);
+  await runPipeline(db, [enterScopeStatement(scope)]);
 }
 
 /** The new-entry columns, in the order of {@link putEntriesStatement}'s arrays. */
@@ -50,7 +56,10 @@ const PUT_ENTRIES_SQL = `INSERT INTO entries (${ENTRY_COLS})
     $14::text[], $15::vector[])`;
 
 /** The entries insert; `vectorOid`: the OID of pgvector's `vector` type in this database. */
-export function putEntriesStatement(es: readonly StoredEntry[], vectorOid: number): BinaryStatement {
+export function putEntriesStatement(
+  es: readonly StoredEntry[],
+  vectorOid: number,
+): BinaryStatement {
   return {
     sql: PUT_ENTRIES_SQL,
     params: [
@@ -107,6 +116,21 @@ export async function appendLeavesBinary(
   leaves: readonly LeafRecord[],
   nodes: readonly NodeRecord[],
 ): Promise<boolean> {
+  const statements = appendLeavesStatements(scope, start, leaves, nodes);
+  const results: StatementResult[] = await runPipeline(db, statements);
+  return results[results.length - 1]!.rows.length === 1;
+}
+
+/**
+ * {@link appendLeavesBinary}'s statements (a non-empty append): the leaves, the nodes if any,
+ * and last the guarded head move, which returns one row iff the head was at `start`.
+ */
+export function appendLeavesStatements(
+  scope: Scope,
+  start: number,
+  leaves: readonly LeafRecord[],
+  nodes: readonly NodeRecord[],
+): BinaryStatement[] {
   checkLeafIndices(start, leaves);
   const owner = scopeOwner(scope);
   const statements: BinaryStatement[] = [
@@ -133,8 +157,7 @@ export async function appendLeavesBinary(
     });
   }
   statements.push({ sql: MOVE_HEAD_SQL, params: [int8Param(leaves.length), int8Param(start)] });
-  const results: StatementResult[] = await runPipeline(db, statements);
-  return results[results.length - 1]!.rows.length === 1;
+  return statements;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -143,27 +166,83 @@ const textOut = (f: Uint8Array | null): string => {
   return utf8.decode(f);
 };
 
+/** {@link QUOTA_UPSERT_SQL} with binary parameters: one row back per group it counted. */
+export function quotaUpsertStatement(a: QuotaUpsertArgs): BinaryStatement {
+  return {
+    sql: QUOTA_UPSERT_SQL,
+    params: [
+      textArray(a.principals),
+      textArray(a.tiers),
+      textArray(a.days),
+      int4Array(a.counts),
+      textArray(a.limitTiers),
+      int4Array(a.limits),
+    ],
+  };
+}
+
 /** `../sql/records.js` {@link QUOTA_UPSERT_SQL} in one round trip: the rows it counted. */
 export async function quotaUpsertBinary(
   db: PgliteDb,
   a: QuotaUpsertArgs,
 ): Promise<{ principal: string; tier: string; day: string }[]> {
-  const [r] = await runPipeline(db, [
-    {
-      sql: QUOTA_UPSERT_SQL,
-      params: [
-        textArray(a.principals),
-        textArray(a.tiers),
-        textArray(a.days),
-        int4Array(a.counts),
-        textArray(a.limitTiers),
-        int4Array(a.limits),
-      ],
-    },
-  ]);
+  const [r] = await runPipeline(db, [quotaUpsertStatement(a)]);
   return r!.rows.map((row) => ({
     principal: textOut(row[0] ?? null),
     tier: textOut(row[1] ?? null),
     day: textOut(row[2] ?? null),
   }));
+}
+
+/** A row-count expectation of a commit pipeline; `headFrom`: it is the head move from there. */
+export interface CommitExpectation extends RowExpectation {
+  readonly headFrom?: number;
+}
+
+/** A commit as one pipeline: its statements (the scope switch first) and what must hold. */
+export interface CommitPlan {
+  readonly statements: readonly BinaryStatement[];
+  readonly expect: readonly CommitExpectation[];
+}
+
+/**
+ * The statements that replay `ops` in `scope` exactly as the statement-by-statement commit
+ * (`./staged.ts` `commit` on `./backend.ts`'s `CommitView`) would, with the checks it makes
+ * between them turned into row-count expectations: the head move returns its one row, the
+ * quota upsert one row per group (ADR 0028). Undefined when a step needs more than one fixed
+ * statement (an empty append; a quota replay that staging did not admit in full or that the
+ * one upsert cannot settle) — the caller then commits step by step.
+ */
+export function commitPlan(
+  scope: Scope,
+  ops: readonly DataOp[],
+  vectorOid: number,
+): CommitPlan | undefined {
+  const statements: BinaryStatement[] = [enterScopeStatement(scope)];
+  const expect: CommitExpectation[] = [];
+  let puts: StoredEntry[] = [];
+  const flush = (): void => {
+    if (puts.length > 0) statements.push(putEntriesStatement(puts, vectorOid));
+    puts = [];
+  };
+  for (const op of ops) {
+    if ('put' in op) {
+      puts.push(op.put);
+      continue;
+    }
+    flush();
+    if ('append' in op) {
+      const { start, leaves, nodes } = op.append;
+      if (leaves.length === 0) return undefined;
+      statements.push(...appendLeavesStatements(scope, start, leaves, nodes));
+      expect.push({ statement: statements.length - 1, rows: 1, headFrom: start });
+    } else {
+      const args = op.expected.every((ok) => ok) ? fastQuotaUpsert(op.quotas) : undefined;
+      if (args === undefined) return undefined;
+      statements.push(quotaUpsertStatement(args));
+      expect.push({ statement: statements.length - 1, rows: args.principals.length });
+    }
+  }
+  flush();
+  return { statements, expect };
 }

@@ -35,4 +35,26 @@ export interface PgliteDb {
   ): Promise<void>;
   close(): Promise<void>;
   readonly closed: boolean;
+  /**
+   * {@link pipelineTransaction} in one call, where the implementation can do better than the
+   * generic composition (the worker: one message instead of one per step). Must behave exactly
+   * like it.
+   */
+  pipelineTransaction?(
+    message: Uint8Array,
+    statements: number,
+    expect: readonly RowExpectation[],
+  ): Promise<PipelineOutcome>;
+}
+
+/** A statement of a pipeline (0-based, in send order) must have returned `rows` rows. */
+export interface RowExpectation {
+  readonly statement: number;
+  readonly rows: number;
+}
+
+/** What a pipelined transaction did: its raw response, and whether it committed. */
+export interface PipelineOutcome {
+  readonly raw: Uint8Array;
+  readonly committed: boolean;
 }

@@ -183,8 +183,8 @@ export class StagedView extends StagedCore implements StorageBackend {
       unknown.length === 0
         ? []
         : many !== undefined
-        ? await many.call(this.base, unknown)
-        : await Promise.all(unknown.map((g) => this.base.quotaUsed(g.principal, g.tier, g.day)));
+          ? await many.call(this.base, unknown)
+          : await Promise.all(unknown.map((g) => this.base.quotaUsed(g.principal, g.tier, g.day)));
     const used = new Map(
       unknown.map((g, i) => [quotaKey(g.principal, g.tier, g.day), committed[i] as number]),
     );
@@ -204,15 +204,7 @@ export class StagedView extends StagedCore implements StorageBackend {
         changed = true;
       }
     }
-    if (changed) {
-      const ds = [...demands];
-      const expected = out.slice();
-      this.ops.push(async (b) => {
-        const got = b.consumeQuotas === undefined ? undefined : await b.consumeQuotas(ds);
-        if (got === undefined || got.some((ok, i) => ok !== expected[i]))
-          throw conflict('quota counts moved during the transaction');
-      });
-    }
+    if (changed) this.ops.push({ quotas: [...demands], expected: out.slice() });
     return out;
   }
 
@@ -294,7 +286,10 @@ export class StagedView extends StagedCore implements StorageBackend {
   /** One multi-row statement at commit; a reused id fails the whole commit, as with appendAudit. */
   async appendAudits(es: readonly AuditEvent[]): Promise<void> {
     for (const e of es) auditDetails(e);
-    const ecs = es.map((e) => ({ ...e, details: JSON.parse(JSON.stringify(e.details)) as AuditEvent['details'] }));
+    const ecs = es.map((e) => ({
+      ...e,
+      details: JSON.parse(JSON.stringify(e.details)) as AuditEvent['details'],
+    }));
     this.x.audit.push(...ecs);
     this.ops.push(async (b) => {
       if (b.appendAudits !== undefined) return b.appendAudits(ecs);

@@ -11,6 +11,7 @@
  */
 import { MemwardenError } from '../../core/errors.js';
 import type {
+  QuotaDemand,
   CheckpointRecord,
   KeyRecord,
   LeafRecord,
@@ -33,6 +34,34 @@ interface PutOp {
   readonly put: StoredEntry;
 }
 
+/** A staged log append (leaves, the nodes they complete, the head move from `start`). */
+interface AppendOp {
+  readonly append: {
+    readonly start: number;
+    readonly leaves: readonly LeafRecord[];
+    readonly nodes: readonly NodeRecord[];
+  };
+}
+
+/**
+ * A staged quota consumption: at commit the database must reach the verdicts staging reached
+ * (`expected`, per demand) or the commit fails (`STORAGE_CONFLICT`, nothing written).
+ */
+interface QuotaOp {
+  readonly quotas: readonly QuotaDemand[];
+  readonly expected: readonly boolean[];
+}
+
+/**
+ * The staged writes a commit can send as one pipeline of statements (ADR 0028): each is data,
+ * so its statements are known before the commit begins.
+ */
+export type DataOp = PutOp | AppendOp | QuotaOp;
+
+/** The quota replay's conflict: the committed counts moved since staging read them. */
+export const quotaMoved = (): MemwardenError =>
+  conflict('quota counts moved during the transaction');
+
 /** What commit replays onto: a view inside the one SQL transaction. */
 export type CommitTarget = StorageBackend & {
   putEntries(es: readonly StoredEntry[]): Promise<void>;
@@ -47,7 +76,7 @@ function withPatch(k: KeyRecord, patch: KeyPatch | undefined): KeyRecord {
 
 /** A transaction's view: committed state (via `base`) plus this transaction's staged writes. */
 export abstract class StagedCore {
-  protected readonly ops: (Op | PutOp)[] = [];
+  protected readonly ops: (Op | DataOp)[] = [];
   protected readonly stagedIds = new Set<string>();
   private baseSize: number | undefined;
   private readonly leaves: LeafRecord[] = [];
@@ -92,12 +121,25 @@ export abstract class StagedCore {
       puts = [];
     };
     for (const op of this.ops) {
-      if (typeof op === 'function') {
-        await flush();
-        await op(tx);
-      } else puts.push(op.put);
+      if ('put' in op) {
+        puts.push(op.put);
+        continue;
+      }
+      await flush();
+      if (typeof op === 'function') await op(tx);
+      else if ('append' in op)
+        await tx.appendLeaves(op.append.start, op.append.leaves, op.append.nodes);
+      else {
+        const got = tx.consumeQuotas === undefined ? undefined : await tx.consumeQuotas(op.quotas);
+        if (got === undefined || got.some((ok, i) => ok !== op.expected[i])) throw quotaMoved();
+      }
     }
     await flush();
+  }
+
+  /** The staged writes, in order, if every one is data (`DataOp`); else undefined. */
+  dataOps(): readonly DataOp[] | undefined {
+    return this.ops.every((op) => typeof op !== 'function') ? (this.ops as DataOp[]) : undefined;
   }
 
   /** Staged entries that carry an embedding (for the backend's index bookkeeping). */
@@ -141,7 +183,7 @@ export abstract class StagedCore {
     const ns = nodes.map((n) => ({ ...n, hash: n.hash.slice() }));
     this.leaves.push(...ls);
     for (const n of ns) this.nodes.set(`${n.level}:${n.index}`, n.hash);
-    this.ops.push((b) => b.appendLeaves(start, ls, ns));
+    this.ops.push({ append: { start, leaves: ls, nodes: ns } });
   }
 
   async getLeaf(index: number): Promise<LeafRecord | undefined> {

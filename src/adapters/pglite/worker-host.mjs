@@ -17,6 +17,10 @@
  *   { t: 'u', lock }                         … and release it
  *   { t: 'r', id, msg, stream, syncToFs, lock? }  execProtocolRaw(Stream); under `lock` if given,
  *                                            else under a query lock of its own
+ *   { t: 'pt', id, msg, n, expect }          a pipelined transaction (ADR 0028): begin, run the
+ *                                            raw pipeline `msg` (`n` statements) under the query
+ *                                            lock, commit iff `pipelineVerdict` holds, else roll
+ *                                            back; answered with { raw, committed }
  *   { t: 'c', id }                           close PGlite (the main thread then ends the worker)
  * Everything PGlite itself serialises (its transaction lock, its query lock) stays PGlite's:
  * this file only routes each message to the transaction or lock it belongs to, in order.
@@ -24,6 +28,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, protocol } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { pipelineVerdict } from './pipeline-verdict.mjs';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
@@ -177,31 +182,34 @@ function runTx(id, beginId, q) {
   );
 }
 
+/** Raw protocol `msg` through PGlite, the response joined into one copy of its own. */
+async function rawJoined(msg, stream, syncToFs) {
+  if (!stream) {
+    const out = await db.execProtocolRaw(msg, { syncToFs });
+    return out.slice(); // may be a view into WebAssembly memory
+  }
+  /** @type {Uint8Array[]} */
+  const chunks = [];
+  let total = 0;
+  await db.execProtocolRawStream(msg, {
+    syncToFs,
+    onRawData: (c) => {
+      chunks.push(c.slice()); // a view into WebAssembly memory, reused after the call
+      total += c.length;
+    },
+  });
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
 function rawCall(m) {
-  const run = async () => {
-    if (!m.stream) {
-      const out = await db.execProtocolRaw(m.msg, { syncToFs: m.syncToFs });
-      return out.slice(); // may be a view into WebAssembly memory
-    }
-    /** @type {Uint8Array[]} */
-    const chunks = [];
-    let total = 0;
-    await db.execProtocolRawStream(m.msg, {
-      syncToFs: m.syncToFs,
-      onRawData: (c) => {
-        chunks.push(c.slice()); // a view into WebAssembly memory, reused after the call
-        total += c.length;
-      },
-    });
-    if (chunks.length === 1) return chunks[0];
-    const out = new Uint8Array(total);
-    let o = 0;
-    for (const c of chunks) {
-      out.set(c, o);
-      o += c.length;
-    }
-    return out;
-  };
+  const run = () => rawJoined(m.msg, m.stream, m.syncToFs);
   const lock = m.lock === undefined ? undefined : locks.get(m.lock);
   let p;
   if (lock === undefined) p = db.runExclusive(run);
@@ -210,6 +218,19 @@ function rawCall(m) {
     lock.tail = p.catch(() => undefined);
   }
   settle(m.id, p, (v) => [v.buffer]);
+}
+
+/** `./pipeline-tx.ts` `pipelineTransaction`, the same steps, here in one message. */
+function pipelineTx(m) {
+  const p = db.transaction(async (tx) => {
+    // As `rawExchange` does on the main thread: under the query lock, no file-system sync (the
+    // COMMIT syncs).
+    const raw = await db.runExclusive(() => rawJoined(m.msg, true, false));
+    const committed = pipelineVerdict(raw, m.n, m.expect);
+    if (!committed) await tx.rollback();
+    return { raw, committed };
+  });
+  settle(m.id, p, (v) => [v.raw.buffer]);
 }
 
 function onMessage(m) {
@@ -254,6 +275,9 @@ function onMessage(m) {
     }
     case 'r':
       rawCall(m);
+      return;
+    case 'pt':
+      pipelineTx(m);
       return;
     case 'c':
       settle(m.id, db.close());

@@ -21,7 +21,13 @@
 import { Worker } from 'node:worker_threads';
 import { type Results, protocol } from '@electric-sql/pglite';
 import { MemwardenError } from '../../core/errors.js';
-import type { PgliteDb, PgliteQueryOptions, PgliteTx } from './db.js';
+import type {
+  PgliteDb,
+  PgliteQueryOptions,
+  PgliteTx,
+  PipelineOutcome,
+  RowExpectation,
+} from './db.js';
 import { Mutex } from './mutex.js';
 
 /** Plain JavaScript, next to this module in `src/` and (copied by the build) in `dist/`. */
@@ -254,6 +260,18 @@ export class PgliteWorker implements PgliteDb {
       lock: this.lock,
     })) as Uint8Array;
     options.onRawData(out); // one chunk: the worker joined PGlite's
+  }
+
+  /**
+   * `./pipeline-tx.ts` `pipelineTransaction` as ONE message (ADR 0028): the worker begins,
+   * runs the pipeline, decides and commits or rolls back without waiting for this thread.
+   */
+  pipelineTransaction(
+    message: Uint8Array,
+    statements: number,
+    expect: readonly RowExpectation[],
+  ): Promise<PipelineOutcome> {
+    return this.call({ t: 'pt', msg: message, n: statements, expect }) as Promise<PipelineOutcome>;
   }
 
   /** Close PGlite in the worker (every queued call runs first), then end the thread. */

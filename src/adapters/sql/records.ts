@@ -110,6 +110,64 @@ export function checkDemands(demands: readonly QuotaDemand[]): void {
 }
 
 /**
+ * How {@link consumeQuotas} splits a batch: the groups for its one upsert (`fast`, with the
+ * statement's arguments, or none), and the groups settled under row locks (`slow`). Groups
+ * whose every limit is below 1 are in neither (nothing can be admitted).
+ */
+function planQuotas(demands: readonly QuotaDemand[]): {
+  fast: QuotaGroup[];
+  slow: QuotaGroup[];
+  args: QuotaUpsertArgs | undefined;
+  skipped: number;
+} {
+  let skipped = 0;
+  const fast: QuotaGroup[] = [];
+  const slow: QuotaGroup[] = [];
+  /** The one limit of each tier in the fast statement (a deployment has one per tier). */
+  const tierLimit = new Map<string, number>();
+  for (const g of groupDemands(demands)) {
+    const lim = g.limits[0] as number;
+    if (g.limits.every((l) => l < 1)) {
+      skipped++; // nothing can be admitted: nothing to count
+      continue;
+    }
+    const uniform = g.limits.every((l) => l === lim) && (tierLimit.get(g.tier) ?? lim) === lim;
+    if (uniform && g.at.length <= lim) {
+      tierLimit.set(g.tier, lim);
+      fast.push(g);
+    } else slow.push(g);
+  }
+  // The conflict condition finds the row's limit by its tier in a list of at most five, so
+  // the statement stays linear in the batch (a per-row lookup by key would be quadratic).
+  const args: QuotaUpsertArgs | undefined =
+    fast.length === 0
+      ? undefined
+      : {
+          principals: fast.map((g) => g.principal),
+          tiers: fast.map((g) => g.tier),
+          days: fast.map((g) => g.day),
+          counts: fast.map((g) => g.at.length),
+          limitTiers: [...tierLimit.keys()],
+          limits: [...tierLimit.values()],
+        };
+  return { fast, slow, args, skipped };
+}
+
+/**
+ * The one upsert that admits ALL of `demands` — or undefined when {@link consumeQuotas} would
+ * need more than that statement (a group at mixed limits, over its limit, or with nothing to
+ * admit). Admitting all ⇔ the statement returns one row per argument row: a group it does not
+ * count would exceed its (uniform) limit, so {@link consumeQuotas} would refuse at least one
+ * of its demands. The PGlite commit pipeline (ADR 0028) uses this to run a quota replay whose
+ * staged verdict was "all admitted" as one statement with a row-count expectation.
+ */
+export function fastQuotaUpsert(demands: readonly QuotaDemand[]): QuotaUpsertArgs | undefined {
+  checkDemands(demands);
+  const { slow, args, skipped } = planQuotas(demands);
+  return slow.length > 0 || skipped > 0 ? undefined : args;
+}
+
+/**
  * A batch of demands in (usually) one statement (`QuotaStore.consumeQuotas`): the groups whose
  * demands share their tier's one limit and fit under it go into one multi-row upsert that adds each group's
  * count only while `count + n ≤ limit` — a new row is inserted with `n`; a conflicting row is
@@ -127,30 +185,9 @@ export async function consumeQuotas(
 ): Promise<boolean[]> {
   checkDemands(demands);
   const out = new Array<boolean>(demands.length).fill(false);
-  const fast: QuotaGroup[] = [];
-  const slow: QuotaGroup[] = [];
-  /** The one limit of each tier in the fast statement (a deployment has one per tier). */
-  const tierLimit = new Map<string, number>();
-  for (const g of groupDemands(demands)) {
-    const lim = g.limits[0] as number;
-    if (g.limits.every((l) => l < 1)) continue; // nothing can be admitted: nothing to count
-    const uniform = g.limits.every((l) => l === lim) && (tierLimit.get(g.tier) ?? lim) === lim;
-    if (uniform && g.at.length <= lim) {
-      tierLimit.set(g.tier, lim);
-      fast.push(g);
-    } else slow.push(g);
-  }
-  if (fast.length > 0) {
-    // The conflict condition finds the row's limit by its tier in a list of at most five, so
-    // the statement stays linear in the batch (a per-row lookup by key would be quadratic).
-    const counted = await upsert(q, {
-      principals: fast.map((g) => g.principal),
-      tiers: fast.map((g) => g.tier),
-      days: fast.map((g) => g.day),
-      counts: fast.map((g) => g.at.length),
-      limitTiers: [...tierLimit.keys()],
-      limits: [...tierLimit.values()],
-    });
+  const { fast, slow, args } = planQuotas(demands);
+  if (args !== undefined) {
+    const counted = await upsert(q, args);
     const done = new Set(counted.map((r) => quotaKey(r.principal, r.tier, r.day)));
     for (const g of fast) {
       if (done.has(quotaKey(g.principal, g.tier, g.day))) for (const i of g.at) out[i] = true;
@@ -196,14 +233,26 @@ const textUpsert: QuotaUpsert = async (q, a) => {
     a.limitTiers,
     a.limits,
   ]);
-  return rows.map((r) => ({ principal: strOut(r.principal), tier: strOut(r.tier), day: strOut(r.day) }));
+  return rows.map((r) => ({
+    principal: strOut(r.principal),
+    tier: strOut(r.tier),
+    day: strOut(r.day),
+  }));
 };
 
 /** Exact admission for `groups` under their row locks (created at 0 where missing). */
-async function settleLocked(q: Queryable, unsorted: readonly QuotaGroup[], out: boolean[]): Promise<void> {
+async function settleLocked(
+  q: Queryable,
+  unsorted: readonly QuotaGroup[],
+  out: boolean[],
+): Promise<void> {
   const key = (g: QuotaGroup): string => quotaKey(g.principal, g.tier, g.day);
   const groups = [...unsorted].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-  const keys = [groups.map((g) => g.principal), groups.map((g) => g.tier), groups.map((g) => g.day)];
+  const keys = [
+    groups.map((g) => g.principal),
+    groups.map((g) => g.tier),
+    groups.map((g) => g.day),
+  ];
   await q.query(
     `INSERT INTO write_quotas (principal, tier, day, count)
      SELECT d.p, d.t, d.d, 0 FROM unnest($1::text[], $2::text[], $3::text[]) AS d(p, t, d)
@@ -219,7 +268,10 @@ async function settleLocked(q: Queryable, unsorted: readonly QuotaGroup[], out: 
     keys,
   );
   const used = new Map(
-    rows.map((r) => [quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day)), numOut(r.count)]),
+    rows.map((r) => [
+      quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day)),
+      numOut(r.count),
+    ]),
   );
   const changed: { g: QuotaGroup; n: number }[] = [];
   for (const g of groups) {
@@ -256,7 +308,10 @@ export async function quotasUsed(
     [keys.map((k) => k.principal), keys.map((k) => k.tier), keys.map((k) => k.day)],
   );
   const used = new Map(
-    rows.map((r) => [quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day)), numOut(r.count)]),
+    rows.map((r) => [
+      quotaKey(strOut(r.principal), strOut(r.tier), strOut(r.day)),
+      numOut(r.count),
+    ]),
   );
   return keys.map((k) => used.get(quotaKey(k.principal, k.tier, k.day)) ?? 0);
 }
@@ -374,7 +429,11 @@ export async function appendAudit(q: Queryable, scope: Scope, e: AuditEvent): Pr
  * instead of one per event — on PGlite a single-row insert costs ~0.25 ms, most of it per
  * statement. Order of `es` is the insertion (and `seq`) order.
  */
-export async function appendAudits(q: Queryable, scope: Scope, es: readonly AuditEvent[]): Promise<void> {
+export async function appendAudits(
+  q: Queryable,
+  scope: Scope,
+  es: readonly AuditEvent[],
+): Promise<void> {
   if (es.length === 0) return;
   const details = es.map(auditDetails);
   const owner = scopeOwner(scope);
@@ -413,10 +472,7 @@ export function auditDetails(e: AuditEvent): string {
   }
 }
 
-export async function listAudit(
-  q: Queryable,
-  opts: AuditQuery,
-): Promise<AuditEvent[]> {
+export async function listAudit(q: Queryable, opts: AuditQuery): Promise<AuditEvent[]> {
   // The prefix is compared with left(), not LIKE: '%' and '_' in it stay literal.
   const order = opts.newestFirst === true ? 'at_ns DESC, seq DESC' : 'at_ns, seq';
   const { rows } = await q.query(
