@@ -13,6 +13,7 @@ const GROUPS = {
   smsr: () => import('./smsr.mjs'),
   store: () => import('./store.mjs'),
   detect: () => import('./detect.mjs'),
+  'write-cpu': () => import('./write-cpu.mjs'),
   graph: () => import('./graph.mjs'),
   load: () => import('./load.mjs'),
   vector: () => import('./vector.mjs'),

@@ -46,6 +46,11 @@ export interface ModelQuery {
   readonly uri?: string;
   readonly nowNs: bigint;
   readonly limit: number;
+  /**
+   * Only the hits of the `limit` nearest whose vector score is ≥ this (the same hits, filtered:
+   * the index skips scoring rows its byte bound puts below it — the near-duplicate check).
+   */
+  readonly minScore?: number;
 }
 
 const DEFAULT_MAX_ENTRIES = 200_000;
@@ -163,7 +168,7 @@ export class ReadModel {
           (e.expiresAtNs === undefined || e.expiresAtNs > nowNs)
         );
       };
-      for (const h of part.index.search(q.embedding, q.limit, accept)) {
+      for (const h of part.index.search(q.embedding, q.limit, accept, q.minScore)) {
         const held = part.byKey.get(h.key);
         if (held !== undefined) hits.push({ entry: held.entry, vectorScore: h.score });
       }

@@ -107,8 +107,13 @@ export async function findNearDuplicate(
   },
 ): Promise<{ id: string; similarity: number } | undefined> {
   const query = { embedding: q.embedding, nowNs: q.nowNs, limit: q.limit ?? 5 };
+  // The read model returns only the hits that can pass the threshold below: a hit's cosine
+  // here and its index score differ by float32 rounding only (see `indexScoreSlack`), so none
+  // with cosine ≥ threshold is left out — the same verdict, without scoring (in floats) the
+  // many rows the index's byte bound already puts below it.
+  const modelQuery = { ...query, minScore: q.threshold - indexScoreSlack(q.embedding.length) };
   const hits =
-    (await q.model?.search(q.principal, query)) ?? (await view.searchEntries(query));
+    (await q.model?.search(q.principal, modelQuery)) ?? (await view.searchEntries(query));
   const scored = hits
     .map((h) => ({
       entry: h.entry,
@@ -125,6 +130,16 @@ export async function findNearDuplicate(
     if (v.ok && v.entry.ns === q.principal) return { id: h.entry.id, similarity: h.similarity };
   }
   return undefined;
+}
+
+/**
+ * A bound on |index score − `cosine`| for one pair of d-dimensional vectors: the index scores
+ * unit vectors rounded to float32 (each component within 2⁻²⁴ relative, so ≤ 2·2⁻²⁴ on the
+ * sum of |products| ≤ 1) with float32 products and sums (≤ (d + 1)·2⁻²⁴ more, any summation
+ * order); `cosine` works in float64 (≈ d·2⁻⁵³). (d + 3)·2⁻²⁴ covers it; four times that is used.
+ */
+export function indexScoreSlack(d: number): number {
+  return (d + 3) * 2 ** -22;
 }
 
 /**

@@ -60,8 +60,15 @@ export interface VectorIndex {
   has(key: number): boolean;
   /** Up to `k` keys with the highest cosine similarity to `q`, best first, skipping keys for
    *  which `accept(key)` is false (the filter runs during the scan, so k accepted hits are
-   *  returned whenever k exist in the scanned lists). */
-  search(q: ArrayLike<number>, k: number, accept?: (key: number) => boolean): VectorHit[];
+   *  returned whenever k exist in the scanned lists). With `minScore`: exactly the hits of the
+   *  same search without it whose score is ≥ `minScore` (the same lists are scanned; a row the
+   *  byte bound puts below `minScore` is never scored in floats). */
+  search(
+    q: ArrayLike<number>,
+    k: number,
+    accept?: (key: number) => boolean,
+    minScore?: number,
+  ): VectorHit[];
   /** Advance a rebuild under way (retraining, compaction) by up to `slices` bounded slices of
    *  work (≈ 1 ms each; Infinity: finish it); true while one remains. Optional for callers:
    *  every add, remove and search already does one slice while a rebuild is under way. */
@@ -306,6 +313,7 @@ class Layout {
    */
   scanList(list: number, top: TopK, accept: ((key: number) => boolean) | undefined): number {
     if (this.prefilter) return this.#scanList8(list, top, accept);
+    const floor = top.floor;
     const arena = this.arena;
     const F = arena.f32;
     const keys = this.slotKey;
@@ -321,6 +329,10 @@ class Layout {
         const s = F[outAt + r] as number;
         if (top.full && s < top.minScore) continue;
         const key = keys[start + c + r] as number;
+        if (s < floor) {
+          top.below(key, accept);
+          continue;
+        }
         if (top.beats(s, key) && (accept === undefined || accept(key))) {
           top.push(s, key);
           pushed++;
@@ -354,6 +366,7 @@ class Layout {
     const out8 = this.out8At;
     const start = this.lStart[list] as number;
     const count = this.lCount[list] as number;
+    const floor = top.floor;
     let pushed = 0;
     for (let c = 0; c < count; c += CHUNK) {
       const m = Math.min(CHUNK, count - c);
@@ -361,7 +374,10 @@ class Layout {
       const I = arena8.i32;
       for (let r = 0; r < m; r++) {
         const slot = start + c + r;
-        if (top.full) {
+        // Rows the bound puts below the worst kept score (once k are kept) or below the floor
+        // are not scored in floats; one below the floor still counts as found (`below`).
+        const cut = top.full ? Math.max(top.minScore, floor) : floor;
+        if (cut > Number.NEGATIVE_INFINITY) {
           const e = err[slot] as number;
           const ub =
             (I[out8 + r] as number) * (inv[slot] as number) * qInv +
@@ -369,12 +385,19 @@ class Layout {
             (norm[slot] as number) * qErr +
             e * qErr +
             SCORE_SLACK;
-          if (ub < top.minScore) continue;
+          if (ub < cut) {
+            if (!top.full) top.below(keys[slot] as number, accept);
+            continue;
+          }
         }
         arena.dots(this.rowsAt + slot * st, 0, outAt, 1, st);
         const s = F[outAt] as number;
         if (top.full && s < top.minScore) continue;
         const key = keys[slot] as number;
+        if (s < floor) {
+          top.below(key, accept);
+          continue;
+        }
         if (top.beats(s, key) && (accept === undefined || accept(key))) {
           top.push(s, key);
           pushed++;
@@ -714,16 +737,23 @@ class FlatListIndex implements VectorIndex {
     return this.#job !== null;
   }
 
-  search(q: ArrayLike<number>, k: number, accept?: (key: number) => boolean): VectorHit[] {
+  search(
+    q: ArrayLike<number>,
+    k: number,
+    accept?: (key: number) => boolean,
+    minScore?: number,
+  ): VectorHit[] {
     if (!Number.isInteger(k) || k < 0)
       throw new RangeError('vector index: k must be an integer ≥ 0');
+    if (minScore !== undefined && Number.isNaN(minScore))
+      throw new RangeError('vector index: minScore must be a number');
     const inv = this.#inverseNorm(q, 'query');
     const cur = this.#cur;
     if (k === 0 || cur.size === 0) return [];
     const u = this.#unit;
     for (let i = 0; i < this.dimensions; i++) u[i] = (q[i] as number) * inv;
     cur.setQuery(u);
-    const top = new TopK(Math.min(k, cur.size));
+    const top = new TopK(Math.min(k, cur.size), minScore ?? Number.NEGATIVE_INFINITY);
     const nlist = cur.nlist;
     if (nlist === 1) cur.scanList(0, top, accept);
     else {
@@ -739,7 +769,7 @@ class FlatListIndex implements VectorIndex {
       let scanned = 0;
       for (let i = 0; i < nlist; i++) {
         const c = order[i] as number;
-        if (top.full && scanned >= nprobe && (scanned >= maxProbe || (cs[c] as number) < floor))
+        if (top.found && scanned >= nprobe && (scanned >= maxProbe || (cs[c] as number) < floor))
           break;
         cur.scanList(c, top, accept);
         scanned++;
@@ -962,21 +992,41 @@ function checkKey(key: number): void {
 /**
  * The best `k` (score, key) pairs seen: a binary min-heap whose root is the worst kept pair
  * (lowest score; on equal scores the larger key), so `beats` is one comparison per row.
+ *
+ * With a `floor`, pairs scoring below it are not kept, but accepted keys below it are counted
+ * (`below`) until k were found: `found` is then what `full` is without a floor — k accepted
+ * rows scanned — so a search probes exactly the lists it probes without one, and keeps the
+ * pairs of that search's top k that reach the floor (the pairs at or above a score are a
+ * prefix of the ranking).
  */
 class TopK {
   readonly #k: number;
   readonly #s: Float64Array;
   readonly #key: Float64Array;
   #n = 0;
+  /** Accepted keys scanned below the floor, counted while fewer than k were found. */
+  #under = 0;
+  readonly floor: number;
 
-  constructor(k: number) {
+  constructor(k: number, floor = Number.NEGATIVE_INFINITY) {
     this.#k = k;
     this.#s = new Float64Array(k);
     this.#key = new Float64Array(k);
+    this.floor = floor;
   }
 
   get full(): boolean {
     return this.#n === this.#k;
+  }
+
+  /** k accepted rows were scanned (kept or below the floor). */
+  get found(): boolean {
+    return this.#n + this.#under >= this.#k;
+  }
+
+  /** An accepted row below the floor: counted toward `found` (accept is asked only until then). */
+  below(key: number, accept: ((key: number) => boolean) | undefined): void {
+    if (!this.found && (accept === undefined || accept(key))) this.#under++;
   }
 
   get count(): number {

@@ -287,4 +287,71 @@ describe('signed-byte prefilter', () => {
       { numRuns: 25 },
     );
   });
+
+  it('minScore: exactly the hits of the same search at or above it — IVF and exact, mid-rebuild, prefilter on and off, filters, any k, floors at, between and around the scores', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.constantFrom(8, 24, 384),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 3, maxLength: 8 }),
+        (seed, d, ks) => {
+          const r = rng(seed);
+          const gen = clustered(r, d, 10, r() < 0.5 ? 0.3 : 1.2);
+          const opts = { exactBelow: 128, nprobe: 2, maxProbe: 3, sliceWork: 1 << 14 };
+          // Twins: every search advances a rebuild under way by one slice, floor or not, so
+          // the plain search on one and the floored one on its twin see the same layout.
+          const pairs = [opts, { ...opts, prefilter: false }].map((o) => [
+            createVectorIndex(d, o),
+            createVectorIndex(d, o),
+          ]);
+          let next = 0;
+          let kept = 0;
+          let cut = 0;
+          for (const [burst, k] of ks.entries()) {
+            for (let i = 0; i < 70; i++) {
+              const v = gen();
+              for (const pair of pairs) for (const ix of pair) ix.add(next, v);
+              next++;
+            }
+            // The first training finished (IVF lists from here on), the same work in every twin.
+            if (burst === 1) for (const pair of pairs) for (const ix of pair) ix.maintain(Infinity);
+            for (let i = 0; i < 24; i++) {
+              // Near a stored row sometimes (scores close to 1), anywhere otherwise.
+              const q = i % 2 === 0 ? gen() : Float32Array.from(gen(), (x, j) => x + (j === 0 ? 1e-3 : 0));
+              const accept = i % 3 === 0 ? (key: number) => key % 3 !== 0 : undefined;
+              for (const [plain, floored] of pairs) {
+                const full = (plain as VectorIndex).search(q, k, accept);
+                const at = full[Math.floor(r() * full.length)]?.score ?? 0;
+                const floors = [-2, 2, 0.97, 0.5, 0, -0.3, at, at + 1e-7, at - 1e-7, at + 0.05];
+                const floor = floors[i % floors.length] as number;
+                const got = (floored as VectorIndex).search(q, k, accept, floor);
+                const want = full.filter((h) => h.score >= floor);
+                expect(got).toEqual(want);
+                kept += want.length;
+                cut += full.length - want.length;
+              }
+            }
+          }
+          // Both cases occur: hits kept and hits cut by the floor.
+          expect(kept).toBeGreaterThan(0);
+          expect(cut).toBeGreaterThan(0);
+          for (const pair of pairs)
+            expect(
+              (pair[0] as unknown as { stats(): { trainings: number } }).stats().trainings,
+            ).toBeGreaterThan(0);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('minScore: NaN is refused, ±Infinity are floors like any other', () => {
+    const r = rng(5);
+    const ix = createVectorIndex(8);
+    for (let i = 0; i < 50; i++) ix.add(i, randomVector(r, 8));
+    const q = randomVector(r, 8);
+    expect(() => ix.search(q, 5, undefined, Number.NaN)).toThrow(RangeError);
+    expect(ix.search(q, 5, undefined, Number.NEGATIVE_INFINITY)).toEqual(ix.search(q, 5));
+    expect(ix.search(q, 5, undefined, Number.POSITIVE_INFINITY)).toEqual([]);
+  });
 });

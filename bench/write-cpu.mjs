@@ -1,0 +1,200 @@
+/**
+ * Group `write-cpu` (issue 10, ADR 0026 addendum): the CPU a write costs the HTTP thread in
+ * detection and the near-duplicate check, single process, no HTTP — measured the way the load
+ * bench's write run exercises them: a writer principal's trusted reference growing from 312
+ * memories by 50 writes per growth calibration up to the 1,000 kept, each write screened
+ * (`AutoDetection.screenWrite`) and then stored (`stored`), each near-duplicate check
+ * (`findNearDuplicate` through the read model) against the principal's stored entries. Data:
+ * the load bench's MiniLM vectors (bench/out cache, `embedPools`) with its jitter, and its texts.
+ *
+ * Figures are process CPU time (`process.cpuUsage`) per operation:
+ * - `wcpu_grow_ms`: one growth recalibration (the `#calibrate` the write run schedules);
+ * - `wcpu_screen_us`: one write's screening;
+ * - `wcpu_neardup_us`: one near-duplicate check (1,000 stored entries of the principal).
+ *
+ * Old vs new in one run: `MEMWARDEN_BENCH_BASELINE=/path/to/other/dist` loads a second build
+ * (e.g. main's before a change) into the same process; the two are measured in alternating
+ * rounds and the ratios `*_old_over_new` are printed (median round of each).
+ */
+import path from 'node:path';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+import { setImmediate } from 'node:timers';
+import { embedPools } from './load.mjs';
+import { median, mulberry32, round } from './lib.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const D = 384;
+const START = 312;
+const STEP = 50;
+const MAX = 1000;
+const ROUNDS = Number(process.env.WCPU_ROUNDS ?? 5);
+/** `WCPU_PARTS=detect` or `neardup` to run one half (profiling). */
+const PARTS = new Set((process.env.WCPU_PARTS ?? 'detect,neardup').split(','));
+
+function jitter(base, r, sigma = 0.018) {
+  const v = new Float32Array(D);
+  let s = 0;
+  for (let i = 0; i < D; i++) {
+    v[i] = base[i] + sigma * (r() + r() + r() - 1.5) * 2;
+    s += v[i] * v[i];
+  }
+  s = Math.sqrt(s);
+  for (let i = 0; i < D; i++) v[i] /= s;
+  return v;
+}
+
+async function load(dir) {
+  const u = (p) => pathToFileURL(path.join(dir, p)).href;
+  const [cal, ctxm, ledm, memm, cfg, met, mb, sys, dbl, emb, wr, rm] = await Promise.all(
+    [
+      'memory/calibration.js',
+      'memory/context.js',
+      'memory/ledger.js',
+      'memory/memory.js',
+      'memory/config.js',
+      'ports/metrics.js',
+      'adapters/memory/index.js',
+      'adapters/system/index.js',
+      'testing/doubles.js',
+      'adapters/embeddings/index.js',
+      'memory/write.js',
+      'memory/read-model.js',
+    ].map((p) => import(u(p))),
+  );
+  return { cal, ctxm, ledm, memm, cfg, met, mb, sys, dbl, emb, wr, rm };
+}
+
+const yieldNow = () => new Promise((res) => setImmediate(res));
+const cpu = () => {
+  const c = process.cpuUsage();
+  return c.user + c.system;
+};
+
+/** The write stream of one principal: load-bench texts and jittered MiniLM vectors. */
+function stream(pools, seed, n) {
+  const r = mulberry32(seed);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const b = Math.floor(r() * pools.bases.length);
+    out.push({ content: `${pools.bases[b]} (run 1, write ${i})`, embedding: jitter(pools.baseVecs[b], r) });
+  }
+  return out;
+}
+
+/** Growth calibrations and screening: CPU µs per growth calibration and per screened write. */
+async function detection(m, writes) {
+  const storage = await m.mb.MemoryBackend.open();
+  const random = new m.dbl.SeededRandom('bench-wcpu');
+  const clock = m.sys.systemClock;
+  const ledger = await m.ledm.Ledger.open({ storage, keys: new m.dbl.MemoryKeySource(), clock, random });
+  const embedder = new m.emb.DeterministicEmbedder(D);
+  const mem = new m.memm.Memory({ ledger, storage, embedder, clock, random });
+  const who = (await mem.createPrincipal('user', 'bench')).id;
+  const ctx = new m.ctxm.MemoryContext(ledger, storage, clock, random, m.met.noopMetrics, m.cfg.retentionConfig());
+  const d = new m.cal.AutoDetection(ctx, embedder, { recalibrateIntervalMs: 0, persistQueries: false });
+  await d.describe(who);
+  const write = async (w) => {
+    await d.screenWrite(who, { content: w.content, tier: 'USER_OBSERVED', principal: who, embedding: w.embedding });
+    d.stored(who, { content: w.content, tier: 'USER_OBSERVED', label: 'TRUSTED', embedding: w.embedding });
+  };
+  let i = 0;
+  for (; i < START; i++) await write(writes[i]);
+  await d.describe(who);
+  await yieldNow();
+  let screenUs = 0;
+  let screens = 0;
+  let growUs = 0;
+  let grows = 0;
+  for (;;) {
+    const before = (await d.describe(who)).calibratedOn;
+    // ≥ 50 writes (a second of the load run's rate), ≥ the 10 % that triggers a calibration.
+    const step = Math.max(STEP, Math.ceil(before * 0.1) + 1);
+    if (i + step > MAX) break;
+    // No macrotask boundary inside the loop: the growth calibration a write schedules
+    // (setImmediate) runs at the yield below, timed on its own.
+    const t0 = cpu();
+    for (let j = 0; j < step; j++) await write(writes[i++]);
+    screenUs += cpu() - t0;
+    screens += step;
+    const t1 = cpu();
+    await yieldNow();
+    growUs += cpu() - t1;
+    const after = (await d.describe(who)).calibratedOn;
+    if (after === before) throw new Error(`no growth calibration ran (${i}: ${before} -> ${after})`);
+    grows++;
+  }
+  await d.close();
+  await ledger.close();
+  return { growMs: growUs / grows / 1000, screenUs: screenUs / screens };
+}
+
+/** Near-duplicate checks against a principal's 1,000 stored entries through the read model. */
+async function nearDup(m, writes, probes) {
+  const storage = m.rm.withReadModel(await m.mb.MemoryBackend.open());
+  const random = new m.dbl.SeededRandom('bench-wcpu-nd');
+  const clock = m.sys.systemClock;
+  const ledger = await m.ledm.Ledger.open({ storage, keys: new m.dbl.MemoryKeySource(), clock, random });
+  const embedder = new m.emb.DeterministicEmbedder(D);
+  const mem = new m.memm.Memory({ ledger, storage, embedder, clock, random, retention: m.cfg.retentionConfig({ nearDuplicateThreshold: null }) });
+  const who = (await mem.createPrincipal('user', 'bench')).id;
+  for (const w of writes.slice(0, MAX))
+    await mem.add(w.content, { principal: who, embedding: w.embedding, verbatim: true });
+  const model = m.rm.readModelOf(storage);
+  const view = storage.asPrincipal(who);
+  const check = (v) =>
+    m.wr.findNearDuplicate(view, ledger, { principal: who, embedding: v, threshold: 0.97, nowNs: clock.nowNs(), model });
+  for (const v of probes.slice(0, 200)) await check(v); // warm-up (loads the partition)
+  const verdicts = [];
+  const t0 = cpu();
+  for (const v of probes) verdicts.push((await check(v))?.id ?? null);
+  const us = (cpu() - t0) / probes.length;
+  await ledger.close();
+  return { us, verdicts };
+}
+
+export async function run({ log }) {
+  const pools = await embedPools(log);
+  const impls = [{ name: 'new', dir: path.join(here, '..', 'dist') }];
+  const base = process.env.MEMWARDEN_BENCH_BASELINE;
+  if (base) impls.unshift({ name: 'old', dir: path.resolve(base) });
+  for (const im of impls) im.m = await load(im.dir);
+  const writes = stream(pools, 7, MAX);
+  // Near-duplicate probes: fresh jitters of the same bases (a few land within 0.97 of a stored one).
+  const probes = stream(pools, 8, 2000).map((w, k) => (k % 50 === 0 ? writes[k % MAX].embedding : w.embedding));
+  const res = Object.fromEntries(impls.map((im) => [im.name, { grow: [], screen: [], nd: [], verdicts: undefined }]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const im of r % 2 === 0 ? impls : [...impls].reverse()) {
+      const x = res[im.name];
+      const dd = PARTS.has('detect') ? await detection(im.m, writes) : { growMs: NaN, screenUs: NaN };
+      x.grow.push(dd.growMs);
+      x.screen.push(dd.screenUs);
+      const nd = PARTS.has('neardup') ? await nearDup(im.m, writes, probes) : { us: NaN, verdicts: [] };
+      x.nd.push(nd.us);
+      x.verdicts ??= nd.verdicts;
+      log(`${im.name} round ${r}: grow ${round(dd.growMs, 3)} ms, screen ${round(dd.screenUs, 1)} µs, near-dup ${round(nd.us, 1)} µs`);
+    }
+  }
+  const figures = {};
+  const ratios = {};
+  for (const im of impls) {
+    const x = res[im.name];
+    const suffix = im.name === 'new' ? '' : `_${im.name}`;
+    figures[`wcpu_grow_ms${suffix}`] = round(median(x.grow), 3);
+    figures[`wcpu_screen_us${suffix}`] = round(median(x.screen), 1);
+    figures[`wcpu_neardup_us${suffix}`] = round(median(x.nd), 1);
+  }
+  figures.wcpu_neardup_found = res.new.verdicts.filter((v) => v !== null).length;
+  if (res.old !== undefined) {
+    ratios.wcpu_grow_old_over_new = round(median(res.old.grow) / median(res.new.grow), 2);
+    ratios.wcpu_screen_old_over_new = round(median(res.old.screen) / median(res.new.screen), 2);
+    ratios.wcpu_neardup_old_over_new = round(median(res.old.nd) / median(res.new.nd), 2);
+    const same = res.old.verdicts.every((v, k) => (v === null) === (res.new.verdicts[k] === null));
+    figures.wcpu_neardup_same_verdicts = same ? 1 : 0;
+  }
+  return { figures, ratios };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const out = await run({ log: (m) => process.stderr.write(`  write-cpu: ${m}\n`) });
+  console.log(JSON.stringify(out, null, 2));
+}
