@@ -93,6 +93,14 @@ export class Memsad {
   #next = 0; // ring write slot
   #sinceCal = 0;
   #reference: Float32Array[] = [];
+  /**
+   * Reference vectors given but not yet normalised into `#reference` and the kernel matrix:
+   * nothing reads them while there is no history to score them against (a principal that
+   * only writes), so they are made ready when a recalibration with a history, or a flagged
+   * entry's certificate, first needs them — the same rows, the same values. Non-empty only
+   * while the incremental state is invalid (the next scoring recomputes every maximum).
+   */
+  #pending: ArrayLike<number>[] = [];
   #cal: MemsadCalibration | undefined;
   /** The reference as rows of a kernel matrix (new queries scored against it in one pass). */
   #refM: DotMatrix | undefined;
@@ -168,7 +176,7 @@ export class Memsad {
     this.#next = (slot + 1) % this.capacity;
     if (this.#count < this.capacity) this.#count++;
     this.#sinceCal++;
-    if (this.#recalEvery > 0 && this.#sinceCal >= this.#recalEvery && this.#reference.length > 0)
+    if (this.#recalEvery > 0 && this.#sinceCal >= this.#recalEvery && this.#referenceSize > 0)
       this.recalibrate();
   }
 
@@ -189,18 +197,11 @@ export class Memsad {
     reference: readonly ArrayLike<number>[],
     queries?: readonly ArrayLike<number>[],
   ): MemsadCalibration {
-    this.#reference = reference
-      .filter((r) => r.length === this.dimensions)
-      .map((r) => normalized(r));
-    const n = this.#reference.length;
-    // The matrix is kept across calibrations while it is large enough (a growing reference
-    // recalibrates often: a new kernel instance and its memory each time cost more than the
-    // rest of a calibration with an empty history); rows past n are never read.
-    if (n > 0 && (this.#refM === undefined || this.#refM.capacity < n))
-      this.#refM = new DotMatrix(this.dimensions, Math.ceil(n * 1.25), this.#m.simd ? {} : { simd: false });
-    this.#reference.forEach((r, i) => this.#refM?.setRow(i, r));
-    this.#refMax = new Float32Array(n);
-    this.#refArg = new Int32Array(n);
+    // Made ready (normalised, in the kernel matrix) when first scored against a history.
+    this.#reference = [];
+    this.#pending = reference.filter((r) => r.length === this.dimensions);
+    this.#refMax = new Float32Array(0);
+    this.#refArg = new Int32Array(0);
     this.#incValid = false;
     this.#dirty = [];
     this.#sampleReference();
@@ -219,6 +220,14 @@ export class Memsad {
    * history sum is refreshed exactly as a full calibration does.
    */
   extendReference(added: readonly ArrayLike<number>[]): MemsadCalibration {
+    if (!(this.#incValid && this.#count > 0)) {
+      // No maxima to roll forward: the next scoring against a history recomputes them all,
+      // so the new memories wait with the others until then (`#ready`).
+      for (const r of added) if (r.length === this.dimensions) this.#pending.push(r);
+      this.#sampleReference();
+      return this.recalibrate();
+    }
+    this.#ready();
     const add = added.filter((r) => r.length === this.dimensions).map((r) => normalized(r));
     const old = this.#reference.length;
     const n = old + add.length;
@@ -243,6 +252,38 @@ export class Memsad {
     return this.recalibrate();
   }
 
+  /** Reference memories held, made ready or not. */
+  get #referenceSize(): number {
+    return this.#reference.length + this.#pending.length;
+  }
+
+  /**
+   * Normalise the pending reference vectors into `#reference` and the kernel matrix: what
+   * `calibrate` / `extendReference` did at once before (the same rows; the maxima of the new
+   * ones are set by the full recomputation that follows, the incremental state being invalid).
+   */
+  #ready(): void {
+    const pending = this.#pending;
+    if (pending.length === 0) return;
+    this.#pending = [];
+    const old = this.#reference.length;
+    for (const r of pending) this.#reference.push(normalized(r));
+    const n = this.#reference.length;
+    // The matrix is kept across calibrations while it is large enough (a growing reference
+    // recalibrates often: a new kernel instance and its memory each time cost more than the
+    // rest of a calibration); rows past n are never read.
+    if (this.#refM === undefined || this.#refM.capacity < n) {
+      this.#refM = new DotMatrix(this.dimensions, Math.ceil(n * 1.25), this.#m.simd ? {} : { simd: false });
+      this.#reference.forEach((r, i) => this.#refM?.setRow(i, r));
+    } else for (let i = old; i < n; i++) this.#refM.setRow(i, this.#reference[i] as Float32Array);
+    const max = new Float32Array(n);
+    max.set(this.#refMax.subarray(0, old));
+    const arg = new Int32Array(n);
+    arg.set(this.#refArg.subarray(0, old));
+    this.#refMax = max;
+    this.#refArg = arg;
+  }
+
   /**
    * The reference changed: its sample is made again when a flagged entry needs it (only a
    * flagged entry's certificate reads it; a growing reference is calibrated far more often).
@@ -255,6 +296,7 @@ export class Memsad {
 
   /** The typical-query statistic samples ≤ 64 references; their sum makes it one dot product. */
   #makeSample(): void {
+    this.#ready();
     this.#refSampleStale = false;
     const n = this.#reference.length;
     this.#refSample = undefined;
@@ -293,13 +335,14 @@ export class Memsad {
    * no history): incrementally from the last recalibration when that is valid, else in full.
    */
   #referenceScores(): Float64Array {
-    const R = this.#reference.length;
     const n = this.#count;
-    if (n === 0 || R === 0) {
+    if (n === 0 || this.#referenceSize === 0) {
       this.#incValid = false;
       this.#dirty = [];
       return new Float64Array(0);
     }
+    this.#ready();
+    const R = this.#reference.length;
     if (this.#incValid) this.#updateMaxima();
     else this.#recomputeMaxima();
     this.#incValid = true;
@@ -490,7 +533,7 @@ export class Memsad {
    */
   #typical(argmax: number): boolean {
     const n = this.#count;
-    if (n < 2 || this.#reference.length === 0) return true;
+    if (n < 2 || this.#referenceSize === 0) return true;
     const stats = this.#qMean;
     for (let slot = 0; slot < n; slot++) stats[slot] = this.#queryStat(slot);
     const { mean, std } = meanStd(stats.subarray(0, n));

@@ -220,6 +220,57 @@ describe('incremental calibration (differential against a calibration from scrat
     );
   });
 
+  it('Memsad: a reference grown with no history (kept unnormalised until a history arrives) then queried, recalibrated and certified equals one calibrated on it whole', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 8 }), // extensions
+        fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 4 }), // query bursts
+        fc.constantFrom<'max' | 'mean' | 'combined'>('max', 'mean', 'combined'),
+        fc.boolean(),
+        (seed, grows, bursts, mode, simd) => {
+          const r = rng(seed);
+          const centres = Array.from({ length: 3 }, () => normalized(Float32Array.from({ length: 20 }, () => r() - 0.5)));
+          // Not unit length: normalising them is part of what is deferred.
+          const near = () => centres[Math.floor(r() * 3)]!.map((x) => (1 + r()) * (x + 0.7 * (r() - 0.5)));
+          const inc = new Memsad({ dimensions: 20, capacity: 16, mode, simd, kappa: 0.5 });
+          const reference: Float32Array[] = [];
+          const queries: Float32Array[] = [];
+          const check = (): void => {
+            const full = new Memsad({ dimensions: 20, capacity: 16, mode, simd, kappa: 0.5 });
+            for (const q of queries) full.observeQuery(q);
+            expect(inc.recalibrate()).toEqual(full.calibrate(reference));
+            // Flagged entries too (κ ½): their certificate reads the reference sample.
+            for (let i = 0; i < 4; i++) {
+              const p = queries.length > 0 && r() < 0.5 ? queries.at(-1)! : near();
+              expect(inc.detect(p)).toEqual(full.detect(p));
+            }
+          };
+          for (const [step, n] of grows.entries()) {
+            const add = Array.from({ length: n }, near);
+            reference.push(...add);
+            inc.extendReference(add);
+            if (step === grows.length - 1 || r() < 0.3) check(); // no history yet: abstains alike
+          }
+          for (const b of bursts) {
+            for (let i = 0; i < b; i++) {
+              const q = near();
+              queries.push(q);
+              inc.observeQuery(q);
+            }
+            if (r() < 0.5) {
+              const add = Array.from({ length: 1 + Math.floor(r() * 5) }, near);
+              reference.push(...add);
+              inc.extendReference(add);
+            }
+            check();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it('a Memsad recalibrated on references of changing size (matrix reused) equals a fresh one', () => {
     fc.assert(
       fc.property(
