@@ -42,7 +42,7 @@
  * from the store when it is needed again.
  */
 import { fromBase64, toBase64, toHex, utf8 } from '../core/bytes.js';
-import { type Finding, type IndexedText, NgramIndex, ngramCounts } from '../core/detect/index.js';
+import { type Finding, type GramKey, type IndexedText, NgramIndex, ngramKeys } from '../core/detect/index.js';
 import type { SourceTier, TrustLabel } from '../core/trust.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { AuditEvent, StorageBackend, StoredEntry } from '../ports/storage.js';
@@ -134,8 +134,8 @@ interface RefItem {
   readonly text: string;
   readonly vec: Float32Array;
   pro?: number;
-  /** `ngramCounts(text, n)` from screening, until the item joins the index. */
-  counts?: ReadonlyMap<string, number> | undefined;
+  /** `ngramKeys(text, n)` from screening, until the item joins the index. */
+  counts?: ReadonlyMap<GramKey, number> | undefined;
   /** The item's counts in the principal's n-gram index. */
   grams?: IndexedText;
 }
@@ -586,7 +586,7 @@ export class AutoDetection implements DetectionHooks {
       if (!cold)
         for (const it of items) {
           if (it.grams === undefined) {
-            it.grams = s.grams.add(it.counts ?? ngramCounts(it.text, n));
+            it.grams = s.grams.add(it.counts ?? ngramKeys(it.text, n));
             it.counts = undefined;
           }
           per.push(it.grams);

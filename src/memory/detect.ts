@@ -30,7 +30,8 @@ import {
   finding,
   implausibleSimilarity,
   injectionRisk,
-  ngramCounts,
+  type GramKey,
+  ngramKeys,
   validate,
 } from '../core/detect/index.js';
 import type { SourceTier } from '../core/trust.js';
@@ -118,8 +119,8 @@ export interface DetectionConfig {
  * them for the write's reference memory (ADR 0026). Pure functions of the text and the vector.
  */
 export interface ScreenMemo {
-  /** `ngramCounts(content, ngram.n)` (left unset when a watermark was stripped before scoring). */
-  grams?: Map<string, number>;
+  /** `ngramKeys(content, ngram.n)` (left unset when a watermark was stripped before scoring). */
+  grams?: Map<GramKey, number>;
   /** `proactive.score(vector)` under the probes set at screening. */
   pro?: number;
 }
@@ -287,7 +288,7 @@ export class DetectionPipeline {
     if (this.#cfg.validation !== false) out.push(validate(plain, this.#cfg.validation ?? {}));
     const m = vec === undefined || this.memsad === undefined ? undefined : this.memsad.detect(vec);
     if (this.ngram !== undefined) {
-      const counts = ngramCounts(plain, this.ngram.n);
+      const counts = ngramKeys(plain, this.ngram.n);
       // A calibration counts the stored text (watermark and all): reusable when nothing was stripped.
       if (memo !== undefined && plain === text) memo.grams = counts;
       out.push(this.#gated(this.ngram.detectCounts(counts), m));

@@ -16,13 +16,16 @@ export {
 } from './memsad.js';
 export {
   DEFAULT_NGRAM_KAPPA,
+  type GramKey,
   type IndexedText,
   type NgramBaseline,
   NgramIndex,
   NgramJsd,
   type NgramOptions,
+  gramKey,
   jsdAgainst,
   ngramCounts,
+  ngramKeys,
 } from './ngram.js';
 export { Watermark, type WatermarkOptions } from './watermark.js';
 export {

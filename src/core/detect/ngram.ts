@@ -23,9 +23,12 @@ export interface NgramOptions {
   readonly threshold?: number;
 }
 
+/** The text n-grams are counted in: lower-cased, whitespace collapsed, padded with spaces. */
+const normalise = (text: string): string => ` ${text.toLowerCase().replace(/\s+/g, ' ').trim()} `;
+
 /** Character n-gram counts of lower-cased, whitespace-collapsed text (padded with spaces). */
 export function ngramCounts(text: string, n: number): Map<string, number> {
-  const t = ` ${text.toLowerCase().replace(/\s+/g, ' ').trim()} `;
+  const t = normalise(text);
   const m = new Map<string, number>();
   for (let i = 0; i + n <= t.length; i++) {
     const g = t.slice(i, i + n);
@@ -33,6 +36,52 @@ export function ngramCounts(text: string, n: number): Map<string, number> {
   }
   return m;
 }
+
+/**
+ * A gram as a map key: a gram of at most 3 UTF-16 code units, each below 512, as the small
+ * integer `length·2²⁷ + u₀·2¹⁸ + u₁·2⁹ + u₂` (no string to build or hash); any other gram as
+ * itself. One-to-one (a number never equals a string), so counting by keys counts the same
+ * grams (ADR 0026 addendum).
+ */
+export type GramKey = number | string;
+
+export function gramKey(g: string): GramKey {
+  const len = g.length;
+  if (len > 3) return g;
+  let k = len;
+  for (let i = 0; i < 3; i++) {
+    const u = i < len ? g.charCodeAt(i) : 0;
+    if (u >= 512) return g;
+    k = k * 512 + u;
+  }
+  return k;
+}
+
+/**
+ * `ngramCounts(text, n)` keyed by {@link gramKey}: the same counts in the same (first
+ * occurrence) order — what detection counts with, without a string per gram.
+ */
+export function ngramKeys(text: string, n: number): Map<GramKey, number> {
+  if (!(n >= 1 && n <= 3)) return new Map(ngramCounts(text, n));
+  const t = normalise(text);
+  const m = new Map<GramKey, number>();
+  const len = t.length;
+  for (let i = 0; i + n <= len; i++) {
+    let k = n;
+    let small = true;
+    for (let j = 0; j < 3; j++) {
+      const u = j < n ? t.charCodeAt(i + j) : 0;
+      if (u >= 512) small = false;
+      k = k * 512 + u;
+    }
+    const g = small ? k : t.slice(i, i + n);
+    m.set(g, (m.get(g) ?? 0) + 1);
+  }
+  return m;
+}
+
+/** A counts map's key as the index keys it (string keys from `ngramCounts` are converted). */
+const keyOf = (g: GramKey): GramKey => (typeof g === 'number' ? g : gramKey(g));
 
 /**
  * A reference's n-gram counts, indexed (ADR 0026): every gram gets an integer id, the aggregate
@@ -44,10 +93,10 @@ export function ngramCounts(text: string, n: number): Map<string, number> {
  * are renumbered when most of them belong to grams no text holds any more.
  */
 export class NgramIndex {
-  /** Gram → id. Only ever appended to: a baseline taken earlier keeps using it. */
-  #ids = new Map<string, number>();
-  /** Id → gram (for renumbering). */
-  #grams: string[] = [];
+  /** Gram key → id. Only ever appended to: a baseline taken earlier keeps using it. */
+  #ids = new Map<GramKey, number>();
+  /** Id → gram key (for renumbering). */
+  #grams: GramKey[] = [];
   /** Id → count over the texts held (0 for a gram no text holds). */
   #counts = new Float64Array(256);
   /** Grams with a count above zero. */
@@ -67,14 +116,15 @@ export class NgramIndex {
     return this.#grams.length;
   }
 
-  /** Hold one text's counts (`ngramCounts(text, n)`); returns its indexed form. */
-  add(c: ReadonlyMap<string, number>): IndexedText {
+  /** Hold one text's counts (`ngramKeys(text, n)` or `ngramCounts(text, n)`); returns its indexed form. */
+  add(c: ReadonlyMap<GramKey, number>): IndexedText {
     let total = 0;
     for (const k of c.values()) total += k;
     const ids = new Int32Array(c.size);
     const ks = new Int32Array(c.size);
     let j = 0;
-    for (const [g, k] of c) {
+    for (const [gram, k] of c) {
+      const g = keyOf(gram);
       let id = this.#ids.get(g);
       if (id === undefined) {
         id = this.#grams.length;
@@ -123,12 +173,12 @@ export class NgramIndex {
 
   /** New ids for the grams the texts hold, in a new table (earlier baselines keep theirs). */
   #compact(): void {
-    const ids = new Map<string, number>();
-    const grams: string[] = [];
+    const ids = new Map<GramKey, number>();
+    const grams: GramKey[] = [];
     const counts = new Float64Array(Math.max(256, this.#live * 2));
     for (const t of this.#texts) {
       for (let j = 0; j < t.ids.length; j++) {
-        const g = this.#grams[t.ids[j] as number] as string;
+        const g = this.#grams[t.ids[j] as number] as GramKey;
         let id = ids.get(g);
         if (id === undefined) {
           id = grams.length;
@@ -155,7 +205,7 @@ export interface IndexedText {
 
 /** A frozen aggregate: gram ids (an id past `counts` is a gram added later: count 0) and counts. */
 export interface NgramBaseline {
-  readonly ids: ReadonlyMap<string, number>;
+  readonly ids: ReadonlyMap<GramKey, number>;
   readonly counts: Float64Array;
   readonly total: number;
 }
@@ -185,7 +235,7 @@ export function jsdAgainst(counts: ReadonlyMap<string, number>, base: ReadonlyMa
  * `jsdAgainst` with the baseline's `q(g) = count(g) / total` read from a frozen index: the same
  * terms in the same order (q is the same quotient of the same integers), so the same value.
  */
-function jsdBaseline(counts: ReadonlyMap<string, number>, base: NgramBaseline): number {
+function jsdBaseline(counts: ReadonlyMap<GramKey, number>, base: NgramBaseline): number {
   let total = 0;
   for (const c of counts.values()) total += c;
   if (total === 0) return 1;
@@ -195,7 +245,7 @@ function jsdBaseline(counts: ReadonlyMap<string, number>, base: NgramBaseline): 
   let qSeen = 0;
   for (const [g, c] of counts) {
     const p = c / total;
-    const id = base.ids.get(g);
+    const id = base.ids.get(keyOf(g));
     const k = id === undefined || id >= bc.length ? 0 : (bc[id] as number);
     const q = k > 0 ? k / bt : 0;
     qSeen += q;
@@ -207,7 +257,7 @@ function jsdBaseline(counts: ReadonlyMap<string, number>, base: NgramBaseline): 
   return Math.min(1, Math.max(0, acc));
 }
 
-/** The same for a text of the index the baseline was taken from: ids, no string lookups. */
+/** `jsdBaseline` for a text of the index the baseline was taken from: ids, no string lookups. */
 function jsdIndexed(t: IndexedText, base: NgramBaseline): number {
   const total = t.total;
   if (total === 0) return 1;
@@ -229,6 +279,75 @@ function jsdIndexed(t: IndexedText, base: NgramBaseline): number {
   }
   acc += 0.5 * Math.max(0, 1 - qSeen);
   return Math.min(1, Math.max(0, acc));
+}
+
+/**
+ * `jsdIndexed` for every text of the index the baseline was taken from, by gram id (no string
+ * lookups) — the same terms in the same order, so the same values. A term depends only on the
+ * gram's baseline count, the text's count of it and the text's total, so the two terms of a
+ * gram counted once (most grams) are computed once per (gram, total) and reused by every text
+ * of that total — the very doubles, added in each text's own order. Texts are visited by total
+ * (each keeps its slot in `out`) so texts of one total reuse one another's terms.
+ */
+function jsdAll(texts: readonly IndexedText[], base: NgramBaseline, out: Float64Array): void {
+  const n = texts.length;
+  const bc = base.counts;
+  const bt = base.total;
+  const ids = bc.length;
+  // Per gram id: the total its cached terms are for (0: none), and the two terms.
+  const tag = new Float64Array(ids);
+  const t1s = new Float64Array(ids);
+  const t2s = new Float64Array(ids);
+  // Visit order: by total, then position (one packed key each; a native numeric sort).
+  const sorted = n < 2 ** 21;
+  const order = new Float64Array(n);
+  for (let i = 0; i < n; i++) order[i] = (texts[i] as IndexedText).total * 2 ** 21 + i;
+  if (sorted) order.sort();
+  const at = (o: number): number => (sorted ? (order[o] as number) % 2 ** 21 : o);
+  for (let o = 0; o < n; o++) {
+    const i = at(o);
+    const t = texts[i] as IndexedText;
+    const total = t.total;
+    if (total === 0) {
+      out[i] = 1;
+      continue;
+    }
+    // A text alone with its total has nothing to share: the plain computation.
+    const next = o + 1 < n && (texts[at(o + 1)] as IndexedText).total === total;
+    if (!next && !(o > 0 && (texts[at(o - 1)] as IndexedText).total === total)) {
+      out[i] = jsdIndexed(t, base);
+      continue;
+    }
+    const tids = t.ids;
+    const ks = t.counts;
+    let acc = 0;
+    let qSeen = 0;
+    for (let j = 0; j < tids.length; j++) {
+      const c = ks[j] as number;
+      const id = tids[j] as number;
+      const k = id < ids ? (bc[id] as number) : 0;
+      const q = k > 0 ? k / bt : 0;
+      qSeen += q;
+      if (c === 1 && id < ids && tag[id] === total) {
+        acc += t1s[id] as number;
+        if (q > 0) acc += t2s[id] as number;
+        continue;
+      }
+      const p = c / total;
+      const m = (p + q) / 2;
+      const t1 = 0.5 * p * Math.log2(p / m);
+      acc += t1;
+      const t2 = q > 0 ? 0.5 * q * Math.log2(q / m) : 0;
+      if (q > 0) acc += t2;
+      if (next && c === 1 && id < ids) {
+        tag[id] = total;
+        t1s[id] = t1;
+        t2s[id] = t2;
+      }
+    }
+    acc += 0.5 * Math.max(0, 1 - qSeen);
+    out[i] = Math.min(1, Math.max(0, acc));
+  }
 }
 
 export class NgramJsd {
@@ -256,7 +375,7 @@ export class NgramJsd {
   /** Build the benign baseline and the threshold from benign texts (none: abstain). */
   calibrate(benign: readonly string[]): void {
     const index = new NgramIndex();
-    const texts = benign.map((t) => index.add(ngramCounts(t, this.n)));
+    const texts = benign.map((t) => index.add(ngramKeys(t, this.n)));
     this.calibrateIndexed(texts, index);
   }
 
@@ -278,26 +397,26 @@ export class NgramJsd {
     const base = index.baseline();
     this.#base = base;
     const xs = new Float64Array(texts.length);
-    for (let i = 0; i < texts.length; i++) xs[i] = jsdIndexed(texts[i] as IndexedText, base);
+    jsdAll(texts, base, xs);
     this.#stats = meanStd(xs);
     this.#threshold = this.#stats.mean + this.kappa * this.#stats.std;
   }
 
   score(text: string): number {
-    return this.scoreCounts(ngramCounts(text, this.n));
+    return this.scoreCounts(ngramKeys(text, this.n));
   }
 
-  /** `score` of a text from its counts (`ngramCounts(text, this.n)`). */
-  scoreCounts(counts: ReadonlyMap<string, number>): number {
+  /** `score` of a text from its counts (`ngramKeys(text, this.n)` or `ngramCounts(text, this.n)`). */
+  scoreCounts(counts: ReadonlyMap<GramKey, number>): number {
     return jsdBaseline(counts, this.#base);
   }
 
   detect(text: string): Finding {
-    return this.detectCounts(ngramCounts(text, this.n));
+    return this.detectCounts(ngramKeys(text, this.n));
   }
 
-  /** `detect` of a text from its counts (`ngramCounts(text, this.n)`; the caller may keep them). */
-  detectCounts(counts: ReadonlyMap<string, number>): Finding {
+  /** `detect` of a text from its counts (`ngramKeys(text, this.n)`; the caller may keep them). */
+  detectCounts(counts: ReadonlyMap<GramKey, number>): Finding {
     const th = this.threshold;
     if (th === undefined || this.#base.total === 0)
       return abstain('memsad_plus', 'no benign baseline');
