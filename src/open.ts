@@ -39,12 +39,19 @@ export interface OpenOptions {
   /** Keep the embedded store in memory (tests, demos). The key file still lives in dataDir. */
   readonly ephemeral?: boolean;
   /**
-   * Run the embedded store's PGlite in a worker thread (ADR 0025): PostgreSQL's CPU leaves the
-   * calling thread, so under concurrent load the database and the caller use two cores. Same
-   * data folder, same semantics. Default false: with today's commit SQL the thread hops cost
-   * more CPU than they move (ADR 0025's measurements); `serve --pglite-worker` turns it on.
+   * Run the embedded store's PGlite in a worker thread (ADR 0025, 0028): PostgreSQL's CPU
+   * leaves the calling thread, so under concurrent load the database and the caller use two
+   * cores; a group commit is one message to it. Same data folder, same semantics. Default
+   * false here (a library caller rarely saturates a core, and a thread costs ~30 MB);
+   * `memwarden serve` turns it on unless `--no-pglite-worker`.
    */
   readonly pgliteWorker?: boolean;
+  /**
+   * With `pgliteWorker`: called once if the database thread dies. Every later call then fails
+   * with `STORAGE_FAILED`; the data folder is intact, so the remedy is a restart (`serve` logs
+   * and exits with code 70 for its supervisor).
+   */
+  readonly onStorageLost?: (e: MemwardenError) => void;
   /** 'local' (all-MiniLM-L6-v2, default), 'deterministic' (tests only), or your own. */
   readonly embedder?: Embedder | 'local' | 'deterministic';
   readonly keys?: KeySource;
@@ -73,9 +80,7 @@ export interface OpenOptions {
    * detection off.
    */
   readonly detection?:
-    | false
-    | DetectionPipeline
-    | (AutoDetectionOptions & { readonly benign?: readonly string[] });
+    false | DetectionPipeline | (AutoDetectionOptions & { readonly benign?: readonly string[] });
   /** Extraction model (article Pattern 3): untrusted content is stored as extracted facts. */
   readonly extractor?: LlmProvider;
   /**
@@ -89,14 +94,18 @@ export interface OpenOptions {
   readonly readModel?: false | ReadModelOptions;
 }
 
-function pickDetection(
-  option: OpenOptions['detection'],
-): { detection?: DetectionPipeline; autoDetection?: AutoDetectionOptions } {
+function pickDetection(option: OpenOptions['detection']): {
+  detection?: DetectionPipeline;
+  autoDetection?: AutoDetectionOptions;
+} {
   if (option === false) return {};
   if (option instanceof DetectionPipeline) return { detection: option };
   const { benign, ...auto } = option ?? {};
   return {
-    autoDetection: { ...auto, ...(benign === undefined || benign.length === 0 ? {} : { genericReference: benign }) },
+    autoDetection: {
+      ...auto,
+      ...(benign === undefined || benign.length === 0 ? {} : { genericReference: benign }),
+    },
   };
 }
 
@@ -131,9 +140,13 @@ function lockDataDir(dir: string): () => void {
         alive = false;
       }
       if (alive) {
-        throw new MemwardenError('STORAGE_FAILED', `data folder ${dir} is in use by process ${pid}`, {
-          details: { reason: 'locked', pid },
-        });
+        throw new MemwardenError(
+          'STORAGE_FAILED',
+          `data folder ${dir} is in use by process ${pid}`,
+          {
+            details: { reason: 'locked', pid },
+          },
+        );
       }
       rmSync(lock, { force: true }); // stale
     }
@@ -170,9 +183,11 @@ export class Memory extends MemoryCore {
             // the store is opened, never from the write path, which it would stall (ADR 0024).
             ...(opts.readModel === false ? {} : { vectorIndex: { onWrite: false } }),
             ...(opts.pgliteWorker === true ? { worker: true } : {}),
+            ...(opts.onStorageLost === undefined ? {} : { onWorkerExit: opts.onStorageLost }),
           });
       // The embedded store is this process's alone (the data-folder lock): observe its writes.
-      if (!server && opts.readModel !== false) storage = withReadModel(storage, opts.readModel ?? {});
+      if (!server && opts.readModel !== false)
+        storage = withReadModel(storage, opts.readModel ?? {});
     } catch (e) {
       unlock();
       throw e;
@@ -200,7 +215,9 @@ export class Memory extends MemoryCore {
       ...(opts.screens === undefined ? {} : { screens: opts.screens }),
       ...(opts.lineage === undefined ? {} : { lineage: opts.lineage }),
       ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
-      ...(opts.explicitParentsOnly === undefined ? {} : { explicitParentsOnly: opts.explicitParentsOnly }),
+      ...(opts.explicitParentsOnly === undefined
+        ? {}
+        : { explicitParentsOnly: opts.explicitParentsOnly }),
       ...(opts.policy === undefined ? {} : { policy: opts.policy }),
     });
     Object.defineProperty(m, 'storageBackend', { value: storage, enumerable: false });

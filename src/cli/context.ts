@@ -3,6 +3,7 @@
  * Where the CLI picks its store: `Memory.open` on the data folder (PGlite) or a PostgreSQL
  * server (`--postgres URL` / MEMWARDEN_DATABASE_URL).
  */
+import type { MemwardenError } from '../core/errors.js';
 import { Memory } from '../open.js';
 import type { Metrics } from '../server/metrics.js';
 
@@ -16,18 +17,23 @@ export interface StoreOptions {
   readonly postgres?: string;
   /** false (`--no-read-model`): search the embedded store's database, not the in-process read model (ADR 0018). */
   readonly readModel?: boolean;
-  /** Run the embedded store's PGlite in a worker thread (ADR 0025; `serve --pglite-worker`). */
+  /** Run the embedded store's PGlite in a worker thread (ADR 0025, 0028; serve's default). */
   readonly pgliteWorker?: boolean;
 }
 
 /** Open the memory stored in `data` (created on first use). */
-export async function openMemory(o: StoreOptions, metrics?: Metrics): Promise<Memory> {
+export async function openMemory(
+  o: StoreOptions,
+  metrics?: Metrics,
+  onStorageLost?: (e: MemwardenError) => void,
+): Promise<Memory> {
   return Memory.open({
     dataDir: o.data,
     ...(o.postgres === undefined ? {} : { postgres: o.postgres }),
     ...(o.readModel === false ? { readModel: false as const } : {}),
     ...(o.pgliteWorker === true ? { pgliteWorker: true } : {}),
     ...(metrics === undefined ? {} : { metrics }),
+    ...(onStorageLost === undefined ? {} : { onStorageLost }),
   });
 }
 

@@ -271,6 +271,26 @@ describe('PgliteWorker failure and close', () => {
     await db.close(); // nothing left to close: resolves
   });
 
+  it('onExit is told once when the worker dies, never on close()', async () => {
+    const lost: MemwardenError[] = [];
+    const db = await PgliteWorker.create({ onExit: (e) => lost.push(e) });
+    await db.query('SELECT 1');
+    await (db as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.code).toBe('STORAGE_FAILED');
+    expect((lost[0]!.details as { reason: string }).reason).toBe('worker_exited');
+    await db.close();
+    expect(lost).toHaveLength(1);
+
+    const closed: MemwardenError[] = [];
+    const other = await PgliteWorker.create({ onExit: (e) => closed.push(e) });
+    await other.query('SELECT 1');
+    await other.close();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(closed).toEqual([]);
+  });
+
   it('close() flushes the data folder before the thread ends; the folder reopens in process', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mw-pglite-worker-close-'));
     dirs.push(dir);

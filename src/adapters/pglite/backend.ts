@@ -81,6 +81,8 @@ export interface PgliteBackendOptions {
    * semantics; default false. Ignored when `instance` is given.
    */
   readonly worker?: boolean;
+  /** With `worker`: called once if the worker thread dies (`PgliteWorkerOptions.onExit`). */
+  readonly onWorkerExit?: (e: MemwardenError) => void;
   /**
    * ANN index management (`../sql/vector-index.js`): exact scan below `minRows` (default
    * 10,000) rows with an embedding, an IVFFlat index above, rebuilt as the store doubles.
@@ -186,7 +188,10 @@ export class PgliteBackend extends SqlView {
       opts.instance ??
       (await normalised<PgliteDb>(
         opts.worker === true
-          ? PgliteWorker.create(dataDir)
+          ? PgliteWorker.create({
+              ...dataDir,
+              ...(opts.onWorkerExit === undefined ? {} : { onExit: opts.onWorkerExit }),
+            })
           : PGlite.create({ ...dataDir, extensions: { vector } }),
       ));
     const ownerTx = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>

@@ -38,7 +38,8 @@ export interface PgliteDb {
   /**
    * {@link pipelineTransaction} in one call, where the implementation can do better than the
    * generic composition (the worker: one message instead of one per step). Must behave exactly
-   * like it.
+   * like it. It may take over `message` (the worker moves its buffer: the view is detached
+   * after the call), so pass a message built for this call only.
    */
   pipelineTransaction?(
     message: Uint8Array,

@@ -71,6 +71,13 @@ function errorIn(r: ErrorRecord): Error {
 export interface PgliteWorkerOptions {
   /** A local folder for durable storage; omitted → in-memory. */
   readonly dataDir?: string;
+  /**
+   * Called once if the worker thread ends other than by `close()` (it crashed, ran out of
+   * memory, was terminated): from then on every call fails with `STORAGE_FAILED`. A server
+   * should exit so its supervisor restarts it on the intact data folder (`memwarden serve`
+   * does); it must not go on answering every request with an error.
+   */
+  readonly onExit?: (e: MemwardenError) => void;
 }
 
 /** A PGlite running in a worker thread, behind PGlite's own API (the subset in `./db.js`). */
@@ -87,7 +94,10 @@ export class PgliteWorker implements PgliteDb {
   private closing: Promise<void> | undefined;
   private isClosed = false;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly onExit?: (e: MemwardenError) => void,
+  ) {
     worker.on('message', (m: Reply) => this.settle(m));
     worker.on('error', (e) => {
       this.lastError = e;
@@ -129,7 +139,7 @@ export class PgliteWorker implements PgliteDb {
     } finally {
       worker.off('message', onMessage).off('error', onError).off('exit', onExit);
     }
-    return new PgliteWorker(worker);
+    return new PgliteWorker(worker, opts.onExit);
   }
 
   get closed(): boolean {
@@ -157,14 +167,16 @@ export class PgliteWorker implements PgliteDb {
     const pending = [...this.pending.values()];
     this.pending.clear();
     for (const p of pending) p.reject(this.dead);
+    if (this.closing === undefined) this.onExit?.(this.dead);
   }
 
-  /** Send a message that is answered. */
-  private call(msg: Record<string, unknown>): Promise<unknown> {
+  /** Send a message that is answered; `transfer`: buffers moved to the worker, not copied. */
+  private call(msg: Record<string, unknown>, transfer?: readonly ArrayBuffer[]): Promise<unknown> {
     if (this.dead !== undefined) return Promise.reject(this.dead);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.worker.postMessage({ ...msg, id }); // throws DataCloneError synchronously → rejects
+      // throws DataCloneError synchronously → rejects
+      this.worker.postMessage({ ...msg, id }, transfer);
       if (this.pending.size === 0) this.worker.ref(); // a pending call keeps the process alive
       this.pending.set(id, { resolve, reject });
     });
@@ -271,7 +283,14 @@ export class PgliteWorker implements PgliteDb {
     statements: number,
     expect: readonly RowExpectation[],
   ): Promise<PipelineOutcome> {
-    return this.call({ t: 'pt', msg: message, n: statements, expect }) as Promise<PipelineOutcome>;
+    // The message is the caller's to give away (a fresh pipeline): moved, not copied — a clone
+    // of a group commit's ~40 KB (and of the spare capacity of the buffer it was written
+    // into) cost the HTTP thread more than the rest of the call. The caller's view is detached.
+    // A Node Buffer may be a slice of a shared pool: that one is copied first.
+    const msg = Buffer.isBuffer(message) ? new Uint8Array(message) : message;
+    return this.call({ t: 'pt', msg, n: statements, expect }, [
+      msg.buffer as ArrayBuffer,
+    ]) as Promise<PipelineOutcome>;
   }
 
   /** Close PGlite in the worker (every queued call runs first), then end the thread. */
