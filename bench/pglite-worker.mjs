@@ -12,6 +12,9 @@
  *   `SET LOCAL ROLE`, `set_config('app.principal')`, a one-row SELECT, COMMIT); `raw` = a binary
  *   extended-protocol SELECT of 10 rows under `runExclusive` (`runBinaryQuery`, the partition
  *   scan's path).
+ * - `commit`: a group commit of 16 entries (384-d vectors), their leaves and their quota as the
+ *   backend runs it (`PgliteBackend.transaction`): ONE pipelined transaction (ADR 0028) — on the
+ *   worker a single message.
  * - Ratios: `pglite_worker_main_cpu_over_inproc_*` (< 1: the worker takes CPU off the caller).
  */
 import { readFileSync } from 'node:fs';
@@ -20,6 +23,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { runBinaryQuery } from '../dist/adapters/pglite/binary-rows.js';
 import { PgliteWorker } from '../dist/adapters/pglite/worker.js';
+import { PgliteBackend } from '../dist/adapters/pglite/index.js';
 import { round } from './lib.mjs';
 
 const SCHED = `/proc/self/task/${process.pid}/schedstat`;
@@ -55,6 +59,47 @@ const CALLS = {
       runBinaryQuery(db, 'SELECT id, owner, b, v FROM t WHERE id > $1 LIMIT 10', [String(i % 90)]),
     ),
 };
+
+const BATCH = 16;
+const vec = (k) =>
+  Float32Array.from({ length: 384 }, (_, i) => Math.fround(((i * 7 + k) % 13) / 13 - 0.5));
+/** Batch `i` of the group commit: BATCH entries, their leaves (from `i * BATCH`), their quota. */
+function groupCommit(backend, i) {
+  const start = i * BATCH;
+  const idx = Array.from({ length: BATCH }, (_, j) => start + j);
+  return backend.transaction(async (tx) => {
+    await tx.consumeQuotas(
+      idx.map(() => ({ principal: 'user:a', tier: 'USER_OBSERVED', dayKey: 'd', limit: 10_000_000 })),
+    );
+    await tx.putEntries(
+      idx.map((k) => ({
+        id: `e-${k}`,
+        owner: 'user:a',
+        tier: 'USER_OBSERVED',
+        bytes: new Uint8Array(600).fill(k & 255),
+        leafIndex: k,
+        macKid: 'mk',
+        mac: new Uint8Array(32).fill(3),
+        writer: 'user:a',
+        kind: 'fact',
+        createdAtNs: BigInt(k) + 1n,
+        content: `memory ${k}: the user prefers aisle seats on morning flights`,
+        embedding: vec(k),
+      })),
+    );
+    await tx.appendLeaves(
+      start,
+      idx.map((k) => ({
+        index: k,
+        data: new Uint8Array(80).fill(k & 255),
+        hash: new Uint8Array(32).fill(k & 255),
+        entryId: `e-${k}`,
+        kind: 'entry',
+      })),
+      [],
+    );
+  });
+}
 
 async function time(db, call, n) {
   for (let i = 0; i < Math.min(200, n); i++) await call(db, i); // warm-up (JIT, caches)
@@ -100,6 +145,33 @@ export async function run({ log }) {
           `worker ${best.worker.wallUs.toFixed(1)} µs wall, ${best.worker.cpuUs.toFixed(1)} µs caller CPU`,
       );
     }
+    // The group commit, on a migrated store in each (the backend never closes a given instance).
+    const nc = Math.max(50, Math.floor(n / 10));
+    const backends = {
+      inproc: await PgliteBackend.open({ instance: inproc, vectorIndex: { auto: false } }),
+      worker: await PgliteBackend.open({ instance: worker, vectorIndex: { auto: false } }),
+    };
+    const next = { inproc: 0, worker: 0 };
+    const best = { inproc: undefined, worker: undefined };
+    for (let round_ = 0; round_ < 2; round_++) {
+      for (const which of ['inproc', 'worker']) {
+        const b = backends[which];
+        const r = await time(b, (backend) => groupCommit(backend, next[which]++), nc);
+        if (best[which] === undefined || r.cpuUs < best[which].cpuUs) best[which] = r;
+      }
+    }
+    for (const which of ['inproc', 'worker']) {
+      figures[`pglite_${which}_commit16_wall_us`] = round(best[which].wallUs, 1);
+      figures[`pglite_${which}_commit16_main_cpu_us`] = round(best[which].cpuUs, 1);
+    }
+    ratios.pglite_worker_main_cpu_over_inproc_commit16 = round(
+      best.worker.cpuUs / best.inproc.cpuUs,
+      3,
+    );
+    log(
+      `commit of ${BATCH}: in-process ${best.inproc.wallUs.toFixed(1)} µs wall, ${best.inproc.cpuUs.toFixed(1)} µs caller CPU; ` +
+        `worker ${best.worker.wallUs.toFixed(1)} µs wall, ${best.worker.cpuUs.toFixed(1)} µs caller CPU`,
+    );
   } finally {
     await Promise.all([inproc.close(), worker.close()]);
   }

@@ -79,7 +79,9 @@ const principals = program
 principals
   .command('add <name>')
   .description('register a principal (Ed25519 key held by the host) and issue its API key')
-  .addOption(new Option('--kind <kind>', 'principal kind').choices([...PrincipalKinds]).default('user'))
+  .addOption(
+    new Option('--kind <kind>', 'principal kind').choices([...PrincipalKinds]).default('user'),
+  )
   .addOption(dataOption())
   .addOption(pgOption())
   .option('--json', 'print JSON (default)')
@@ -224,8 +226,15 @@ program
   .addOption(new Option('--api-key <key>', 'API key for --from').env('MEMWARDEN_API_KEY'))
   .option('--note <file>', "check a saved checkpoint note ('-' reads stdin)")
   .option('--log-key <vkey>', "the log's vkey (required with --from / --note)")
-  .option('--witness-key <vkey>', 'a trusted witness vkey (repeatable)', (v: string, p?: string[]) => [...(p ?? []), v])
-  .option('--min-cosignatures <n>', 'distinct trusted witnesses that must have cosigned (default 1 with --witness-key)')
+  .option(
+    '--witness-key <vkey>',
+    'a trusted witness vkey (repeatable)',
+    (v: string, p?: string[]) => [...(p ?? []), v],
+  )
+  .option(
+    '--min-cosignatures <n>',
+    'distinct trusted witnesses that must have cosigned (default 1 with --witness-key)',
+  )
   .action(async (o: StoreOptions & CheckpointVerifyOptions & { json?: boolean }) => {
     const remote = o.from !== undefined || o.note !== undefined;
     if (o.from !== undefined && o.note !== undefined)
@@ -237,7 +246,10 @@ program
       if (o.logKey === undefined)
         throw new MemwardenError('INPUT_INVALID', '--from / --note need --log-key');
       logKey = o.logKey;
-      note = o.from !== undefined ? await fetchCheckpointNote(o.from, o.apiKey) : readNoteFile(o.note as string);
+      note =
+        o.from !== undefined
+          ? await fetchCheckpointNote(o.from, o.apiKey)
+          : readNoteFile(o.note as string);
     } else {
       [note, logKey] = await withLedger(o, async (l) => [
         (await l.checkpoint()).note,
@@ -332,15 +344,20 @@ store(
       '--accept-client-embeddings',
       'accept a precomputed "embedding" on add and search (callers steer ranking of their own memories)',
     )
-    .option('--reports <dir>', 'evaluation reports the console lists (<dir>/<name>/report.html)', 'eval-out')
+    .option(
+      '--reports <dir>',
+      'evaluation reports the console lists (<dir>/<name>/report.html)',
+      'eval-out',
+    )
     .option(
       '--no-read-model',
       'embedded store: answer vector search from the database instead of the in-process read model',
     )
     .option(
-      '--pglite-worker',
-      'embedded store: run PGlite in its own worker thread instead of on the HTTP thread (ADR 0025)',
-    ),
+      '--no-pglite-worker',
+      'embedded store: run PGlite on the HTTP thread instead of its own worker thread (ADR 0028)',
+    )
+    .option('--pglite-worker', 'embedded store: run PGlite in its own worker thread (the default)'),
 ).action(async (o: StoreOptions & ServeFlags) => {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {

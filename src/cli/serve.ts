@@ -23,7 +23,16 @@ export async function serve(
 ): Promise<void> {
   const metrics = new Metrics();
   const logger = createLogger();
-  const memory = await openMemory(o, metrics);
+  // The embedded store's PGlite runs in its own thread unless --no-pglite-worker (ADR 0028).
+  // (`--postgres` comes from MEMWARDEN_DATABASE_URL too; empty means unset, as in Memory.open.)
+  const embedded = o.postgres === undefined || o.postgres === '';
+  const pgliteWorker = embedded && o.pgliteWorker !== false;
+  const memory = await openMemory({ ...o, pgliteWorker }, metrics, (e) => {
+    // The database thread died: every request would fail from now on. Exit for a supervisor
+    // to restart on the intact data folder (acknowledged writes are committed there).
+    logger.fatal({ code: e.code, details: e.details, err: e.message }, 'storage lost: exiting');
+    process.exit(70);
+  });
   const cosign = witnessHook(o.witness ?? [], memory, (witness, e) =>
     logger.warn({ witness, code: e.code, details: e.details }, 'witness failed'),
   );
@@ -42,8 +51,8 @@ export async function serve(
     {
       url: server.url,
       data: o.data,
-      backend: o.postgres === undefined ? 'pglite' : 'postgres',
-      ...(o.postgres === undefined ? { pgliteWorker: o.pgliteWorker === true } : {}),
+      backend: embedded ? 'pglite' : 'postgres',
+      ...(embedded ? { pgliteWorker } : {}),
     },
     'memwarden serving',
   );
