@@ -320,6 +320,11 @@ async function measure(server, { op, connections, duration, mk, log }) {
     p50_ms: r.latency.p50,
     p99_ms: r.latency.p99,
     non2xx: r.non2xx,
+    // Which non-2xx answers (e.g. 409: a near-duplicate refused by the write path's defence).
+    non2xx_status: Object.entries(r.statusCodeStats ?? {})
+      .filter(([code]) => !code.startsWith('2'))
+      .map(([code, v]) => `${code}:${v.count}`)
+      .join(' '),
     errors: r.errors + r.timeouts,
     server_cpu_ms_per_req: ok > 0 ? round((cpuS * 1000) / ok, 3) : null,
     // Of which on the HTTP thread (the rest: the PGlite worker, GC and other helper threads).
@@ -330,7 +335,7 @@ async function measure(server, { op, connections, duration, mk, log }) {
   };
   log(
     `${op.padEnd(10)} c=${String(connections).padStart(2)}  ${String(row.per_s).padStart(7)}/s  ` +
-      `p50 ${row.p50_ms} ms  p99 ${row.p99_ms} ms  non2xx ${row.non2xx}  errors ${row.errors}  ` +
+      `p50 ${row.p50_ms} ms  p99 ${row.p99_ms} ms  non2xx ${row.non2xx}${row.non2xx_status === '' ? '' : ` (${row.non2xx_status})`}  errors ${row.errors}  ` +
       `server CPU ${row.server_cpu_ms_per_req} ms/req (HTTP thread ${row.server_main_cpu_ms_per_req})  client CPU ${row.client_cpu_ms_per_req} ms/req  load ${row.load1}`,
   );
   return row;
