@@ -29,6 +29,7 @@ import {
   principalScope,
 } from '../sql/queryable.js';
 import type { SqlFeatures } from '../sql/entries.js';
+import { RowVectorCache } from '../sql/row-vectors.js';
 import { lockLogHead } from '../sql/log.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
 import {
@@ -62,6 +63,12 @@ export interface PgBackendOptions {
    * doubles. Without pgvector, vectors are ranked in-process and this does nothing.
    */
   readonly vectorIndex?: VectorIndexOptions;
+  /**
+   * Without pgvector (vectors ranked in-process): how many entries' embeddings to keep in
+   * memory between searches, by row version (`../sql/row-vectors.js`; default 100,000 ≈ 160 MB
+   * at 384 dimensions; 0 = fetch them with every search).
+   */
+  readonly rankCacheEntries?: number;
 }
 
 /** Await a driver call; whatever it throws is a database error (`normaliseDriverError`). */
@@ -210,9 +217,14 @@ export class PgBackend extends SqlView {
         version = rows[0] === undefined ? undefined : String(rows[0].extversion);
       }
       // `pg` sends byte arrays as binary parameters: embeddings travel in binary form.
+      const cacheEntries = opts.rankCacheEntries ?? 100_000;
+      const rowVectors =
+        migration.vector || cacheEntries <= 0
+          ? {}
+          : { rowVectors: new RowVectorCache(cacheEntries) };
       const features: SqlFeatures = hasIterativeScan(version)
         ? { vector: migration.vector, ann: { probes: index.probes }, binaryParams: true }
-        : { vector: migration.vector, binaryParams: true };
+        : { vector: migration.vector, binaryParams: true, ...rowVectors };
       const b = new PgBackend({ pool, migration, features, index, closed: false }, SYSTEM_SCOPE);
       if (migration.vector && index.auto) await b.maintainVectorIndex();
       return b;

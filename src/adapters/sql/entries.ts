@@ -13,6 +13,7 @@ import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type { StoredEntry, TierCount } from '../../ports/storage.js';
 import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
+import type { RowVectorCache } from './row-vectors.js';
 import type { Queryable } from './queryable.js';
 import {
   checkEmbedding,
@@ -39,6 +40,11 @@ export interface SqlFeatures {
    * (`pg` does; PGlite does not): embeddings then travel in their binary send format.
    */
   readonly binaryParams?: boolean;
+  /**
+   * Without pgvector: the backend's cache of row versions' embeddings for in-process ranking
+   * (`./row-vectors.js`), shared by all its scopes. Absent: every search fetches them.
+   */
+  readonly rowVectors?: RowVectorCache;
 }
 
 const BASE = 'id, owner, tier, bytes, leaf_index, mac_kid, mac';

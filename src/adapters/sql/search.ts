@@ -6,9 +6,11 @@
  * - Vector ranking with pgvector: `ORDER BY embedding_vec <=> $q LIMIT k` (cosine distance;
  *   similarity = 1 − distance): an exact scan on small stores, served by the IVFFlat index
  *   `./vector-index.js` maintains once the store is large (approximate; iterative scan).
- * - Vector ranking without pgvector (Debian's PostgreSQL 15): the candidates' `real[]`
- *   embeddings are fetched and ranked in-process, then the top `k` rows are loaded. Exact, but
- *   O(candidates) per query — fine for thousands of rows, not for 100k (use pgvector there).
+ * - Vector ranking without pgvector (Debian's PostgreSQL 15): the candidates are ranked
+ *   in-process, then the top `k` rows are loaded. Their embeddings come in binary form, and
+ *   with the backend's row-vector cache (`./row-vectors.js`) only the ids and row versions of
+ *   the candidates are read per query. Exact, but O(candidates) per query — fine for tens of
+ *   thousands of rows, not for millions (use pgvector there).
  * - Lexical: PostgreSQL full text over the stored `content_tsv` (GIN index, `simple`
  *   configuration); the query's words are OR-ed (plainto_tsquery ANDs them) and ranked with
  *   `ts_rank(…, 32)` = rank/(rank+1) ∈ (0, 1).
@@ -16,7 +18,9 @@
 import type { SearchHit, SearchQuery, StoredEntry } from '../../ports/storage.js';
 import { type SqlFeatures, Where, entryCols, entryOut, live } from './entries.js';
 import type { Queryable } from './queryable.js';
-import { checkSearchQuery, cosine, float4Literal } from './rank.js';
+import { bytesOut } from './codec.js';
+import { checkSearchQuery, cosine, float4FromArraySend, float4Literal } from './rank.js';
+import { RowVectorCache, norm2 } from './row-vectors.js';
 
 /** The tsquery of `$n`: its words OR-ed. The ' & ' separator never occurs inside a lexeme. */
 const tsQuery = (p: string): string =>
@@ -67,27 +71,96 @@ async function vectorTop(
       .sort((a, b) => b.vectorScore - a.vectorScore || a.entry.leafIndex - b.entry.leafIndex);
   }
   w.add('embedding IS NOT NULL');
-  const { rows } = await qr.query(
-    `SELECT id, leaf_index, embedding AS emb FROM entries WHERE ${w.sql()}`,
-    w.params,
-  );
-  const scored = rows
-    .map((r) => ({
-      id: String(r.id),
-      li: Number(r.leaf_index),
-      s: cosine(emb, Float32Array.from(r.emb as number[])),
-    }))
-    .sort((a, b) => b.s - a.s || a.li - b.li)
+  const qn = norm2(emb);
+  const scored = (await candidateVectors(qr, f, w))
+    .map((c) => ({ c, s: cosineOf(emb, qn, c) }))
+    .sort((a, b) => b.s - a.s || a.c.li - b.c.li)
     .slice(0, q.limit);
   if (scored.length === 0) return [];
-  const full = await qr.query(`SELECT ${entryCols(f)} FROM entries WHERE id = ANY($1::text[])`, [
-    scored.map((s) => s.id),
-  ]);
+  // The winners' rows without their embedding as text (384 decimals to parse each): the
+  // vector ranked is the row's, already in hand (a copy: the cache's stays unshared).
+  const full = await qr.query(
+    `SELECT ${entryCols(f, '', false)} FROM entries WHERE id = ANY($1::text[])`,
+    [scored.map((s) => s.c.id)],
+  );
   const byId = new Map(full.rows.map((r) => [String(r.id), entryOut(r)]));
   return scored.flatMap((s) => {
-    const entry = byId.get(s.id);
-    return entry === undefined ? [] : [{ entry, vectorScore: s.s }];
+    const entry = byId.get(s.c.id);
+    return entry === undefined
+      ? []
+      : [{ entry: { ...entry, embedding: s.c.vec.slice() }, vectorScore: s.s }];
   });
+}
+
+/** A candidate of in-process ranking: its id, leaf index and embedding (with its `norm2`). */
+interface Candidate {
+  readonly id: string;
+  readonly li: number;
+  readonly vec: Float32Array;
+  readonly norm2: number;
+}
+
+/**
+ * Without pgvector: the candidates (rows passing `w` in the caller's scope) with their
+ * embeddings, in binary form (`array_send`: no decimals formatted or parsed). With the
+ * backend's {@link RowVectorCache} only ids and row versions are read for every candidate, and
+ * the vectors of row versions not seen before in a second query.
+ */
+async function candidateVectors(qr: Queryable, f: SqlFeatures, w: Where): Promise<Candidate[]> {
+  const cache = f.rowVectors;
+  if (cache === undefined) {
+    const { rows } = await qr.query(
+      `SELECT id, leaf_index, array_send(embedding) AS emb FROM entries WHERE ${w.sql()}`,
+      w.params,
+    );
+    return rows.map((r) => {
+      const vec = float4FromArraySend(bytesOut(r.emb));
+      return { id: String(r.id), li: Number(r.leaf_index), vec, norm2: norm2(vec) };
+    });
+  }
+  const { rows } = await qr.query(
+    `SELECT id, leaf_index, xmin::text AS v FROM entries WHERE ${w.sql()}`,
+    w.params,
+  );
+  const out: Candidate[] = [];
+  const missing: { id: string; li: number }[] = [];
+  for (const r of rows) {
+    const id = String(r.id);
+    const li = Number(r.leaf_index);
+    const c = cache.get(id, String(r.v));
+    if (c === undefined) missing.push({ id, li });
+    else out.push({ id, li, vec: c.vec, norm2: c.norm2 });
+  }
+  if (missing.length > 0) {
+    const got = await qr.query(
+      `SELECT id, xmin::text AS v, array_send(embedding) AS emb FROM entries
+        WHERE id = ANY($1::text[]) AND embedding IS NOT NULL`,
+      [missing.map((m) => m.id)],
+    );
+    const fetched = new Map<string, { vec: Float32Array; norm2: number }>();
+    for (const r of got.rows) {
+      const id = String(r.id);
+      fetched.set(id, cache.set(id, String(r.v), float4FromArraySend(bytesOut(r.emb))));
+    }
+    // A row gone or changed between the two statements ranks as this fetch found it (or not).
+    for (const m of missing) {
+      const c = fetched.get(m.id);
+      if (c !== undefined) out.push({ ...m, vec: c.vec, norm2: c.norm2 });
+    }
+  }
+  return out;
+}
+
+/**
+ * `cosine(q, c.vec)` (`./rank.js`) with both squared norms summed beforehand: each of the
+ * three sums is accumulated in the same order either way, so the score is the same double.
+ */
+function cosineOf(q: Float32Array, qNorm2: number, c: Candidate): number {
+  const v = c.vec;
+  if (v.length !== q.length) return cosine(q, v);
+  let dot = 0;
+  for (let i = 0; i < q.length; i++) dot += q[i]! * v[i]!;
+  return qNorm2 === 0 || c.norm2 === 0 ? 0 : dot / Math.sqrt(qNorm2 * c.norm2);
 }
 
 async function lexicalTop(
