@@ -20,7 +20,7 @@ import { type SqlFeatures, Where, entryCols, entryOut, live } from './entries.js
 import type { Queryable } from './queryable.js';
 import { bytesOut } from './codec.js';
 import { checkSearchQuery, cosine, float4FromArraySend, float4Literal } from './rank.js';
-import { RowVectorCache, norm2 } from './row-vectors.js';
+import { norm2 } from './row-vectors.js';
 
 /** The tsquery of `$n`: its words OR-ed. The ' & ' separator never occurs inside a lexeme. */
 const tsQuery = (p: string): string =>
@@ -103,7 +103,7 @@ interface Candidate {
 /**
  * Without pgvector: the candidates (rows passing `w` in the caller's scope) with their
  * embeddings, in binary form (`array_send`: no decimals formatted or parsed). With the
- * backend's {@link RowVectorCache} only ids and row versions are read for every candidate, and
+ * backend's row-vector cache (`./row-vectors.js`) only ids and row versions are read for every candidate, and
  * the vectors of row versions not seen before in a second query.
  */
 async function candidateVectors(qr: Queryable, f: SqlFeatures, w: Where): Promise<Candidate[]> {
