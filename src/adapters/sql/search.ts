@@ -103,8 +103,8 @@ interface Candidate {
 /**
  * Without pgvector: the candidates (rows passing `w` in the caller's scope) with their
  * embeddings, in binary form (`array_send`: no decimals formatted or parsed). With the
- * backend's row-vector cache (`./row-vectors.js`) only ids and row versions are read for every candidate, and
- * the vectors of row versions not seen before in a second query.
+ * backend's row-vector cache (`./row-vectors.js`) only ids and row versions are read for
+ * every candidate, and the vectors of row versions not seen before in a second query.
  */
 async function candidateVectors(qr: Queryable, f: SqlFeatures, w: Where): Promise<Candidate[]> {
   const cache = f.rowVectors;
