@@ -30,11 +30,12 @@
  *   default 50,000/day USER_OBSERVED quota (quotas are NOT raised). Server-side embedding of
  *   every write is bounded by the model (~20 ms of CPU per text here): reported separately as
  *   `writes_server_embed_per_s` (8 connections).
- * - PostgreSQL backend without pgvector (Debian's PostgreSQL 15): vector search fetches every
- *   candidate's `real[]` embedding and ranks in-process (src/adapters/sql/search.ts), so at
- *   10,000 entries of one principal a search costs seconds (3.8 s each under load average
- *   ~18 on 2 cores) and the 200 warm-up queries alone take minutes; with pgvector installed
- *   the IVFFlat path is used. `--backends postgres --entries 1000` gives a quick sweep.
+ * - PostgreSQL backend without pgvector (Debian's PostgreSQL 15): vector search ranks every
+ *   candidate in-process (src/adapters/sql/search.ts): it reads the candidates' ids and row
+ *   versions and keeps their embeddings between searches (src/adapters/sql/row-vectors.ts),
+ *   so at 10,000 entries of one principal a search costs ~24 ms of server CPU (~40/s on 2
+ *   cores; before the cache every search fetched and parsed every `real[]`: seconds each).
+ *   With pgvector installed the IVFFlat path is used instead.
  * - The 2-core machine is shared: the 1-minute load average is recorded with every run.
  * - Memory: server RSS after the runs, on the loaded store and on an empty one after the same
  *   warm-up; `rss_mb_per_100k` = the difference scaled to 100,000 entries (process RSS only;
