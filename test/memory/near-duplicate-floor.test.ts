@@ -6,16 +6,13 @@
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
+import { testMemory } from './helpers-memory.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { cosine } from '../../src/core/smsr/near-duplicate.js';
 import { createVectorIndex } from '../../src/core/vector/index.js';
 import { retentionConfig } from '../../src/memory/config.js';
-import { Ledger } from '../../src/memory/ledger.js';
-import { Memory } from '../../src/memory/memory.js';
 import { type ReadModel, readModelOf, withReadModel } from '../../src/memory/read-model.js';
 import { findNearDuplicate, indexScoreSlack } from '../../src/memory/write.js';
-import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 import { rng } from '../core/vector/reference.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -64,7 +61,12 @@ describe('indexScoreSlack', () => {
           const q = unit(r, d);
           const qf = Float32Array.from(q, (x) => x * scale);
           const ix = createVectorIndex(d, simd ? {} : { simd: false });
-          const rows = [at(q, c, r, scale), at(q, 0.97, r), at(q, 0.9999, r, 1 / scale), at(q, -c, r)];
+          const rows = [
+            at(q, c, r, scale),
+            at(q, 0.97, r),
+            at(q, 0.9999, r, 1 / scale),
+            at(q, -c, r),
+          ];
           rows.forEach((v, k) => ix.add(k, v));
           for (const h of ix.search(qf, rows.length)) {
             const err = Math.abs(h.score - cosine(qf, rows[h.key] as Float32Array));
@@ -84,15 +86,7 @@ describe('indexScoreSlack', () => {
 describe('findNearDuplicate with the floored model search', () => {
   it('gives the verdict of the unfloored search: entries within float32 rounding of the threshold, more than five above it, deleted ones, another principal', async () => {
     const storage = withReadModel(await MemoryBackend.open());
-    const clock = new ManualClock();
-    const random = new SeededRandom('near-dup-floor');
-    const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
-    const mem = new Memory({
-      ledger,
-      storage,
-      embedder: new DeterministicEmbedder(),
-      clock,
-      random,
+    const { mem, ledger, clock } = await testMemory(storage, 'near-dup-floor', {
       retention: retentionConfig({ nearDuplicateThreshold: null }),
     });
     cleanups.push(() => mem.close());
@@ -107,7 +101,10 @@ describe('findNearDuplicate with the floored model search', () => {
     const reference = async (embedding: Float32Array, threshold: number) => {
       const hits = (await model.search(alice, { embedding, nowNs: clock.nowNs(), limit: 5 })) ?? [];
       const scored = hits
-        .map((h) => ({ entry: h.entry, similarity: cosine(embedding, h.entry.embedding as Float32Array) }))
+        .map((h) => ({
+          entry: h.entry,
+          similarity: cosine(embedding, h.entry.embedding as Float32Array),
+        }))
         .filter((h) => h.similarity >= threshold && h.entry.owner === alice)
         .sort((a, b) => b.similarity - a.similarity);
       for (const h of scored) {
@@ -131,18 +128,25 @@ describe('findNearDuplicate with the floored model search', () => {
       for (const [k, delta] of deltas.entries()) {
         const c = Math.min(1, threshold + delta);
         const v = at(q, c, r, k % 2 === 0 ? 1 : 3);
-        const res = await mem.add(`alice ${round}-${k}`, { principal: alice, embedding: v, verbatim: true });
+        const res = await mem.add(`alice ${round}-${k}`, {
+          principal: alice,
+          embedding: v,
+          verbatim: true,
+        });
         if (res.status === 'stored') ids.push(res.memory.id);
         // Bob's copy never counts for Alice.
-        if (k === 3) await mem.add(`bob ${round}-${k}`, { principal: bob, embedding: v, verbatim: true });
+        if (k === 3)
+          await mem.add(`bob ${round}-${k}`, { principal: bob, embedding: v, verbatim: true });
       }
-      if (round % 4 === 1 && ids[4] !== undefined) await mem.delete(ids[4], { principal: alice, reason: 'x' });
+      if (round % 4 === 1 && ids[4] !== undefined)
+        await mem.delete(ids[4], { principal: alice, reason: 'x' });
       // The query itself, a copy of it at another scale, and one near nothing stored.
       for (const probe of [q, at(q, 1, r, 2), unit(r, d)]) {
         const embedding = Float32Array.from(probe);
         // Thresholds at exactly the cosines of the nearest entries too: the verdict then hangs
         // on a hit whose index score may round either side of its cosine.
-        const near = (await model.search(alice, { embedding, nowNs: clock.nowNs(), limit: 5 })) ?? [];
+        const near =
+          (await model.search(alice, { embedding, nowNs: clock.nowNs(), limit: 5 })) ?? [];
         const cosines = near.map((h) => cosine(embedding, h.entry.embedding as Float32Array));
         for (const th of [threshold, threshold + 1e-7, threshold - 1e-7, ...cosines]) {
           const want = await reference(embedding, th);

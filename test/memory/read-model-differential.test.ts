@@ -8,19 +8,30 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
+import { testMemory } from './helpers-memory.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { MemwardenError, isMemwardenError } from '../../src/core/errors.js';
 import type { SourceTier } from '../../src/core/trust.js';
-import { Ledger } from '../../src/memory/ledger.js';
-import { Memory } from '../../src/memory/memory.js';
+import { type Memory } from '../../src/memory/memory.js';
 import { readModelOf, withReadModel } from '../../src/memory/read-model.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { RootStorage } from '../../src/ports/storage.js';
-import { MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 
-const WORDS = ['coffee', 'flight', 'window', 'seat', 'budget', 'garden', 'piano', 'river', 'lemon', 'orbit', 'castle', 'harbor'];
+const WORDS = [
+  'coffee',
+  'flight',
+  'window',
+  'seat',
+  'budget',
+  'garden',
+  'piano',
+  'river',
+  'lemon',
+  'orbit',
+  'castle',
+  'harbor',
+];
 const SOURCES = ['chat:1', 'chat:2', 'web:x'];
 const WHO = ['alice', 'bob', 'ops'] as const;
 type Who = (typeof WHO)[number];
@@ -32,18 +43,64 @@ type Op =
   | { k: 'purge'; p: Who; src: number }
   | { k: 'deleteAll'; p: Who }
   | { k: 'advance'; ms: number }
-  | { k: 'search'; p: Who; words: string[]; research: boolean; limit: number; src: number; kind: number };
+  | {
+      k: 'search';
+      p: Who;
+      words: string[];
+      research: boolean;
+      limit: number;
+      src: number;
+      kind: number;
+    };
 
 const who = fc.constantFrom(...WHO);
 const words = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ k: fc.constant('add' as const), p: who, words, tier: fc.nat(3), src: fc.nat(3), ttl: fc.nat(3), kind: fc.nat(2) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('update' as const), p: who, ref: fc.nat(), words }) },
-  { weight: 3, arbitrary: fc.record({ k: fc.constantFrom('delete' as const, 'renew' as const, 'rollback' as const), p: who, ref: fc.nat() }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      k: fc.constant('add' as const),
+      p: who,
+      words,
+      tier: fc.nat(3),
+      src: fc.nat(3),
+      ttl: fc.nat(3),
+      kind: fc.nat(2),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ k: fc.constant('update' as const), p: who, ref: fc.nat(), words }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      k: fc.constantFrom('delete' as const, 'renew' as const, 'rollback' as const),
+      p: who,
+      ref: fc.nat(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('purge' as const), p: who, src: fc.nat(2) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('deleteAll' as const), p: who }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('advance' as const), ms: fc.constantFrom(300, 700, 1200, 90_000) }) },
-  { weight: 6, arbitrary: fc.record({ k: fc.constant('search' as const), p: who, words, research: fc.boolean(), limit: fc.integer({ min: 1, max: 12 }), src: fc.nat(5), kind: fc.nat(4) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      k: fc.constant('advance' as const),
+      ms: fc.constantFrom(300, 700, 1200, 90_000),
+    }),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      k: fc.constant('search' as const),
+      p: who,
+      words,
+      research: fc.boolean(),
+      limit: fc.integer({ min: 1, max: 12 }),
+      src: fc.nat(5),
+      kind: fc.nat(4),
+    }),
+  },
 );
 
 /** A clock that moves only when told to (both stacks read the same time whatever they call). */
@@ -63,9 +120,7 @@ interface Stack {
 async function stack(backend: 'memory' | 'pglite', model: boolean, clock: Clock): Promise<Stack> {
   const raw = backend === 'memory' ? await MemoryBackend.open() : await PgliteBackend.open({});
   const storage = model ? withReadModel(raw) : raw;
-  const random = new SeededRandom('differential');
-  const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
-  const mem = new Memory({ ledger, storage, embedder: new DeterministicEmbedder(), clock, random });
+  const { mem } = await testMemory(storage, 'differential', {}, clock);
   const ids = {
     alice: (await mem.createPrincipal('user', 'alice')).id,
     bob: (await mem.createPrincipal('user', 'bob')).id,
@@ -74,11 +129,18 @@ async function stack(backend: 'memory' | 'pglite', model: boolean, clock: Clock)
   return { mem, storage, ids };
 }
 
-const USER_TIERS: SourceTier[] = ['USER_VERIFIED', 'USER_OBSERVED', 'USER_OBSERVED', 'EXTERNAL_WEB'];
+const USER_TIERS: SourceTier[] = [
+  'USER_VERIFIED',
+  'USER_OBSERVED',
+  'USER_OBSERVED',
+  'EXTERNAL_WEB',
+];
 const TTLS = [undefined, 1_000, 2_000, 2_000];
 const KINDS = ['fact', 'preference', 'note'];
 
-async function outcome<T>(f: () => Promise<T>): Promise<{ ok: true; v: T } | { ok: false; code: string }> {
+async function outcome<T>(
+  f: () => Promise<T>,
+): Promise<{ ok: true; v: T } | { ok: false; code: string }> {
   try {
     return { ok: true, v: await f() };
   } catch (e) {
@@ -91,7 +153,8 @@ async function run(s: Stack, op: Op, known: string[], n: number): Promise<unknow
   const ref = (r: number): string => known[r % Math.max(known.length, 1)] ?? '0'.repeat(32);
   switch (op.k) {
     case 'add': {
-      const tier = op.p === 'ops' && op.tier === 0 ? 'OPERATOR' : (USER_TIERS[op.tier] as SourceTier);
+      const tier =
+        op.p === 'ops' && op.tier === 0 ? 'OPERATOR' : (USER_TIERS[op.tier] as SourceTier);
       const ttl = TTLS[op.ttl];
       const r = await outcome(() =>
         s.mem.add(`${op.words.join(' ')} n${n}`, {
@@ -103,10 +166,14 @@ async function run(s: Stack, op: Op, known: string[], n: number): Promise<unknow
           ...(ttl === undefined || tier === 'OPERATOR' ? {} : { ttlMs: ttl }),
         }),
       );
-      return r.ok ? { ok: true, status: r.v.status, id: r.v.status === 'stored' ? r.v.memory.id : null } : r;
+      return r.ok
+        ? { ok: true, status: r.v.status, id: r.v.status === 'stored' ? r.v.memory.id : null }
+        : r;
     }
     case 'update': {
-      const r = await outcome(() => s.mem.update(ref(op.ref), `${op.words.join(' ')} v${n}`, { principal: s.ids[op.p] }));
+      const r = await outcome(() =>
+        s.mem.update(ref(op.ref), `${op.words.join(' ')} v${n}`, { principal: s.ids[op.p] }),
+      );
       return r.ok ? { ok: true, id: r.v.id } : r;
     }
     case 'delete':
@@ -127,7 +194,9 @@ async function run(s: Stack, op: Op, known: string[], n: number): Promise<unknow
       );
     }
     case 'purge':
-      return outcome(() => s.mem.purge({ principal: s.ids[op.p], source: SOURCES[op.src] as string }));
+      return outcome(() =>
+        s.mem.purge({ principal: s.ids[op.p], source: SOURCES[op.src] as string }),
+      );
     case 'deleteAll':
       return outcome(() => s.mem.deleteAll({ principal: s.ids[op.p] }));
     case 'advance':
@@ -149,13 +218,21 @@ async function run(s: Stack, op: Op, known: string[], n: number): Promise<unknow
         }),
       );
       return r.ok
-        ? { ok: true, ids: r.v.results.map((h) => h.memory.id), dropped: r.v.dropped.map((d) => d.id) }
+        ? {
+            ok: true,
+            ids: r.v.results.map((h) => h.memory.id),
+            dropped: r.v.dropped.map((d) => d.id),
+          }
         : r;
     }
   }
 }
 
-async function differential(backend: 'memory' | 'pglite', runs: number, maxLength: number): Promise<void> {
+async function differential(
+  backend: 'memory' | 'pglite',
+  runs: number,
+  maxLength: number,
+): Promise<void> {
   let searches = 0;
   let nonEmpty = 0;
   await fc.assert(

@@ -5,16 +5,13 @@
  * leaf, and across principals (no cached text is ever another record's).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
+import { testMemory } from './helpers-memory.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import type { MemoryRecord, SearchResult } from '../../src/memory/api.js';
 import { retentionConfig } from '../../src/memory/config.js';
-import { Ledger } from '../../src/memory/ledger.js';
-import { Memory } from '../../src/memory/memory.js';
 import { withReadModel } from '../../src/memory/read-model.js';
 import { memoryRecordJson, toMemoryRecord } from '../../src/memory/records.js';
 import { searchJson } from '../../src/server/routes.js';
-import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -23,15 +20,7 @@ afterEach(async () => {
 
 async function setup() {
   const storage = withReadModel(await MemoryBackend.open());
-  const clock = new ManualClock();
-  const random = new SeededRandom('record-json');
-  const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
-  const mem = new Memory({
-    ledger,
-    storage,
-    embedder: new DeterministicEmbedder(),
-    clock,
-    random,
+  const { mem, ledger, clock } = await testMemory(storage, 'record-json', {
     retention: retentionConfig({ ttlMs: { USER_OBSERVED: 3_600_000 } }),
   });
   cleanups.push(() => mem.close());

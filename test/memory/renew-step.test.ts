@@ -4,27 +4,16 @@
  * its TTL past its last use.
  */
 import { describe, expect, it } from 'vitest';
-import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
+import { testMemory } from './helpers-memory.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { retentionConfig } from '../../src/memory/config.js';
-import { Ledger } from '../../src/memory/ledger.js';
-import { Memory } from '../../src/memory/memory.js';
-import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 
 const MS = 1_000_000n;
 
 describe('renew-on-use step', () => {
   it('renews only when the expiry gains ≥ 1% of the TTL', async () => {
     const storage = await PgliteBackend.open({});
-    const clock = new ManualClock();
-    const random = new SeededRandom('renew-step');
-    const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
-    const mem = new Memory({
-      ledger,
-      storage,
-      embedder: new DeterministicEmbedder(),
-      clock,
-      random,
+    const { mem, clock } = await testMemory(storage, 'renew-step', {
       retention: retentionConfig({ ttlMs: { USER_OBSERVED: 100_000 } }),
     });
     try {

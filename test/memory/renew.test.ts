@@ -4,15 +4,13 @@
  * — on the in-memory backend and PGlite, the same behaviour on both.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
+import { testMemory } from './helpers-memory.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { MAX_TTL_MS } from '../../src/memory/config.js';
-import { Ledger } from '../../src/memory/ledger.js';
-import { Memory } from '../../src/memory/memory.js';
 import type { RootStorage } from '../../src/ports/storage.js';
-import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
+import { ManualClock } from '../../src/testing/doubles.js';
 
 const open: Record<string, () => Promise<RootStorage>> = {
   memory: () => MemoryBackend.open(),
@@ -28,10 +26,12 @@ const SECOND = 1_000_000_000n;
 
 async function setup(backend: string) {
   const storage = await open[backend]!();
-  const clock = new ManualClock(1_700_000_000_000_000_000n, 0n);
-  const random = new SeededRandom(`renew-${backend}`);
-  const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
-  const mem = new Memory({ ledger, storage, embedder: new DeterministicEmbedder(), clock, random });
+  const { mem, clock } = await testMemory(
+    storage,
+    `renew-${backend}`,
+    {},
+    new ManualClock(1_700_000_000_000_000_000n, 0n),
+  );
   cleanups.push(() => mem.close());
   const alice = (await mem.createPrincipal('user', 'alice')).id;
   const bob = (await mem.createPrincipal('user', 'bob')).id;
@@ -53,7 +53,16 @@ async function code(p: Promise<unknown>): Promise<string> {
   }
 }
 
-const BAD_TTLS: unknown[] = [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, MAX_TTL_MS + 1, '60000', {}];
+const BAD_TTLS: unknown[] = [
+  0,
+  -1,
+  1.5,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  MAX_TTL_MS + 1,
+  '60000',
+  {},
+];
 
 for (const backend of Object.keys(open)) {
   describe(`renew and caller TTLs (${backend})`, () => {
@@ -82,7 +91,9 @@ for (const backend of Object.keys(open)) {
       expect(shorter.expiresAt).toBe(longer.expiresAt);
       const forever = await add(alice, 'my birthday is 3 May', { ttlMs: null });
       expect(forever.expiresAt).toBeUndefined();
-      expect((await mem.renew(forever.id, { principal: alice, ttlMs: 1_000 })).expiresAt).toBeUndefined();
+      expect(
+        (await mem.renew(forever.id, { principal: alice, ttlMs: 1_000 })).expiresAt,
+      ).toBeUndefined();
       const audit = await storage.listAudit({ limit: 20, subject: m.id });
       expect(audit.filter((e) => e.action === 'entry.renewed')).toHaveLength(2);
     });
@@ -93,13 +104,17 @@ for (const backend of Object.keys(open)) {
       clock.advance(5n * SECOND);
       expect(await code(mem.renew(m.id, { principal: bob }))).toBe('STORAGE_NOT_FOUND');
       expect(await code(mem.renew(m.id, { principal: ops }))).toBe('STORAGE_NOT_FOUND');
-      expect(await code(mem.renew(m.id, { principal: 'no-such-principal' }))).toBe('STORAGE_NOT_FOUND');
+      expect(await code(mem.renew(m.id, { principal: 'no-such-principal' }))).toBe(
+        'STORAGE_NOT_FOUND',
+      );
       expect((await mem.get(m.id, { principal: alice }))?.expiresAt).toBe(m.expiresAt);
     });
 
     it('an OPERATOR entry is readable by agents but not theirs to renew', async () => {
       const { mem, alice, ops, add } = await setup(backend);
-      const policy = await add(ops, 'Refunds above 500 EUR need a second approver.', { tier: 'OPERATOR' });
+      const policy = await add(ops, 'Refunds above 500 EUR need a second approver.', {
+        tier: 'OPERATOR',
+      });
       expect(await mem.get(policy.id, { principal: alice })).toBeDefined();
       expect(await code(mem.renew(policy.id, { principal: alice }))).toBe('AUTH_FORBIDDEN');
     });
@@ -108,13 +123,23 @@ for (const backend of Object.keys(open)) {
       const { mem, alice, add } = await setup(backend);
       const m = await add(alice, 'the wifi password is on the fridge', { ttlMs: 10_000 });
       for (const ttl of BAD_TTLS) {
-        expect(await code(mem.add(`note ${String(ttl)}`, { principal: alice, ttlMs: ttl as number }))).toBe('INPUT_INVALID');
-        expect(await code(mem.update(m.id, 'changed', { principal: alice, ttlMs: ttl as number }))).toBe('INPUT_INVALID');
-        expect(await code(mem.renew(m.id, { principal: alice, ttlMs: ttl as number }))).toBe('INPUT_INVALID');
+        expect(
+          await code(mem.add(`note ${String(ttl)}`, { principal: alice, ttlMs: ttl as number })),
+        ).toBe('INPUT_INVALID');
+        expect(
+          await code(mem.update(m.id, 'changed', { principal: alice, ttlMs: ttl as number })),
+        ).toBe('INPUT_INVALID');
+        expect(await code(mem.renew(m.id, { principal: alice, ttlMs: ttl as number }))).toBe(
+          'INPUT_INVALID',
+        );
       }
-      expect(await code(mem.renew(m.id, { principal: alice, ttlMs: null as unknown as number }))).toBe('INPUT_INVALID');
+      expect(
+        await code(mem.renew(m.id, { principal: alice, ttlMs: null as unknown as number })),
+      ).toBe('INPUT_INVALID');
       const all = await mem.getAll({ principal: alice });
-      expect(all.map((x) => [x.id, x.content, x.expiresAt])).toEqual([[m.id, m.content, m.expiresAt]]);
+      expect(all.map((x) => [x.id, x.content, x.expiresAt])).toEqual([
+        [m.id, m.content, m.expiresAt],
+      ]);
     });
 
     it('update carries a TTL into the new signed version (null: never expires)', async () => {
@@ -141,9 +166,11 @@ for (const backend of Object.keys(open)) {
       await mem.delete(gone.id, { principal: alice, reason: 'scam' });
       const got = await mem.getAll({ principal: alice, source: 'mail:inbox/1' });
       expect(got.map((m) => m.id).sort()).toEqual([a1.id, a3.id].sort());
-      expect((await mem.getAll({ principal: alice, source: 'mail:inbox/1', limit: 1, offset: 1 })).map((m) => m.id)).toEqual(
-        [got[1]!.id],
-      );
+      expect(
+        (await mem.getAll({ principal: alice, source: 'mail:inbox/1', limit: 1, offset: 1 })).map(
+          (m) => m.id,
+        ),
+      ).toEqual([got[1]!.id]);
       const bobs = await mem.getAll({ principal: bob, source: 'mail:inbox/1' });
       expect(bobs.map((m) => m.writer)).toEqual([bob]);
       expect(await mem.getAll({ principal: alice, source: 'mail:nowhere' })).toEqual([]);
@@ -158,12 +185,16 @@ for (const backend of Object.keys(open)) {
       const v1 = await add(alice, 'the meeting room is 4B');
       const other = mem.add('an unrelated note written at the same moment', { principal: alice });
       const results = await Promise.all(
-        [1, 2, 3, 4].map((i) => code(mem.update(v1.id, `the meeting room is ${i}C`, { principal: alice }))),
+        [1, 2, 3, 4].map((i) =>
+          code(mem.update(v1.id, `the meeting room is ${i}C`, { principal: alice })),
+        ),
       );
       expect(results.filter((c) => c === 'OK')).toHaveLength(1);
       expect(results.filter((c) => c === 'STORAGE_CONFLICT')).toHaveLength(3);
       expect((await other).status).toBe('stored'); // a refused update never fails a neighbour's write
-      const live = (await mem.getAll({ principal: alice })).filter((m) => m.content.startsWith('the meeting room'));
+      const live = (await mem.getAll({ principal: alice })).filter((m) =>
+        m.content.startsWith('the meeting room'),
+      );
       expect(live).toHaveLength(1);
       expect(live[0]!.supersedes).toBe(v1.id);
       expect(await mem.get(v1.id, { principal: alice })).toBeUndefined();

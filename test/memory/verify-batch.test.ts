@@ -6,7 +6,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
+import { testMemory } from './helpers-memory.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import {
@@ -21,7 +21,6 @@ import {
 import { keyCode } from '../../src/core/codec/wire.js';
 import { leafHash } from '../../src/core/merkle/index.js';
 import { Ledger, type Verification } from '../../src/memory/ledger.js';
-import { Memory } from '../../src/memory/memory.js';
 import { VerifiedLeaves } from '../../src/memory/verified-leaves.js';
 import type { StorageBackend, StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
@@ -274,16 +273,7 @@ describe('Ledger.verifyMany on PGlite', () => {
 
   it('altered bytes in the middle of a batch are dropped with an audit event, the rest returned', async () => {
     const { db, storage } = await pglite();
-    const clock = new ManualClock();
-    const random = new SeededRandom('verify-batch-search');
-    const ledger = await Ledger.open({ storage, keys: new MemoryKeySource(), clock, random });
-    const mem = new Memory({
-      ledger,
-      storage,
-      embedder: new DeterministicEmbedder(),
-      clock,
-      random,
-    });
+    const { mem } = await testMemory(storage, 'verify-batch-search');
     const alice = (await mem.createPrincipal('user', 'alice')).id;
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
