@@ -413,9 +413,8 @@ export class PgliteBackend extends SqlView {
         try {
           const result = await fn(staged);
           const ops = staged.isEmpty ? undefined : staged.dataOps();
-          if (ops !== undefined && (await this.commitPipelined(ops))) {
-            // committed as one pipeline
-          } else if (!staged.isEmpty)
+          const pipelined = ops !== undefined && (await this.commitPipelined(ops));
+          if (!pipelined && !staged.isEmpty)
             await this.scoped((q) =>
               staged.commit(
                 new CommitView(this.scope, this.features, q, this.s.db, this.s.vectorOid),
