@@ -313,7 +313,6 @@ class Layout {
    */
   scanList(list: number, top: TopK, accept: ((key: number) => boolean) | undefined): number {
     if (this.prefilter) return this.#scanList8(list, top, accept);
-    const floor = top.floor;
     const arena = this.arena;
     const F = arena.f32;
     const keys = this.slotKey;
@@ -328,15 +327,7 @@ class Layout {
       for (let r = 0; r < m; r++) {
         const s = F[outAt + r] as number;
         if (top.full && s < top.minScore) continue;
-        const key = keys[start + c + r] as number;
-        if (s < floor) {
-          top.below(key, accept);
-          continue;
-        }
-        if (top.beats(s, key) && (accept === undefined || accept(key))) {
-          top.push(s, key);
-          pushed++;
-        }
+        if (top.offer(s, keys[start + c + r] as number, accept)) pushed++;
       }
     }
     return pushed;
@@ -393,15 +384,7 @@ class Layout {
         arena.dots(this.rowsAt + slot * st, 0, outAt, 1, st);
         const s = F[outAt] as number;
         if (top.full && s < top.minScore) continue;
-        const key = keys[slot] as number;
-        if (s < floor) {
-          top.below(key, accept);
-          continue;
-        }
-        if (top.beats(s, key) && (accept === undefined || accept(key))) {
-          top.push(s, key);
-          pushed++;
-        }
+        if (top.offer(s, keys[slot] as number, accept)) pushed++;
       }
     }
     return pushed;
@@ -1036,6 +1019,20 @@ class TopK {
   /** The worst kept score (−∞ until full). */
   get minScore(): number {
     return this.#n === this.#k ? (this.#s[0] as number) : -Infinity;
+  }
+
+  /**
+   * A scanned row's score: below the floor it only counts toward `found`; else it is kept if
+   * it beats the worst kept pair and `accept` takes it (asked only then). True when kept.
+   */
+  offer(s: number, key: number, accept: ((key: number) => boolean) | undefined): boolean {
+    if (s < this.floor) {
+      this.below(key, accept);
+      return false;
+    }
+    if (!this.beats(s, key) || (accept !== undefined && !accept(key))) return false;
+    this.push(s, key);
+    return true;
   }
 
   /** Would (s, key) be kept? */
