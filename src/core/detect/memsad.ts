@@ -165,7 +165,8 @@ export class Memsad {
     const slot = this.#next;
     const sum = this.#sum;
     const old = this.#count === this.capacity ? this.#rows[slot] : undefined;
-    for (let i = 0; i < u.length; i++) sum[i] = (sum[i] as number) + (u[i] as number) - (old === undefined ? 0 : (old[i] as number));
+    for (let i = 0; i < u.length; i++)
+      sum[i] = (sum[i] as number) + (u[i] as number) - (old === undefined ? 0 : (old[i] as number));
     this.#m.setRow(slot, u);
     this.#rows[slot] = u;
     if (this.#incValid) {
@@ -228,20 +229,9 @@ export class Memsad {
       return this.recalibrate();
     }
     this.#ready();
-    const add = added.filter((r) => r.length === this.dimensions).map((r) => normalized(r));
     const old = this.#reference.length;
-    const n = old + add.length;
-    this.#reference.push(...add);
-    if (n > 0 && (this.#refM === undefined || this.#refM.capacity < n)) {
-      this.#refM = new DotMatrix(this.dimensions, Math.ceil(n * 1.25), this.#m.simd ? {} : { simd: false });
-      this.#reference.forEach((r, i) => this.#refM?.setRow(i, r));
-    } else for (let i = old; i < n; i++) this.#refM?.setRow(i, this.#reference[i] as Float32Array);
-    const max = new Float32Array(n);
-    max.set(this.#refMax.subarray(0, old));
-    const arg = new Int32Array(n);
-    arg.set(this.#refArg.subarray(0, old));
-    this.#refMax = max;
-    this.#refArg = arg;
+    this.#append(added.filter((r) => r.length === this.dimensions));
+    const n = this.#reference.length;
     this.#sampleReference();
     if (this.#incValid && this.#count > 0) {
       // The held references' maxima roll forward in `recalibrate`; the new ones start from
@@ -266,14 +256,28 @@ export class Memsad {
     const pending = this.#pending;
     if (pending.length === 0) return;
     this.#pending = [];
+    this.#append(pending);
+  }
+
+  /**
+   * `rows` (of the model's dimensions) normalised onto the end of the reference, its kernel
+   * matrix and its maxima arrays (the new maxima are set by whoever appended: a rescan, or the
+   * full recomputation an invalid incremental state forces).
+   */
+  #append(rows: readonly ArrayLike<number>[]): void {
+    if (rows.length === 0) return;
     const old = this.#reference.length;
-    for (const r of pending) this.#reference.push(normalized(r));
+    for (const r of rows) this.#reference.push(normalized(r));
     const n = this.#reference.length;
     // The matrix is kept across calibrations while it is large enough (a growing reference
     // recalibrates often: a new kernel instance and its memory each time cost more than the
     // rest of a calibration); rows past n are never read.
     if (this.#refM === undefined || this.#refM.capacity < n) {
-      this.#refM = new DotMatrix(this.dimensions, Math.ceil(n * 1.25), this.#m.simd ? {} : { simd: false });
+      this.#refM = new DotMatrix(
+        this.dimensions,
+        Math.ceil(n * 1.25),
+        this.#m.simd ? {} : { simd: false },
+      );
       this.#reference.forEach((r, i) => this.#refM?.setRow(i, r));
     } else for (let i = old; i < n; i++) this.#refM.setRow(i, this.#reference[i] as Float32Array);
     const max = new Float32Array(n);
@@ -322,7 +326,13 @@ export class Memsad {
     if (n === 0 && this.#fixed === undefined) {
       // No reference (or no history to score it against): nothing to set τ from — abstain.
       this.#cal = undefined;
-      return { mean, std, threshold: Number.POSITIVE_INFINITY, epsilon: Number.POSITIVE_INFINITY, n };
+      return {
+        mean,
+        std,
+        threshold: Number.POSITIVE_INFINITY,
+        epsilon: Number.POSITIVE_INFINITY,
+        n,
+      };
     }
     const epsilon =
       n > 0 ? std * Math.sqrt((2 * Math.log(2 / this.#delta)) / n) : Number.POSITIVE_INFINITY;
@@ -378,7 +388,10 @@ export class Memsad {
     if (n === 0) return;
     const R = this.#reference.length;
     const count = this.#count;
-    const distinct = distinctSlots(this.#rows, Array.from({ length: count }, (_, s) => s));
+    const distinct = distinctSlots(
+      this.#rows,
+      Array.from({ length: count }, (_, s) => s),
+    );
     if (distinct.length * R >= n * count) {
       for (let i = 0; i < R; i++) if (stale[i] === 1) this.#rescan(i);
       return;
@@ -557,7 +570,10 @@ export class Memsad {
  * The first of each group of slots whose rows hold bit-identical vectors, in `slots` order:
  * rows are hashed (FNV-1a over their 32-bit words) and compared word by word on a match.
  */
-function distinctSlots(rows: readonly (Float32Array | undefined)[], slots: readonly number[]): number[] {
+function distinctSlots(
+  rows: readonly (Float32Array | undefined)[],
+  slots: readonly number[],
+): number[] {
   const byHash = new Map<number, number[]>();
   const out: number[] = [];
   for (const slot of slots) {
