@@ -20,6 +20,7 @@
 import { concatBytes } from '../../core/bytes.js';
 import { MemwardenError } from '../../core/errors.js';
 import type { PgliteDb } from './db.js';
+import { RawChunks } from './raw-chunks.mjs';
 
 const utf8 = new TextEncoder();
 
@@ -110,26 +111,11 @@ export function runBinaryQuery(
  * COMMIT syncs.
  */
 export async function rawExchange(db: PgliteDb, message: Uint8Array): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
+  const chunks = new RawChunks();
   await db.runExclusive(() =>
-    db.execProtocolRawStream(message, {
-      syncToFs: false,
-      onRawData: (chunk) => {
-        chunks.push(chunk.slice()); // a view into WebAssembly memory, reused after the call
-        total += chunk.length;
-      },
-    }),
+    db.execProtocolRawStream(message, { syncToFs: false, onRawData: chunks.add }),
   );
-  if (chunks.length === 1) return chunks[0]!;
-  // Not concatBytes(...chunks): a large result can arrive in more chunks than a call takes arguments.
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.length;
-  }
-  return out;
+  return chunks.joined();
 }
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });

@@ -29,6 +29,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, protocol } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { pipelineVerdict } from './pipeline-verdict.mjs';
+import { RawChunks } from './raw-chunks.mjs';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
@@ -188,24 +189,9 @@ async function rawJoined(msg, stream, syncToFs) {
     const out = await db.execProtocolRaw(msg, { syncToFs });
     return out.slice(); // may be a view into WebAssembly memory
   }
-  /** @type {Uint8Array[]} */
-  const chunks = [];
-  let total = 0;
-  await db.execProtocolRawStream(msg, {
-    syncToFs,
-    onRawData: (c) => {
-      chunks.push(c.slice()); // a view into WebAssembly memory, reused after the call
-      total += c.length;
-    },
-  });
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.length;
-  }
-  return out;
+  const chunks = new RawChunks();
+  await db.execProtocolRawStream(msg, { syncToFs, onRawData: chunks.add });
+  return chunks.joined();
 }
 
 function rawCall(m) {
