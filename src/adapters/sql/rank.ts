@@ -39,6 +39,28 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/** `Σ v[i]²` in index order: {@link cosine}'s `nb` (and `na`) for `v`, bit for bit. */
+export function norm2(v: Float32Array): number {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) {
+    const y = v[i]!;
+    n += y * y;
+  }
+  return n;
+}
+
+/**
+ * {@link cosine}`(a, b)` with both squared norms summed beforehand ({@link norm2}): each of the
+ * three sums is accumulated in the same order either way, so the score is the same double —
+ * for ranking many rows against one query with the rows' norms kept.
+ */
+export function cosineNormed(a: Float32Array, na: number, b: Float32Array, nb: number): number {
+  if (a.length !== b.length) return cosine(a, b);
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += a[i]! * b[i]!;
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
 /** Lower-cased word tokens (letters and digits), as PostgreSQL's `simple` configuration splits them. */
 export function tokens(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];

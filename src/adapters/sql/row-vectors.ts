@@ -16,21 +16,13 @@
  * oldest first out.
  */
 
-/** A cached row vector and its squared norm (as `./rank.js` `cosine` sums it). */
+import { norm2 } from './rank.js';
+
+/** A cached row vector and its squared norm (`./rank.js` `norm2`). */
 export interface RowVector {
   readonly version: string;
   readonly vec: Float32Array;
   readonly norm2: number;
-}
-
-/** `Σ v[i]²` in index order: the `nb` of `./rank.js` `cosine`, bit for bit. */
-export function norm2(v: Float32Array): number {
-  let n = 0;
-  for (let i = 0; i < v.length; i++) {
-    const y = v[i]!;
-    n += y * y;
-  }
-  return n;
 }
 
 /** A bounded map from entry id to the vector of one row version of it. */

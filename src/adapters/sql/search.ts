@@ -19,8 +19,14 @@ import type { SearchHit, SearchQuery, StoredEntry } from '../../ports/storage.js
 import { type SqlFeatures, Where, entryCols, entryOut, live } from './entries.js';
 import type { Queryable } from './queryable.js';
 import { bytesOut } from './codec.js';
-import { checkSearchQuery, cosine, float4FromArraySend, float4Literal } from './rank.js';
-import { norm2 } from './row-vectors.js';
+import {
+  checkSearchQuery,
+  cosine,
+  cosineNormed,
+  float4FromArraySend,
+  float4Literal,
+  norm2,
+} from './rank.js';
 
 /** The tsquery of `$n`: its words OR-ed. The ' & ' separator never occurs inside a lexeme. */
 const tsQuery = (p: string): string =>
@@ -73,7 +79,7 @@ async function vectorTop(
   w.add('embedding IS NOT NULL');
   const qn = norm2(emb);
   const scored = (await candidateVectors(qr, f, w))
-    .map((c) => ({ c, s: cosineOf(emb, qn, c) }))
+    .map((c) => ({ c, s: cosineNormed(emb, qn, c.vec, c.norm2) }))
     .sort((a, b) => b.s - a.s || a.c.li - b.c.li)
     .slice(0, q.limit);
   if (scored.length === 0) return [];
@@ -149,18 +155,6 @@ async function candidateVectors(qr: Queryable, f: SqlFeatures, w: Where): Promis
     }
   }
   return out;
-}
-
-/**
- * `cosine(q, c.vec)` (`./rank.js`) with both squared norms summed beforehand: each of the
- * three sums is accumulated in the same order either way, so the score is the same double.
- */
-function cosineOf(q: Float32Array, qNorm2: number, c: Candidate): number {
-  const v = c.vec;
-  if (v.length !== q.length) return cosine(q, v);
-  let dot = 0;
-  for (let i = 0; i < q.length; i++) dot += q[i]! * v[i]!;
-  return qNorm2 === 0 || c.norm2 === 0 ? 0 : dot / Math.sqrt(qNorm2 * c.norm2);
 }
 
 async function lexicalTop(
