@@ -13,15 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import type { PgliteDb } from '../../src/adapters/pglite/db.js';
 import { PgliteWorker } from '../../src/adapters/pglite/worker.js';
-import { DATA_TABLES } from '../../src/adapters/sql/schema.js';
 import { storageConformanceCases } from '../../src/testing/storage-conformance.js';
+import { resetPglite } from './helpers-pglite.js';
 
-/** Empty every data table as the superuser (TRUNCATE is not subject to RLS). */
-export async function resetPglite(db: PgliteDb): Promise<void> {
-  await db.exec(
-    `TRUNCATE ${DATA_TABLES.join(', ')} RESTART IDENTITY; UPDATE log_head SET size = 0;`,
-  );
-}
 
 describe('PGlite backend conformance (in memory, shared instance)', () => {
   let db: PGlite;

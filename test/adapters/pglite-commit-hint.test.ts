@@ -12,13 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import type { LeafRecord, QuotaDemand, StorageBackend } from '../../src/ports/storage.js';
-import { DATA_TABLES } from '../../src/adapters/sql/schema.js';
+import { resetPglite } from './helpers-pglite.js';
 
-async function resetPglite(db: PGlite): Promise<void> {
-  await db.exec(
-    `TRUNCATE ${DATA_TABLES.join(', ')} RESTART IDENTITY; UPDATE log_head SET size = 0;`,
-  );
-}
 
 const leaf = (index: number): LeafRecord => ({
   index,

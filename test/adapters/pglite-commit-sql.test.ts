@@ -9,13 +9,13 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
-import { DATA_TABLES } from '../../src/adapters/sql/schema.js';
 import { systemRandom } from '../../src/adapters/system/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { Ledger } from '../../src/memory/ledger.js';
 import { VerifierRegistry } from '../../src/memory/registry.js';
 import type { StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
+import { resetPglite } from './helpers-pglite.js';
 
 describe('PGlite group commit: SQL transactions', () => {
   let db: PGlite;
@@ -33,9 +33,7 @@ describe('PGlite group commit: SQL transactions', () => {
     await db.close();
   });
   beforeEach(async () => {
-    await db.exec(
-      `TRUNCATE ${DATA_TABLES.join(', ')} RESTART IDENTITY; UPDATE log_head SET size = 0;`,
-    );
+    await resetPglite(db);
   });
 
   async function setup(keys = new MemoryKeySource()) {

@@ -11,7 +11,6 @@ import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import type { PgliteDb } from '../../src/adapters/pglite/db.js';
 import { pipelineVerdict } from '../../src/adapters/pglite/pipeline-verdict.mjs';
 import { PgliteWorker } from '../../src/adapters/pglite/worker.js';
-import { DATA_TABLES } from '../../src/adapters/sql/schema.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import type {
   LeafRecord,
@@ -19,6 +18,7 @@ import type {
   StorageBackend,
   StoredEntry,
 } from '../../src/ports/storage.js';
+import { resetPglite } from './helpers-pglite.js';
 
 // ---- the verdict, on hand-built backend messages ---------------------------------------------
 const msg = (type: string, body: number[] = []): number[] => {
@@ -163,9 +163,7 @@ describe.each(['in-process', 'worker'] as const)('pipelined group commit (%s PGl
     await c.close();
   });
   beforeEach(async () => {
-    await c.db.exec(
-      `TRUNCATE ${DATA_TABLES.join(', ')} RESTART IDENTITY; UPDATE log_head SET size = 0;`,
-    );
+    await resetPglite(c.db);
   });
 
   /** A group commit's staged writes: entries, their leaves, their quota. */

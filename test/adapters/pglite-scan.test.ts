@@ -21,13 +21,8 @@ import { normalised } from '../../src/adapters/sql/errors.js';
 import { enterScope, principalScope } from '../../src/adapters/sql/queryable.js';
 import type { StoredEntry } from '../../src/ports/storage.js';
 import { meta, vec } from '../../src/testing/conformance/memory-api.js';
-import { DATA_TABLES } from '../../src/adapters/sql/schema.js';
+import { resetPglite } from './helpers-pglite.js';
 
-async function resetPglite(db: PGlite): Promise<void> {
-  await db.exec(
-    `TRUNCATE ${DATA_TABLES.join(', ')} RESTART IDENTITY; UPDATE log_head SET size = 0;`,
-  );
-}
 
 describe('PGlite scanEntries (binary result rows)', () => {
   let db: PGlite;
