@@ -10,9 +10,9 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
-import { isMemwardenError } from '../../src/core/errors.js';
 import type { LeafRecord, QuotaDemand, StorageBackend } from '../../src/ports/storage.js';
 import { resetPglite } from './helpers-pglite.js';
+import { outcome } from '../helpers/outcome.js';
 
 
 const leaf = (index: number): LeafRecord => ({
@@ -32,14 +32,7 @@ const demand = (limit: number): QuotaDemand => ({
 const quotas = (b: StorageBackend, n: number, limit: number): Promise<boolean[]> =>
   b.consumeQuotas!(Array.from({ length: n }, () => demand(limit)));
 
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'OK';
-  } catch (e) {
-    return isMemwardenError(e) ? e.code : `RAW:${String(e)}`;
-  }
-}
+const code = (p: Promise<unknown>): Promise<string> => outcome(p);
 
 describe('PGlite committed-state hint', () => {
   let db: PGlite;

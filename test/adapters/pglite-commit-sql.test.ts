@@ -16,6 +16,7 @@ import { VerifierRegistry } from '../../src/memory/registry.js';
 import type { StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
 import { resetPglite } from './helpers-pglite.js';
+import { outcome } from '../helpers/outcome.js';
 
 describe('PGlite group commit: SQL transactions', () => {
   let db: PGlite;
@@ -184,14 +185,7 @@ describe('PGlite group commit: SQL transactions', () => {
   it('out-of-range integers are refused as the text path refuses them, never wrapped', { timeout: 60_000 }, async () => {
     const storage = await PgliteBackend.open({ instance: db, vectorIndex: { auto: false } });
     const [ok] = edgeEntries();
-    const code = async (p: Promise<unknown>): Promise<string> => {
-      try {
-        await p;
-        return 'OK';
-      } catch (e) {
-        return isMemwardenError(e) ? e.code : `RAW:${String(e)}`;
-      }
-    };
+    const code = (p: Promise<unknown>): Promise<string> => outcome(p);
     const huge = { ...ok!, createdAtNs: 2n ** 63n };
     // The shared text path (a direct write) and the binary commit path agree.
     const direct = await code(storage.putEntries([huge]));

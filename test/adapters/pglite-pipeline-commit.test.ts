@@ -11,7 +11,6 @@ import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import type { PgliteDb } from '../../src/adapters/pglite/db.js';
 import { pipelineVerdict } from '../../src/adapters/pglite/pipeline-verdict.mjs';
 import { PgliteWorker } from '../../src/adapters/pglite/worker.js';
-import { isMemwardenError } from '../../src/core/errors.js';
 import type {
   LeafRecord,
   QuotaDemand,
@@ -19,6 +18,7 @@ import type {
   StoredEntry,
 } from '../../src/ports/storage.js';
 import { resetPglite } from './helpers-pglite.js';
+import { outcome } from '../helpers/outcome.js';
 
 // ---- the verdict, on hand-built backend messages ---------------------------------------------
 const msg = (type: string, body: number[] = []): number[] => {
@@ -114,14 +114,7 @@ const entry = (index: number, id = `e-${index}`): StoredEntry => ({
 const demands = (n: number, limit: number, principal = 'user:a'): QuotaDemand[] =>
   Array.from({ length: n }, () => ({ principal, tier: 'USER_OBSERVED', dayKey: D, limit }));
 
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'OK';
-  } catch (e) {
-    return isMemwardenError(e) ? `${e.code}: ${e.message}` : `RAW:${String(e)}`;
-  }
-}
+const code = (p: Promise<unknown>): Promise<string> => outcome(p, true);
 
 interface Counted {
   db: PgliteDb;

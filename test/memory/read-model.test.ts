@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
-import { MemwardenError, isMemwardenError } from '../../src/core/errors.js';
+import { MemwardenError } from '../../src/core/errors.js';
 import { Ledger } from '../../src/memory/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
 import { type ReadModel, readModelOf, withReadModel } from '../../src/memory/read-model.js';
@@ -21,6 +21,7 @@ import { auditStore } from '../../src/memory/store-audit.js';
 import { Memory as Memory_ } from '../../src/open.js';
 import type { RootStorage, SearchQuery, StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
+import { outcome } from '../helpers/outcome.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -117,14 +118,7 @@ async function both(s: Setup, principal: string, text: string, limit = 50) {
   return { model: m?.map((h) => h.entry.id), db: d.map((h) => h.entry.id) };
 }
 
-const code = async (p: Promise<unknown>): Promise<string> => {
-  try {
-    await p;
-    return 'OK';
-  } catch (e) {
-    return isMemwardenError(e) ? e.code : `RAW:${String(e)}`;
-  }
-};
+const code = (p: Promise<unknown>): Promise<string> => outcome(p);
 
 for (const backend of ['memory', 'pglite'] as const) {
   describe(`read model on ${backend}`, () => {
