@@ -14,8 +14,8 @@ import {
 import { signerFromSeed, generateKeyPair } from '../dist/core/crypto/ed25519.js';
 import { leafHash } from '../dist/core/merkle/hash.js';
 import { verifyInclusion } from '../dist/core/merkle/index.js';
-import { Ledger } from '../dist/memory/ledger.js';
-import { MerkleLog } from '../dist/memory/log.js';
+import { Ledger } from '../dist/memory/log/ledger.js';
+import { MerkleLog } from '../dist/memory/log/log.js';
 import { MemoryKeySource } from '../dist/testing/doubles.js';
 import { measureAsyncUs, measureUs, round } from './lib.mjs';
 

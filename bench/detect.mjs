@@ -14,10 +14,10 @@
  * likely to become a reference's max as any other.)
  */
 import { Memsad } from '../dist/core/detect/index.js';
-import { DetectionPipeline } from '../dist/memory/detect.js';
-import { AutoDetection } from '../dist/memory/calibration.js';
+import { DetectionPipeline } from '../dist/memory/detect/pipeline.js';
+import { AutoDetection } from '../dist/memory/detect/calibration.js';
 import { MemoryContext } from '../dist/memory/context.js';
-import { Ledger } from '../dist/memory/ledger.js';
+import { Ledger } from '../dist/memory/log/ledger.js';
 import { Memory } from '../dist/memory/memory.js';
 import { retentionConfig } from '../dist/memory/config.js';
 import { noopMetrics } from '../dist/ports/metrics.js';

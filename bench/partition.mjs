@@ -31,9 +31,9 @@ import { PgliteBackend } from '../dist/adapters/pglite/index.js';
 import { KeyFileSource } from '../dist/adapters/keyfile/keyfile.js';
 import { systemClock, systemRandom } from '../dist/adapters/system/index.js';
 import { createVectorIndex } from '../dist/core/vector/index.js';
-import { Ledger } from '../dist/memory/ledger.js';
+import { Ledger } from '../dist/memory/log/ledger.js';
 import { Memory } from '../dist/memory/memory.js';
-import { readModelOf, withReadModel } from '../dist/memory/read-model.js';
+import { readModelOf, withReadModel } from '../dist/memory/read/read-model.js';
 import { round } from './lib.mjs';
 import { buildStore, dataset } from './store.mjs';
 

@@ -8,7 +8,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { MacKeyring } from '../dist/core/crypto/hmac.js';
 import { SeededWords, certificate } from '../dist/core/smsr/index.js';
-import { SmoothedRetrieval } from '../dist/memory/smsr.js';
+import { SmoothedRetrieval } from '../dist/memory/read/smsr.js';
 import { measureAsyncUs, measureUs, round } from './lib.mjs';
 
 /**

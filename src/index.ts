@@ -60,7 +60,7 @@ export {
   type LedgerOptions,
   type Receipt,
   type Verification,
-} from './memory/ledger.js';
+} from './memory/log/ledger.js';
 export type {
   CheckpointView,
   ConsistencyProofView,
@@ -90,7 +90,7 @@ export {
   type PolicyDocument,
   type Verdict,
 } from './core/gate/index.js';
-export { DEFAULT_POLICY } from './memory/default-policy.js';
+export { DEFAULT_POLICY } from './memory/action/default-policy.js';
 export {
   CoarseAttribution,
   DEFAULT_LINEAGE_OPTIONS,
@@ -116,8 +116,8 @@ export {
   macVerifiedRetriever,
   type SmoothedAnswer,
   type SmsrOptions,
-} from './memory/smsr.js';
-export { DetectionPipeline, type DetectionConfig, verdictOf } from './memory/detect.js';
-export type { AutoDetectionOptions } from './memory/calibration.js';
-export { GraphMemory } from './memory/graph.js';
-export { KnowledgeGraphTools } from './memory/graph-mcp.js';
+} from './memory/read/smsr.js';
+export { DetectionPipeline, type DetectionConfig, verdictOf } from './memory/detect/pipeline.js';
+export type { AutoDetectionOptions } from './memory/detect/calibration.js';
+export { GraphMemory } from './memory/graph/graph.js';
+export { KnowledgeGraphTools } from './memory/graph/knowledge-graph.js';

@@ -21,14 +21,14 @@ import type { KeySource } from './ports/keysource.js';
 import type { MetricsSink } from './ports/metrics.js';
 import type { RootStorage } from './ports/storage.js';
 import { retentionConfig } from './memory/config.js';
-import { Ledger } from './memory/ledger.js';
+import { Ledger } from './memory/log/ledger.js';
 import { Memory as MemoryCore } from './memory/memory.js';
-import { type ReadModelOptions, withReadModel } from './memory/read-model.js';
-import type { WriteScreen } from './memory/screen.js';
-import { DetectionPipeline } from './memory/detect.js';
-import type { AutoDetectionOptions } from './memory/calibration.js';
+import { type ReadModelOptions, withReadModel } from './memory/read/read-model.js';
+import type { WriteScreen } from './memory/detect/screen.js';
+import { DetectionPipeline } from './memory/detect/pipeline.js';
+import type { AutoDetectionOptions } from './memory/detect/calibration.js';
 import type { LlmProvider } from './ports/llm.js';
-import type { AttributionSpec } from './memory/lineage.js';
+import type { AttributionSpec } from './memory/write/lineage.js';
 import type { LineageOptions } from './core/lineage/index.js';
 
 export interface OpenOptions {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { DeterministicEmbedder, LocalMiniLmEmbedder } from '../adapters/embeddings/index.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
-import { AUDIT_CHECKS, type StoreAuditReport, auditStore } from '../memory/store-audit.js';
+import { AUDIT_CHECKS, type StoreAuditReport, auditStore } from '../memory/log/store-audit.js';
 import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { printJson } from './format.js';
 

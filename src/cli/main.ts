@@ -9,7 +9,7 @@ import { toBase64 } from '../core/bytes.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { formatVerifierKey, parseCheckpoint, parseNote } from '../core/merkle/index.js';
 import { PrincipalKinds, SourceTiers, type PrincipalKind, type SourceTier } from '../core/trust.js';
-import type { Ledger } from '../memory/ledger.js';
+import type { Ledger } from '../memory/log/ledger.js';
 import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { entryJson, printJson } from './format.js';
 import { serve } from './serve.js';

@@ -18,7 +18,7 @@ import { createInterface } from 'node:readline';
 import { type Command, Option } from 'commander';
 import { DeterministicEmbedder, LocalMiniLmEmbedder } from '../adapters/embeddings/index.js';
 import { SourceTiers, type SourceTier } from '../core/trust.js';
-import { DetectionPipeline, type Verdict, verdictOf } from '../memory/detect.js';
+import { DetectionPipeline, type Verdict, verdictOf } from '../memory/detect/pipeline.js';
 import type { Embedder } from '../ports/embedder.js';
 
 export interface ScanOptions {

@@ -19,9 +19,9 @@ import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { renderSegments } from '../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../core/trust.js';
 import type { HistoryEvent, MemoryApi, MemoryRecord, SearchResult } from '../memory/api.js';
-import { GraphMemory, type WriteContext } from '../memory/graph.js';
-import { KG_TOOL_SCHEMAS, KnowledgeGraphTools } from '../memory/graph-mcp.js';
-import type { Ledger } from '../memory/ledger.js';
+import { GraphMemory, type WriteContext } from '../memory/graph/graph.js';
+import { KG_TOOL_SCHEMAS, KnowledgeGraphTools } from '../memory/graph/knowledge-graph.js';
+import type { Ledger } from '../memory/log/ledger.js';
 import { MCP_TOOLS, MEMORY_TOOL_NAMES, type MemoryToolName } from './tools.js';
 
 /** What the MCP server needs of a memory (`Memory.open()` returns one). */

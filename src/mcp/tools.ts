@@ -10,7 +10,7 @@
  * `INPUT_INVALID`), whatever the client did with the schemas.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { KG_TOOL_SCHEMAS, type KgToolName } from '../memory/graph-mcp.js';
+import { KG_TOOL_SCHEMAS, type KgToolName } from '../memory/graph/knowledge-graph.js';
 
 const str = { type: 'string' } as const;
 const strs = { type: 'array', items: str } as const;

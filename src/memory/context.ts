@@ -11,8 +11,8 @@ import type { Clock, RandomSource } from '../ports/clock.js';
 import type { MetricsSink } from '../ports/metrics.js';
 import type { JsonValue, RootStorage, StorageBackend } from '../ports/storage.js';
 import type { RetentionConfig } from './config.js';
-import type { Ledger } from './ledger.js';
-import type { ReadModel } from './read-model.js';
+import type { Ledger } from './log/ledger.js';
+import type { ReadModel } from './read/read-model.js';
 
 export type AuditDetails = { readonly [k: string]: JsonValue };
 

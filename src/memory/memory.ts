@@ -18,10 +18,10 @@ import type { Embedder } from '../ports/embedder.js';
 import { type MetricsSink, noopMetrics } from '../ports/metrics.js';
 import type { RootStorage, StorageBackend, StoredEntry } from '../ports/storage.js';
 import type { LineageOptions } from '../core/lineage/index.js';
-import { ActionChecker, gateFor } from './actions.js';
+import { ActionChecker, gateFor } from './action/actions.js';
 import { formatVerifierKey } from '../core/merkle/index.js';
 import { MemwardenError } from '../core/errors.js';
-import { gateDecisions, lineageOf } from './inspect.js';
+import { gateDecisions, lineageOf } from './read/inspect.js';
 import type {
   ActionVerdict,
   AddOptions,
@@ -42,20 +42,20 @@ import type {
 } from './api.js';
 import { type RetentionConfig, retentionConfig } from './config.js';
 import { MemoryContext } from './context.js';
-import type { Ledger } from './ledger.js';
-import { type WriteScreen, MarkerScreen } from './screen.js';
-import { SearchEngine } from './search.js';
+import type { Ledger } from './log/ledger.js';
+import { type WriteScreen, MarkerScreen } from './detect/screen.js';
+import { SearchEngine } from './read/search.js';
 import type { LlmProvider } from '../ports/llm.js';
-import type { DetectionPipeline } from './detect.js';
-import { SharedDetection, callerVector } from './write.js';
-import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './calibration.js';
-import { type AttributionSpec, LineageWriter, lineageConfig } from './lineage.js';
-import { consistencyProof, currentCheckpoint, inclusionProof } from './proofs.js';
-import { Principals } from './principals.js';
-import { readModelOf } from './read-model.js';
-import { ReviewQueue } from './reviews.js';
-import { Versions } from './versions.js';
-import { WritePath } from './write-path.js';
+import type { DetectionPipeline } from './detect/pipeline.js';
+import { SharedDetection, callerVector } from './write/write.js';
+import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './detect/calibration.js';
+import { type AttributionSpec, LineageWriter, lineageConfig } from './write/lineage.js';
+import { consistencyProof, currentCheckpoint, inclusionProof } from './log/proofs.js';
+import { Principals } from './identity/principals.js';
+import { readModelOf } from './read/read-model.js';
+import { ReviewQueue } from './write/reviews.js';
+import { Versions } from './write/versions.js';
+import { WritePath } from './write/write-path.js';
 
 export interface MemoryOptions {
   readonly ledger: Ledger;

@@ -13,7 +13,7 @@ import type {
   SearchOptions,
   SearchResult,
 } from '../memory/api.js';
-import { memoryRecordJson } from '../memory/records.js';
+import { memoryRecordJson } from '../memory/read/records.js';
 import type { MetricsSink } from './metrics.js';
 import { assertContentSize, defined, readId, readJson, readQuery } from './request.js';
 import {

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { PgBackend } from '../../src/adapters/pg/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
 

@@ -11,7 +11,7 @@ import { PgBackend } from '../../src/adapters/pg/index.js';
 import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { verifyConsistency, verifyInclusion } from '../../src/core/merkle/index.js';
-import { Ledger, type Receipt } from '../../src/memory/ledger.js';
+import { Ledger, type Receipt } from '../../src/memory/log/ledger.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
 
 const url = process.env.MEMWARDEN_TEST_DATABASE_URL;

@@ -21,7 +21,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromBase64 } from '../../src/core/bytes.js';
 import { verifyConsistency } from '../../src/core/merkle/index.js';
-import { auditStore } from '../../src/memory/store-audit.js';
+import { auditStore } from '../../src/memory/log/store-audit.js';
 import { Memory } from '../../src/open.js';
 import { mulberry32 } from '../../src/core/prng.js';
 

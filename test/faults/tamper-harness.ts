@@ -17,9 +17,9 @@ import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { fromHex, toHex } from '../../src/core/bytes.js';
 import { decodeSignedEntry, encodeSignedEntry } from '../../src/core/entry/index.js';
 import type { SignedEntry } from '../../src/core/entry/index.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
-import { type StoreAuditReport, auditStore } from '../../src/memory/store-audit.js';
+import { type StoreAuditReport, auditStore } from '../../src/memory/log/store-audit.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 
 /** Raw access to the database, bypassing memwarden (superuser or owner with RLS off). */

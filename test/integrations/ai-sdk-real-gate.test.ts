@@ -17,7 +17,7 @@ import {
   memwardenToolApproval,
   wrapToolsWithGate,
 } from '../../src/integrations/ai-sdk/index.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 import { type MockChatRequest, type MockOpenAiServer, startMockOpenAiServer } from '../../src/testing/llm/index.js';

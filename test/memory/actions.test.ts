@@ -9,7 +9,7 @@ import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { parseSegments, renderSegments } from '../../src/core/render/sentinel.js';
 import { strictLineageOptions } from '../../src/core/lineage/index.js';
-import { DEFAULT_POLICY } from '../../src/memory/default-policy.js';
+import { DEFAULT_POLICY } from '../../src/memory/action/default-policy.js';
 import { type Memory, type MemoryOptions } from '../../src/memory/memory.js';
 
 const cleanups: (() => Promise<void>)[] = [];

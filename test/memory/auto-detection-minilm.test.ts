@@ -12,13 +12,13 @@ import { EmbeddingCache } from '../../src/adapters/embeddings/cache.js';
 import { LocalMiniLmEmbedder } from '../../src/adapters/embeddings/local-minilm.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { cosineSim } from '../../src/core/detect/index.js';
-import { GENERIC_BENIGN_REFERENCE } from '../../src/memory/benign-reference.js';
-import { BUNDLED_VECTORS } from '../../src/memory/benign-vectors.js';
-import { type AutoDetectionOptions, dequantize, fingerprint } from '../../src/memory/calibration.js';
-import { DEFAULT_PROBES } from '../../src/memory/detect.js';
+import { GENERIC_BENIGN_REFERENCE } from '../../src/memory/detect/benign-reference.js';
+import { BUNDLED_VECTORS } from '../../src/memory/detect/benign-vectors.js';
+import { type AutoDetectionOptions, dequantize, fingerprint } from '../../src/memory/detect/calibration.js';
+import { DEFAULT_PROBES } from '../../src/memory/detect/pipeline.js';
 import { fromBase64 } from '../../src/core/bytes.js';
 import { retentionConfig } from '../../src/memory/config.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 

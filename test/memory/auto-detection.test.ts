@@ -14,11 +14,11 @@ import { DeterministicEmbedder } from '../../src/adapters/embeddings/determinist
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { cosineSim } from '../../src/core/detect/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
-import { AutoDetection, dequantize, quantize } from '../../src/memory/calibration.js';
+import { AutoDetection, dequantize, quantize } from '../../src/memory/detect/calibration.js';
 import { retentionConfig } from '../../src/memory/config.js';
 import { MemoryContext } from '../../src/memory/context.js';
-import { DetectionPipeline } from '../../src/memory/detect.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { DetectionPipeline } from '../../src/memory/detect/pipeline.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
 import { noopMetrics } from '../../src/ports/metrics.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
@@ -424,7 +424,7 @@ describe('AutoDetection: incremental calibration equals a full one (differential
   it('after any sequence of growth steps, every threshold equals DetectionPipeline.calibrate on the same reference', async () => {
     const { fresh, alice, embedder } = await setup();
     const probes = await embedder.embed([...new DetectionPipeline(embedder).probes]);
-    const { GENERIC_BENIGN_REFERENCE } = await import('../../src/memory/benign-reference.js');
+    const { GENERIC_BENIGN_REFERENCE } = await import('../../src/memory/detect/benign-reference.js');
     const generic = await embedder.embed([...GENERIC_BENIGN_REFERENCE]);
     const history = await embedder.embed(['which folder holds the red item', 'invoice for the supplier', 'garden plan']);
     const vocabulary = ['red', 'folder', 'invoice', 'supplier', 'garden', 'water', 'key', '{"a":1}', 'Über', 'note', '42', 'è'];

@@ -1,7 +1,7 @@
 /** The one real-model test of the detection pipeline: all-MiniLM-L6-v2, a handful of texts. */
 import { describe, expect, it } from 'vitest';
 import { LocalMiniLmEmbedder } from '../../src/adapters/embeddings/local-minilm.js';
-import { DetectionPipeline } from '../../src/memory/detect.js';
+import { DetectionPipeline } from '../../src/memory/detect/pipeline.js';
 
 describe('DetectionPipeline with the real MiniLM model', () => {
   it('MemSAD flags a passage aimed at the recent queries and passes unrelated benign facts', async () => {

@@ -17,7 +17,7 @@ import {
   lexicalOverlap,
 } from '../../src/core/detect/index.js';
 import { SourceTiers, type SourceTier } from '../../src/core/trust.js';
-import { DetectionPipeline } from '../../src/memory/detect.js';
+import { DetectionPipeline } from '../../src/memory/detect/pipeline.js';
 
 const PIECES = [
   'the blue folder is in the cabinet',

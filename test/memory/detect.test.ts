@@ -8,7 +8,7 @@ import {
   parseFacts,
   requiresExtraction,
   verdictOf,
-} from '../../src/memory/detect.js';
+} from '../../src/memory/detect/pipeline.js';
 
 const BENIGN = Array.from(
   { length: 120 },

@@ -8,8 +8,8 @@ import { DeterministicEmbedder } from '../../src/adapters/embeddings/determinist
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { retentionConfig } from '../../src/memory/config.js';
-import { DetectionPipeline } from '../../src/memory/detect.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { DetectionPipeline } from '../../src/memory/detect/pipeline.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
 import type { LlmProvider } from '../../src/ports/llm.js';
 import { type MetricsSink, noopMetrics } from '../../src/ports/metrics.js';

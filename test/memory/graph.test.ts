@@ -2,15 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
 import { isMemwardenError } from '../../src/core/errors.js';
-import { DeterministicExtractor, LlmExtractor } from '../../src/memory/graph-extract.js';
-import { KG_TOOL_NAMES, KnowledgeGraphTools } from '../../src/memory/graph-mcp.js';
+import { DeterministicExtractor, LlmExtractor } from '../../src/memory/graph/extract.js';
+import { KG_TOOL_NAMES, KnowledgeGraphTools } from '../../src/memory/graph/knowledge-graph.js';
 import {
   GRAPH_KIND,
   canonicalJson,
   safeDecodeGraphObject,
-} from '../../src/memory/graph-objects.js';
-import { GraphMemory } from '../../src/memory/graph.js';
-import { Ledger } from '../../src/memory/ledger.js';
+} from '../../src/memory/graph/objects.js';
+import { GraphMemory } from '../../src/memory/graph/graph.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import type { LlmProvider } from '../../src/ports/llm.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';

@@ -5,7 +5,7 @@
  * embedder. `extra`: further `Memory` options (retention, lineage, policy, detection …).
  */
 import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import { Memory, type MemoryOptions } from '../../src/memory/memory.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { RootStorage } from '../../src/ports/storage.js';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { verifyConsistency, verifyInclusion } from '../../src/core/merkle/index.js';
-import { Ledger, type Receipt } from '../../src/memory/ledger.js';
+import { Ledger, type Receipt } from '../../src/memory/log/ledger.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
 

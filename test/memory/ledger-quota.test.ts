@@ -15,9 +15,9 @@ import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { dayKey, retentionConfig } from '../../src/memory/config.js';
-import { Ledger, type Receipt } from '../../src/memory/ledger.js';
+import { Ledger, type Receipt } from '../../src/memory/log/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
-import { auditStore } from '../../src/memory/store-audit.js';
+import { auditStore } from '../../src/memory/log/store-audit.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
 

@@ -14,7 +14,7 @@ import {
 } from '../../src/core/entry/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { parseCheckpoint, verifyCheckpoint, verifyInclusion } from '../../src/core/merkle/index.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import type { StorageBackend, StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 

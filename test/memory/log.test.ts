@@ -10,7 +10,7 @@ import { verifyCheckpoint } from '../../src/core/merkle/checkpoint.js';
 import { leafHash } from '../../src/core/merkle/hash.js';
 import { consistencyPlan, inclusionPlan, planRefs } from '../../src/core/merkle/plan.js';
 import { verifyConsistency, verifyInclusion } from '../../src/core/merkle/verify.js';
-import { MerkleLog, type LogLeafInput } from '../../src/memory/log.js';
+import { MerkleLog, type LogLeafInput } from '../../src/memory/log/log.js';
 import { mth, path, proof } from '../core/merkle/naive.js';
 import { testLeaves } from '../core/merkle/fixtures.js';
 import { FakeLogStore } from './helpers-logstore.js';

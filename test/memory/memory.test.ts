@@ -11,7 +11,7 @@ import { leafHash, verifyInclusion } from '../../src/core/merkle/index.js';
 import { parseSegments } from '../../src/core/render/sentinel.js';
 import { retentionConfig } from '../../src/memory/config.js';
 import { type Memory } from '../../src/memory/memory.js';
-import { withReadModel } from '../../src/memory/read-model.js';
+import { withReadModel } from '../../src/memory/read/read-model.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 
 // With the read model (ADR 0018; `Memory.open`'s default on these exclusive backends), and the

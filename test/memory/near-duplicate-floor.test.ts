@@ -11,8 +11,8 @@ import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { cosine } from '../../src/core/smsr/near-duplicate.js';
 import { createVectorIndex } from '../../src/core/vector/index.js';
 import { retentionConfig } from '../../src/memory/config.js';
-import { type ReadModel, readModelOf, withReadModel } from '../../src/memory/read-model.js';
-import { findNearDuplicate, indexScoreSlack } from '../../src/memory/write.js';
+import { type ReadModel, readModelOf, withReadModel } from '../../src/memory/read/read-model.js';
+import { findNearDuplicate, indexScoreSlack } from '../../src/memory/write/write.js';
 import { rng } from '../core/vector/reference.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -14,7 +14,7 @@ import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { MemwardenError, isMemwardenError } from '../../src/core/errors.js';
 import type { SourceTier } from '../../src/core/trust.js';
 import { type Memory } from '../../src/memory/memory.js';
-import { readModelOf, withReadModel } from '../../src/memory/read-model.js';
+import { readModelOf, withReadModel } from '../../src/memory/read/read-model.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 

@@ -14,10 +14,10 @@ import { DeterministicEmbedder } from '../../src/adapters/embeddings/determinist
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { MemwardenError } from '../../src/core/errors.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import { Memory } from '../../src/memory/memory.js';
-import { type ReadModel, readModelOf, withReadModel } from '../../src/memory/read-model.js';
-import { auditStore } from '../../src/memory/store-audit.js';
+import { type ReadModel, readModelOf, withReadModel } from '../../src/memory/read/read-model.js';
+import { auditStore } from '../../src/memory/log/store-audit.js';
 import { Memory as Memory_ } from '../../src/open.js';
 import type { RootStorage, SearchQuery, StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';

@@ -9,8 +9,8 @@ import { testMemory } from './helpers-memory.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import type { MemoryRecord, SearchResult } from '../../src/memory/api.js';
 import { retentionConfig } from '../../src/memory/config.js';
-import { withReadModel } from '../../src/memory/read-model.js';
-import { memoryRecordJson, toMemoryRecord } from '../../src/memory/records.js';
+import { withReadModel } from '../../src/memory/read/read-model.js';
+import { memoryRecordJson, toMemoryRecord } from '../../src/memory/read/records.js';
 import { searchJson } from '../../src/server/routes.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nsToIso } from '../../src/memory/records.js';
+import { nsToIso } from '../../src/memory/read/records.js';
 
 const reference = (ns: bigint): string => new Date(Number(ns / 1_000_000n)).toISOString();
 const MAX_NS = 8_640_000_000_000_000n * 1_000_000n; // a Date's range, in ns

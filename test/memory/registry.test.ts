@@ -6,7 +6,7 @@ import {
   type Ed25519Signer,
 } from '../../src/core/crypto/ed25519.js';
 import { keyIdFor, principalIdFor } from '../../src/core/crypto/ids.js';
-import { rotationStatement, VerifierRegistry } from '../../src/memory/registry.js';
+import { rotationStatement, VerifierRegistry } from '../../src/memory/identity/registry.js';
 import { FakeClock, FakeRegistryStore } from './helpers-registrystore.js';
 
 async function codeOf(p: Promise<unknown>): Promise<string | undefined> {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
-import { Ledger } from '../../src/memory/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 
@@ -97,7 +97,7 @@ describe('SMSR component 1: MAC key rotation and retirement', () => {
 
 describe('component 1 in front of component 2', () => {
   it('macVerifiedRetriever admits only MAC-verified rows, with content from the signed bytes', async () => {
-    const { macVerifiedRetriever } = await import('../../src/memory/smsr.js');
+    const { macVerifiedRetriever } = await import('../../src/memory/read/smsr.js');
     const l = await openLedger('retriever');
     const other = await openLedger('other-host');
     const alice = await l.registerPrincipal('user', 'alice');

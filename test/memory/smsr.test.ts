@@ -8,7 +8,7 @@ import {
   parseVerdict,
   wordsFromRandomSource,
   type SmsrCandidate,
-} from '../../src/memory/smsr.js';
+} from '../../src/memory/read/smsr.js';
 import { SeededRandom } from '../../src/testing/doubles.js';
 import { ScriptedModel } from '../../src/testing/llm/index.js';
 

@@ -20,8 +20,8 @@ import {
 } from '../../src/core/entry/index.js';
 import { keyCode } from '../../src/core/codec/wire.js';
 import { leafHash } from '../../src/core/merkle/index.js';
-import { Ledger, type Verification } from '../../src/memory/ledger.js';
-import { VerifiedLeaves } from '../../src/memory/verified-leaves.js';
+import { Ledger, type Verification } from '../../src/memory/log/ledger.js';
+import { VerifiedLeaves } from '../../src/memory/log/verified-leaves.js';
 import type { StorageBackend, StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 

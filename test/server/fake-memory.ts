@@ -6,7 +6,7 @@
 import { MemwardenError } from '../../src/core/errors.js';
 import type { SourceTier } from '../../src/core/trust.js';
 import { Gate } from '../../src/core/gate/index.js';
-import { DEFAULT_POLICY } from '../../src/memory/default-policy.js';
+import { DEFAULT_POLICY } from '../../src/memory/action/default-policy.js';
 import type {
   ActionVerdict,
   CheckActionInput,

@@ -25,10 +25,10 @@ import {
   sameSet,
 } from '../../core/graph/index.js';
 import type { Authority } from '../../core/trust.js';
-import { DeterministicExtractor } from '../../memory/graph-extract.js';
-import { canonicalJson } from '../../memory/graph-objects.js';
-import { GraphMemory, type WriteContext } from '../../memory/graph.js';
-import { Ledger } from '../../memory/ledger.js';
+import { DeterministicExtractor } from '../../memory/graph/extract.js';
+import { canonicalJson } from '../../memory/graph/objects.js';
+import { GraphMemory, type WriteContext } from '../../memory/graph/graph.js';
+import { Ledger } from '../../memory/log/ledger.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
 import { ATTACK_ARMS, type AttackArm, type AttackInput, planAttack } from './attacks.js';
 import { type Corpus, type Question, generateCorpus } from './corpus.js';

@@ -23,8 +23,8 @@ import {
   meanStd,
   validate,
 } from '../../core/detect/index.js';
-import { DEFAULT_PROBES } from '../../memory/detect.js';
-import { DEFAULT_PLUS_GATE } from '../../memory/calibration.js';
+import { DEFAULT_PROBES } from '../../memory/detect/pipeline.js';
+import { DEFAULT_PLUS_GATE } from '../../memory/detect/calibration.js';
 import type { Embedder } from '../../ports/embedder.js';
 import {
   type AttackSet,

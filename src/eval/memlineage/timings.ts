@@ -13,9 +13,9 @@ import { Gate } from '../../core/gate/index.js';
 import { DEFAULT_LINEAGE_OPTIONS, propagate, type ParentEdge } from '../../core/lineage/index.js';
 import { leafHash, verifyInclusion } from '../../core/merkle/index.js';
 import { renderSegments } from '../../core/render/sentinel.js';
-import { DEFAULT_POLICY } from '../../memory/default-policy.js';
-import { Ledger } from '../../memory/ledger.js';
-import { MerkleLog } from '../../memory/log.js';
+import { DEFAULT_POLICY } from '../../memory/action/default-policy.js';
+import { Ledger } from '../../memory/log/ledger.js';
+import { MerkleLog } from '../../memory/log/log.js';
 import { MemoryKeySource } from '../../testing/doubles.js';
 
 /** One row of perf_baseline.csv. */

@@ -26,7 +26,7 @@ import {
 } from '../../core/lineage/index.js';
 import { renderSegments, type SegmentInput } from '../../core/render/sentinel.js';
 import { effectiveAuthority, type SourceTier, type TrustLabel } from '../../core/trust.js';
-import { Ledger } from '../../memory/ledger.js';
+import { Ledger } from '../../memory/log/ledger.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
 import type { Profile } from './profiles.js';
 

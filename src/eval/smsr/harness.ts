@@ -29,7 +29,7 @@ import {
   llmGenerator,
   llmJudge,
   type SmsrCandidate,
-} from '../../memory/smsr.js';
+} from '../../memory/read/smsr.js';
 import type { LlmProvider } from '../../ports/llm.js';
 import { ScriptedModel } from '../../testing/llm/scripted.js';
 import {

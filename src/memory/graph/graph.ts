@@ -1,0 +1,517 @@
+/**
+ * @module memory/graph/graph
+ * Graph memory over the provenance ledger (issue 8; AuthSelect §4–§5). Passages are ledger
+ * entries of kind `passage`; entities, observations, relations, extractions, synonym links and
+ * deletions are signed entries of kind `graph` (`memory/graph-objects`). No storage change: the
+ * graph is a fold over verified entries, held in a `core/graph` index that keeps the full view G
+ * and the authenticated view G_A side by side and is updated incrementally on every write.
+ *
+ * Integrity:
+ * - an object's integrity is that of its own write — the entry's effective authority (tier and
+ *   label, `core/trust`) — never its endpoints' (Definition 1);
+ * - derived objects (an extraction from a passage, a synonym link over two entities) take the
+ *   minimum over their derivation closure: the write itself and every parent (min-inheritance);
+ * - an entry that fails verification never enters the graph; a deletion needs at least the
+ *   authority of what it deletes (a U principal cannot remove authenticated structure).
+ *
+ * Selection is HippoRAG2's: seeds are the known entities a query mentions, passages ranked by
+ * their own PPR mass; `select` returns the full-view selection and its AuthSelect replay, and
+ * `decide` routes a divergence through the gate (`decideByAuthority`, §5.2).
+ */
+import {
+  type AuthorityDecisionOptions,
+  type Verdict,
+  decideByAuthority,
+} from '../../core/gate/index.js';
+import {
+  type AuthSelectResult,
+  GraphIndex,
+  type PprOptions,
+  authSelectPpr,
+  divergenceAuthority,
+} from '../../core/graph/index.js';
+import { MemwardenError } from '../../core/errors.js';
+import {
+  type Authority,
+  type SourceTier,
+  authorityRank,
+  effectiveAuthority,
+  meetAuthority,
+} from '../../core/trust.js';
+import type { Embedder } from '../../ports/embedder.js';
+import type { StoredEntry } from '../../ports/storage.js';
+import type { Extractor } from './extract.js';
+import { proposeMerges } from './merge.js';
+import {
+  GRAPH_KIND,
+  type GraphObject,
+  PASSAGE_KIND,
+  encodeGraphObject,
+  relationKey,
+  safeDecodeGraphObject,
+} from './objects.js';
+import type { Ledger } from '../log/ledger.js';
+
+/** Provenance every graph object carries. */
+export interface Provenance {
+  readonly entryId: string;
+  readonly writer: string;
+  readonly tier: SourceTier;
+  /** Minimum over the write and its derivation closure. */
+  readonly authority: Authority;
+}
+
+export interface EntityState {
+  readonly name: string;
+  readonly entityType: string;
+  readonly observations: { readonly text: string; readonly provenance: Provenance }[];
+  readonly provenance: Provenance;
+}
+
+export interface RelationState {
+  readonly from: string;
+  readonly to: string;
+  readonly relationType: string;
+  readonly weight: number;
+  readonly provenance: Provenance;
+}
+
+export interface PassageState {
+  readonly id: string;
+  readonly content: string;
+  readonly provenance: Provenance;
+}
+
+/** Who writes, through which channel. */
+export interface WriteContext {
+  readonly principal: string;
+  readonly tier: SourceTier;
+}
+
+export interface GraphMemoryOptions {
+  readonly ledger: Ledger;
+  readonly extractor?: Extractor;
+  readonly embedder?: Embedder;
+  /** Synonymy threshold (AuthSelect Table VIII: 0.8). */
+  readonly mergeThreshold?: number;
+  readonly ppr?: PprOptions;
+  /**
+   * Which stored entries this graph folds (default: all — one deployment-wide graph). A graph
+   * served to one principal must fold only what that principal may read: its own entries and
+   * OPERATOR ones (the MCP server passes exactly that).
+   */
+  readonly visible?: (entry: { readonly owner: string; readonly tier: SourceTier }) => boolean;
+}
+
+export interface GraphSelection extends AuthSelectResult {
+  /** Passage entry ids selected on G and on G_A. */
+  readonly fullIds: readonly string[];
+  readonly authIds: readonly string[];
+  /** The authority the full-view selection carries into the gate. */
+  readonly authority: Authority;
+  readonly seeds: readonly string[];
+}
+
+const entityNode = (name: string): string => `entity:${name}`;
+const passageNode = (id: string): string => `passage:${id}`;
+
+export class GraphMemory {
+  readonly index = new GraphIndex();
+  private readonly entities = new Map<string, EntityState>();
+  private readonly relations = new Map<string, RelationState>();
+  private readonly passages = new Map<string, PassageState>();
+  /** entry id → authority, for every graph/passage entry folded so far (derivation closure). */
+  private readonly authorityOf = new Map<string, Authority>();
+  private lastLeaf = -1;
+
+  private constructor(private readonly opts: GraphMemoryOptions) {}
+
+  /** Open over a ledger and fold every verified graph and passage entry already in it. */
+  static async open(opts: GraphMemoryOptions): Promise<GraphMemory> {
+    const g = new GraphMemory(opts);
+    await g.refresh();
+    return g;
+  }
+
+  /** Fold entries appended since the last refresh (in log order), verifying each. */
+  async refresh(): Promise<number> {
+    let folded = 0;
+    for (;;) {
+      const batch = await this.opts.ledger.storage.listEntries({
+        afterLeafIndex: this.lastLeaf,
+        limit: 1000,
+      });
+      if (batch.length === 0) return folded;
+      for (const s of batch) {
+        this.lastLeaf = Math.max(this.lastLeaf, s.leafIndex);
+        if (s.kind !== GRAPH_KIND && s.kind !== PASSAGE_KIND) continue;
+        if (this.opts.visible !== undefined && !this.opts.visible(s)) continue;
+        if (this.authorityOf.has(s.id)) continue;
+        if (await this.foldStored(s)) folded++;
+      }
+    }
+  }
+
+  private async foldStored(s: StoredEntry): Promise<boolean> {
+    const v = await this.opts.ledger.verifyStored(s);
+    if (!v.ok) return false;
+    const e = v.entry;
+    this.fold(
+      e.id,
+      e.kind,
+      e.content,
+      e.writer,
+      e.tier,
+      effectiveAuthority(e.tier, e.label),
+      e.parents,
+    );
+    return true;
+  }
+
+  /** Apply one verified entry to the state and the index. */
+  private fold(
+    id: string,
+    kind: string,
+    content: string,
+    writer: string,
+    tier: SourceTier,
+    own: Authority,
+    parents: readonly string[],
+  ): void {
+    let authority = own;
+    for (const p of parents)
+      authority = meetAuthority(authority, this.authorityOf.get(p) ?? 'BOTTOM');
+    this.authorityOf.set(id, authority);
+    const prov: Provenance = { entryId: id, writer, tier, authority };
+    if (kind === PASSAGE_KIND) {
+      this.passages.set(id, { id, content, provenance: prov });
+      this.index.addNode(passageNode(id), 'passage', authority);
+      return;
+    }
+    const o = safeDecodeGraphObject(content);
+    if (o === undefined || authority === 'BOTTOM') return;
+    this.apply(o, prov);
+  }
+
+  private ensureEntity(name: string, entityType: string, prov: Provenance): EntityState {
+    let e = this.entities.get(name);
+    if (e === undefined) {
+      e = { name, entityType, observations: [], provenance: prov };
+      this.entities.set(name, e);
+      this.index.addNode(entityNode(name), 'entity', prov.authority);
+    }
+    return e;
+  }
+
+  private apply(o: GraphObject, prov: Provenance): void {
+    const may = (target: Provenance): boolean =>
+      authorityRank(prov.authority) >= authorityRank(target.authority);
+    switch (o.t) {
+      case 'entity': {
+        if (this.entities.has(o.name)) return; // the reference server ignores existing names
+        const e = this.ensureEntity(o.name, o.entityType, prov);
+        for (const text of o.observations) e.observations.push({ text, provenance: prov });
+        return;
+      }
+      case 'observation': {
+        const e = this.entities.get(o.entity);
+        if (e !== undefined && !e.observations.some((x) => x.text === o.text))
+          e.observations.push({ text: o.text, provenance: prov });
+        return;
+      }
+      case 'relation': {
+        const key = relationKey(o.from, o.to, o.relationType);
+        if (this.relations.has(key)) return;
+        this.ensureEntity(o.from, 'entity', prov);
+        this.ensureEntity(o.to, 'entity', prov);
+        const weight = o.weight ?? 1;
+        this.relations.set(key, {
+          from: o.from,
+          to: o.to,
+          relationType: o.relationType,
+          weight,
+          provenance: prov,
+        });
+        if (o.from !== o.to)
+          this.index.addEdge({
+            id: key,
+            a: entityNode(o.from),
+            b: entityNode(o.to),
+            weight,
+            authority: prov.authority,
+            kind: 'relation',
+          });
+        return;
+      }
+      case 'extraction': {
+        if (!this.passages.has(o.passage)) return;
+        const pn = passageNode(o.passage);
+        o.entities.forEach((name, i) => {
+          this.ensureEntity(name, 'entity', prov);
+          this.index.addEdge({
+            id: `${prov.entryId}#m${i}`,
+            a: pn,
+            b: entityNode(name),
+            weight: 1,
+            authority: prov.authority,
+            kind: 'mention',
+          });
+        });
+        o.triples.forEach(([s, p, ob], i) => {
+          const key = relationKey(s, ob, p);
+          this.ensureEntity(s, 'entity', prov);
+          this.ensureEntity(ob, 'entity', prov);
+          if (!this.relations.has(key))
+            this.relations.set(key, {
+              from: s,
+              to: ob,
+              relationType: p,
+              weight: 1,
+              provenance: prov,
+            });
+          if (s !== ob)
+            this.index.addEdge({
+              id: `${prov.entryId}#t${i}`,
+              a: entityNode(s),
+              b: entityNode(ob),
+              weight: 1,
+              authority: prov.authority,
+              kind: 'relation',
+            });
+        });
+        return;
+      }
+      case 'synonym': {
+        if (!this.entities.has(o.a) || !this.entities.has(o.b) || o.a === o.b) return;
+        this.index.addEdge({
+          id: `${prov.entryId}#s`,
+          a: entityNode(o.a),
+          b: entityNode(o.b),
+          weight: o.score,
+          authority: prov.authority,
+          kind: 'synonym',
+        });
+        return;
+      }
+      case 'delete_entity': {
+        const e = this.entities.get(o.name);
+        if (e === undefined || !may(e.provenance)) return;
+        this.entities.delete(o.name);
+        for (const [k, r] of this.relations)
+          if (r.from === o.name || r.to === o.name) this.relations.delete(k);
+        // Cascade in the index: drop every edge incident to the entity node.
+        const n = this.index.index(entityNode(o.name));
+        if (n !== undefined)
+          for (const edge of [...this.index.allEdges()])
+            if (edge.a === n || edge.b === n) this.index.removeEdge(edge.id);
+        return;
+      }
+      case 'delete_observation': {
+        const e = this.entities.get(o.entity);
+        if (e === undefined) return;
+        const i = e.observations.findIndex((x) => x.text === o.text);
+        if (i >= 0 && may(e.observations[i]!.provenance)) e.observations.splice(i, 1);
+        return;
+      }
+      case 'delete_relation': {
+        const key = relationKey(o.from, o.to, o.relationType);
+        const r = this.relations.get(key);
+        if (r === undefined || !may(r.provenance)) return;
+        this.relations.delete(key);
+        this.index.removeEdge(key);
+        return;
+      }
+    }
+  }
+
+  // ---- writes ------------------------------------------------------------------------------
+
+  /** Sign, log and fold one structural object. Returns its entry id. */
+  async writeObject(
+    o: GraphObject,
+    ctx: WriteContext,
+    parents: readonly string[] = [],
+  ): Promise<string> {
+    const r = await this.opts.ledger.write({
+      writer: ctx.principal,
+      content: encodeGraphObject(o),
+      tier: ctx.tier,
+      kind: GRAPH_KIND,
+      ...(parents.length > 0 ? { parents, weights: parents.map(() => 1) } : {}),
+    });
+    const e = r.entry;
+    this.fold(
+      e.id,
+      e.kind,
+      e.content,
+      e.writer,
+      e.tier,
+      effectiveAuthority(e.tier, e.label),
+      e.parents,
+    );
+    return e.id;
+  }
+
+  /**
+   * Add a passage and, when an extractor is configured (or `extraction` is given), its
+   * extraction as a derived write whose parent is the passage (min-inheritance).
+   */
+  async addPassage(
+    content: string,
+    ctx: WriteContext,
+    extraction?: {
+      entities: readonly string[];
+      triples: readonly (readonly [string, string, string])[];
+    },
+  ): Promise<string> {
+    const r = await this.opts.ledger.write({
+      writer: ctx.principal,
+      content,
+      tier: ctx.tier,
+      kind: PASSAGE_KIND,
+    });
+    const e = r.entry;
+    this.fold(
+      e.id,
+      e.kind,
+      e.content,
+      e.writer,
+      e.tier,
+      effectiveAuthority(e.tier, e.label),
+      e.parents,
+    );
+    let x = extraction;
+    if (x === undefined && this.opts.extractor !== undefined) {
+      try {
+        x = await this.opts.extractor.extract(content);
+      } catch (err) {
+        // Fail closed: a malformed extraction adds no structure; the passage itself is kept.
+        if (!(err instanceof MemwardenError && err.code === 'LLM_MALFORMED')) throw err;
+      }
+    }
+    if (x !== undefined && x.entities.length > 0)
+      await this.writeObject(
+        {
+          t: 'extraction',
+          passage: e.id,
+          entities: [...x.entities],
+          triples: x.triples.map((t) => [t[0], t[1], t[2]] as const),
+        },
+        ctx,
+        [e.id],
+      );
+    return e.id;
+  }
+
+  /**
+   * Propose synonym links by embedding similarity and write each as a signed `synonym` entry by
+   * `ctx`, with the two entities' own writes as parents. Returns the ids written.
+   */
+  async mergeSynonyms(ctx: WriteContext, names?: readonly string[]): Promise<string[]> {
+    if (this.opts.embedder === undefined)
+      throw new MemwardenError('INPUT_INVALID', 'merge needs an embedder');
+    const pool = names ?? [...this.entities.keys()];
+    const props = await proposeMerges(pool, this.opts.embedder, this.opts.mergeThreshold ?? 0.8);
+    const ids: string[] = [];
+    for (const p of props) {
+      const a = this.entities.get(p.a);
+      const b = this.entities.get(p.b);
+      if (a === undefined || b === undefined) continue;
+      const parents = [...new Set([a.provenance.entryId, b.provenance.entryId])];
+      ids.push(
+        await this.writeObject({ t: 'synonym', a: p.a, b: p.b, score: p.score }, ctx, parents),
+      );
+    }
+    return ids;
+  }
+
+  // ---- reads --------------------------------------------------------------------------------
+
+  entity(name: string): EntityState | undefined {
+    return this.entities.get(name);
+  }
+  entityNames(): string[] {
+    return [...this.entities.keys()];
+  }
+  allEntities(): EntityState[] {
+    return [...this.entities.values()];
+  }
+  allRelations(): RelationState[] {
+    return [...this.relations.values()];
+  }
+  passage(id: string): PassageState | undefined {
+    return this.passages.get(id);
+  }
+  /** Authority of a folded entry after min-inheritance (⊥ when unknown). */
+  authorityOfEntry(id: string): Authority {
+    return this.authorityOf.get(id) ?? 'BOTTOM';
+  }
+
+  /** Query grounding: known entity names mentioned in the query (longest match wins). */
+  groundQuery(query: string): string[] {
+    const q = ` ${query.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ')} `;
+    const names = [...this.entities.keys()].sort((a, b) => b.length - a.length);
+    const out: string[] = [];
+    let rest = q;
+    for (const n of names) {
+      const needle = ` ${n
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, ' ')
+        .trim()} `;
+      if (needle.trim().length === 0 || !rest.includes(needle)) continue;
+      out.push(n);
+      rest = rest.replace(needle, ' ');
+    }
+    return out;
+  }
+
+  /** PPR selection of `k` passages for `query`, with its AuthSelect replay (§5.1). */
+  select(query: string, k = 5, seedsOverride?: readonly string[]): GraphSelection {
+    const seeds = seedsOverride ?? this.groundQuery(query);
+    const seedNodes = seeds
+      .map((s) => this.index.index(entityNode(s)))
+      .filter((x): x is number => x !== undefined);
+    if (seedNodes.length === 0)
+      throw new MemwardenError('INPUT_INVALID', 'the query mentions no known entity');
+    const r = authSelectPpr(
+      this.index,
+      {
+        seeds: seedNodes.map((node) => ({ node, weight: 1 })),
+        candidates: this.index.nodesOfKind('passage'),
+        k,
+      },
+      this.opts.ppr,
+    );
+    const toIds = (ns: readonly number[]): string[] =>
+      ns.map((n) => this.index.id(n).slice('passage:'.length));
+    return {
+      ...r,
+      fullIds: toIds(r.full),
+      authIds: toIds(r.auth),
+      authority: divergenceAuthority(this.index, r.full, r.diverged),
+      seeds,
+    };
+  }
+
+  /**
+   * Route a selection through the gate (§5.2): `required` comes from `requiredAuthority(policy,
+   * tool)`. Advisory answers (U) are allowed and the caller substitutes `authIds` on divergence;
+   * A/T actions get the tool's mode (`require_user`, `deny`, or `repair_and_retry` with the
+   * arguments recomputed from the authenticated selection).
+   */
+  decide(
+    sel: GraphSelection,
+    required: Authority,
+    options: AuthorityDecisionOptions = {},
+  ): Verdict {
+    return decideByAuthority(required, sel.authority, {
+      tool: options.tool ?? 'graph_selection',
+      ...options,
+      usedSources: sel.fullIds.map((entryId) => ({
+        kind: 'segment',
+        entryId,
+        authority: this.authorityOfEntry(entryId),
+      })),
+    });
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * @module memory/identity/keys
+ * The host's key custody: Ed25519 seeds of the principals it writes for (MemLineage §2.1:
+ * "the host process holds long-term key material on behalf of one or more principals"), the
+ * checkpoint signing key, and the HMAC keyring (SMSR component 1). Secrets live behind the
+ * KeySource port; this module only names them and caches the live key objects.
+ */
+import { type Ed25519Signer, generateKeyPair, signerFromSeed } from '../../core/crypto/ed25519.js';
+import { MacKeyring } from '../../core/crypto/hmac.js';
+import { MemwardenError } from '../../core/errors.js';
+import type { RandomSource } from '../../ports/clock.js';
+import type { KeySource } from '../../ports/keysource.js';
+
+const LOG_KEY = 'log-checkpoint';
+const MAC_PREFIX = 'mac-';
+const RETIRED_SUFFIX = '-retired';
+const principalKeyName = (kid: string): string => `signing-${kid}`;
+
+/** Live key material loaded from a KeySource. */
+export class HostKeys {
+  private readonly signers = new Map<string, Ed25519Signer>();
+
+  private constructor(
+    private readonly source: KeySource,
+    private readonly random: RandomSource,
+    readonly logSigner: Ed25519Signer,
+    readonly macs: MacKeyring,
+  ) {}
+
+  /** Load (creating on first use) the checkpoint key and the MAC keyring. */
+  static async open(source: KeySource, random: RandomSource): Promise<HostKeys> {
+    let seed = await source.get(LOG_KEY);
+    if (seed === undefined) {
+      seed = generateKeyPair(random).seed;
+      await source.put(LOG_KEY, seed);
+    }
+    const macs = new MacKeyring();
+    const names = (await source.list()).filter(
+      (n) => n.startsWith(MAC_PREFIX) && !n.endsWith(RETIRED_SUFFIX),
+    );
+    const all = new Set(await source.list());
+    if (names.length === 0) {
+      await source.put(`${MAC_PREFIX}1`, random.randomBytes(32));
+      names.push(`${MAC_PREFIX}1`);
+    }
+    // Oldest first, so the newest key is the one that tags (MacKeyring: last added is current).
+    names.sort((a, b) => Number(a.slice(MAC_PREFIX.length)) - Number(b.slice(MAC_PREFIX.length)));
+    for (const n of names) {
+      const key = await source.get(n);
+      if (key === undefined) throw new MemwardenError('KEY_SOURCE_FAILED', `MAC key ${n} vanished`);
+      macs.add(n, key);
+      if (all.has(`${n}${RETIRED_SUFFIX}`)) macs.retire(n);
+    }
+    return new HostKeys(source, random, signerFromSeed(seed), macs);
+  }
+
+  /** Generate a key for a principal the host writes for; returns its public key. */
+  async createSigningKey(
+    kidFor: (publicKey: Uint8Array) => string,
+  ): Promise<{ publicKey: Uint8Array; kid: string }> {
+    const kp = generateKeyPair(this.random);
+    const kid = kidFor(kp.publicKey);
+    await this.source.put(principalKeyName(kid), kp.seed);
+    this.signers.set(kid, signerFromSeed(kp.seed));
+    return { publicKey: kp.publicKey, kid };
+  }
+
+  /** The signer for `kid`, or undefined when the host does not hold that key. */
+  async signer(kid: string): Promise<Ed25519Signer | undefined> {
+    const cached = this.signers.get(kid);
+    if (cached !== undefined) return cached;
+    const seed = await this.source.get(principalKeyName(kid));
+    if (seed === undefined) return undefined;
+    const s = signerFromSeed(seed);
+    this.signers.set(kid, s);
+    return s;
+  }
+
+  /** Add a new HMAC key; it tags from now on, older keys keep verifying (SMSR, improved). */
+  async rotateMac(): Promise<string> {
+    const existing = (await this.source.list()).filter(
+      (n) => n.startsWith(MAC_PREFIX) && !n.endsWith(RETIRED_SUFFIX),
+    );
+    const next = Math.max(0, ...existing.map((n) => Number(n.slice(MAC_PREFIX.length)))) + 1;
+    const name = `${MAC_PREFIX}${next}`;
+    const key = this.random.randomBytes(32);
+    await this.source.put(name, key);
+    this.macs.add(name, key);
+    return name;
+  }
+
+  /** Retire an HMAC key: everything it tagged stops verifying, deliberately. */
+  async retireMac(kid: string): Promise<void> {
+    this.macs.retire(kid);
+    await this.source.put(`${kid}${RETIRED_SUFFIX}`, new Uint8Array([1]));
+  }
+}

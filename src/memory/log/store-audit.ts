@@ -1,0 +1,704 @@
+/**
+ * @module memory/log/store-audit
+ * `memwarden audit`: verify a whole store offline and report every disagreement as a coded
+ * finding instead of stopping at the first one. What it checks (each a named check with a
+ * count of items checked and of findings):
+ *
+ * - `log.head`       the sequencing row agrees with the stored leaves (no leaf past the head);
+ * - `log.leaves`     every leaf hash is SHA-256(0x00 ‖ data) and sits at its index;
+ * - `log.nodes`      every stored perfect subtree equals its recomputation from the leaves;
+ * - `log.checkpoints` every stored checkpoint: its record root equals the recomputed root at its
+ *                    size, the signed note parses, names this log and that size/root, and its
+ *                    signature verifies under the log's checkpoint key;
+ * - `log.consistency` a consistency proof (built from the stored nodes) verifies between every
+ *                    two consecutive checkpoints;
+ * - `entries.mac`    the HMAC tag under its key id (SMSR component 1);
+ * - `entries.record` strict decode, and every denormalised column (id, owner, tier, writer,
+ *                    kind, created, content, uri, source hash, expiry) agrees with the signed
+ *                    bytes; the tier is within the writer's kind;
+ * - `entries.signature` the writer's signature under a key valid at the entry's time and log
+ *                    position (the registry, ADR 0004);
+ * - `entries.leaf`   the entry's leaf commits it (`id ‖ sig`), and every entry leaf has exactly
+ *                    one entry row pointing back at it (a write exists whole or not at all);
+ * - `entries.lineage` every signed parent is an entry earlier in the log;
+ * - `entries.state`  `deleted` ⇔ a verified tombstone targets the entry; `superseded_by` ⇔ a
+ *                    verified newer version signs `sup` = the entry;
+ * - `entries.embedding` (optional, needs an embedder) the stored vector is the embedding of
+ *                    the signed content;
+ * - `tombstones`     every tombstone leaf's signed record (kept in the audit trail) decodes,
+ *                    matches its leaf and verifies under the registry;
+ * - `registry`       every key hashes to its kid; a principal's id derives from its kind and
+ *                    first key, created together; keys form one rotation chain (each key's
+ *                    end is its successor's start); revocation fields are coherent.
+ *
+ * Reading is done in the system scope (the store as opened by deployment tooling).
+ */
+import { bytesEqual, fromBase64, toHex } from '../../core/bytes.js';
+import { verifyEd25519 } from '../../core/crypto/ed25519.js';
+import { isKeyId, keyIdFor, parsePrincipalId, principalIdFor } from '../../core/crypto/ids.js';
+import {
+  type SignedEntry,
+  encodeEntryBody,
+  encodeTombstoneBody,
+  entryLeafData,
+  safeDecodeSignedEntry,
+  safeDecodeSignedTombstone,
+  signingInput,
+  tombstoneLeafData,
+  tombstoneSigningInput,
+  uuidToString,
+} from '../../core/entry/index.js';
+import type { ErrorCode } from '../../core/errors.js';
+import {
+  type Frontier,
+  EMPTY_FRONTIER,
+  appendToFrontier,
+  frontierRoot,
+  leafHash,
+  parseCheckpoint,
+  parseNote,
+  verifyConsistency,
+  verifyNote,
+} from '../../core/merkle/index.js';
+import { mayWriteTier } from '../../core/trust.js';
+import type { Embedder } from '../../ports/embedder.js';
+import type { CheckpointRecord, KeyRecord, StoredEntry } from '../../ports/storage.js';
+import type { Ledger } from './ledger.js';
+
+/** The named checks, in report order. */
+export const AUDIT_CHECKS = [
+  'log.head',
+  'log.leaves',
+  'log.nodes',
+  'log.checkpoints',
+  'log.consistency',
+  'entries.mac',
+  'entries.record',
+  'entries.signature',
+  'entries.leaf',
+  'entries.lineage',
+  'entries.state',
+  'entries.embedding',
+  'tombstones',
+  'registry',
+] as const;
+export type AuditCheck = (typeof AUDIT_CHECKS)[number];
+
+/** One disagreement: which check, a stable error code, what it is about, and why. */
+export interface AuditFinding {
+  readonly check: AuditCheck;
+  readonly code: ErrorCode;
+  /** An entry id, `leaf:N`, `node:L/I`, `checkpoint:N`, `key:KID` or `principal:ID`. */
+  readonly subject: string;
+  readonly message: string;
+}
+
+export interface StoreAuditReport {
+  readonly ok: boolean;
+  readonly logSize: number;
+  /** Per check: items checked and findings. */
+  readonly checks: Record<AuditCheck, { checked: number; failed: number }>;
+  readonly findings: readonly AuditFinding[];
+}
+
+export interface StoreAuditOptions {
+  /** Recompute every stored embedding with this embedder and compare (slow: one model call per entry). */
+  readonly embedder?: Embedder;
+  /** Leaves / entries read per storage call. Default 2048. */
+  readonly batchSize?: number;
+  /** Stop collecting after this many findings (the counts stay exact). Default 10,000. */
+  readonly maxFindings?: number;
+}
+
+const TS_PREFIX = new TextEncoder().encode('ts:');
+
+function isTombstoneLeaf(data: Uint8Array): boolean {
+  return data.length === 99 && bytesEqual(data.subarray(0, 3), TS_PREFIX);
+}
+
+/** Audit the store behind `ledger` (opened by the caller; nothing is written). */
+export async function auditStore(
+  ledger: Ledger,
+  opts: StoreAuditOptions = {},
+): Promise<StoreAuditReport> {
+  const batch = opts.batchSize ?? 2048;
+  const maxFindings = opts.maxFindings ?? 10_000;
+  const storage = ledger.storage;
+  const checks = Object.fromEntries(
+    AUDIT_CHECKS.map((c) => [c, { checked: 0, failed: 0 }]),
+  ) as Record<AuditCheck, { checked: number; failed: number }>;
+  const findings: AuditFinding[] = [];
+  const find = (check: AuditCheck, code: ErrorCode, subject: string, message: string): void => {
+    checks[check].failed++;
+    if (findings.length < maxFindings) findings.push({ check, code, subject, message });
+  };
+  const count = (check: AuditCheck, n = 1): void => {
+    checks[check].checked += n;
+  };
+
+  // ---- the log: leaves, nodes, checkpoints --------------------------------------------------
+  const size = await storage.logSize();
+  count('log.head');
+  const past = await storage.getLeaves(size, size + 1);
+  if (past.length > 0)
+    find('log.head', 'LOG_CORRUPT', `leaf:${size}`, 'a leaf exists past the log head');
+
+  const cps = await allCheckpoints(ledger);
+  const cpBySize = new Map<number, CheckpointRecord>();
+  for (const cp of cps) {
+    if (cp.size > size) {
+      count('log.checkpoints');
+      find(
+        'log.checkpoints',
+        'LOG_CORRUPT',
+        `checkpoint:${cp.size}`,
+        'checkpoint beyond the log head',
+      );
+    } else cpBySize.set(cp.size, cp);
+  }
+  const checkCp = (cp: CheckpointRecord, root: Uint8Array): void => {
+    count('log.checkpoints');
+    const subject = `checkpoint:${cp.size}`;
+    if (!bytesEqual(cp.root, root)) {
+      find(
+        'log.checkpoints',
+        'LOG_ROOT_MISMATCH',
+        subject,
+        'checkpoint root differs from the recomputed root',
+      );
+      return;
+    }
+    let body;
+    try {
+      body = parseCheckpoint(parseNote(cp.note).text);
+    } catch {
+      find(
+        'log.checkpoints',
+        'LOG_CHECKPOINT_MALFORMED',
+        subject,
+        'checkpoint note does not parse',
+      );
+      return;
+    }
+    if (
+      body.size !== cp.size ||
+      !bytesEqual(body.root, root) ||
+      body.origin !== ledger.log.origin
+    ) {
+      find(
+        'log.checkpoints',
+        'LOG_CORRUPT',
+        subject,
+        'checkpoint note disagrees with its record or the log',
+      );
+      return;
+    }
+    const pk = ledger.checkpointPublicKey;
+    try {
+      verifyNote(cp.note, ledger.log.origin, pk, (m, s) => verifyEd25519(pk, m, s));
+    } catch {
+      find(
+        'log.checkpoints',
+        'LOG_CHECKPOINT_SIGNATURE_INVALID',
+        subject,
+        'checkpoint signature does not verify',
+      );
+    }
+  };
+  const cp0 = cpBySize.get(0);
+  if (cp0 !== undefined) checkCp(cp0, frontierRoot(EMPTY_FRONTIER));
+
+  /** entry id → leaf index of its entry leaf; tombstone leaves by index. */
+  const entryLeaves = new Map<string, number>();
+  const tombstoneLeaves: { index: number; data: Uint8Array; entryId: string }[] = [];
+  let frontier: Frontier = EMPTY_FRONTIER;
+  for (let start = 0; start < size; start += batch) {
+    const end = Math.min(size, start + batch);
+    const leaves = await storage.getLeaves(start, end);
+    const hashes: Uint8Array[] = [];
+    for (let i = start; i < end; i++) {
+      const l = leaves[i - start];
+      count('log.leaves');
+      if (l === undefined || l.index !== i) {
+        find('log.leaves', 'LOG_CORRUPT', `leaf:${i}`, 'leaf missing from the store');
+        // Carry on with the stored hash unknown: the tree from here cannot match anything.
+        hashes.push(new Uint8Array(32));
+        continue;
+      }
+      const h = leafHash(l.data);
+      if (!bytesEqual(h, l.hash))
+        find('log.leaves', 'LOG_CORRUPT', `leaf:${i}`, 'stored leaf hash does not match its data');
+      hashes.push(h);
+      const tsLeaf = isTombstoneLeaf(l.data);
+      if ((l.kind === 'tombstone') !== tsLeaf) {
+        find(
+          'log.leaves',
+          'LOG_CORRUPT',
+          `leaf:${i}`,
+          `leaf kind '${l.kind}' does not match its data`,
+        );
+      }
+      if (l.kind === 'tombstone')
+        tombstoneLeaves.push({ index: i, data: l.data, entryId: l.entryId });
+      else if (entryLeaves.has(l.entryId)) {
+        find('log.leaves', 'LOG_CORRUPT', `leaf:${i}`, 'a second leaf names the same entry');
+      } else entryLeaves.set(l.entryId, i);
+    }
+    // Advance, stopping at every checkpoint size inside this batch.
+    let pos = 0;
+    const stops = [...cpBySize.keys()].filter((s) => s > start && s <= end).sort((a, b) => a - b);
+    for (const stop of [...stops, end]) {
+      if (stop - start <= pos) continue;
+      const step = appendToFrontier(frontier, hashes.slice(pos, stop - start));
+      if (step.completed.length > 0) {
+        const stored = await storage.getNodes(step.completed);
+        step.completed.forEach((n, k) => {
+          count('log.nodes');
+          const s = stored[k];
+          if (s === undefined || !bytesEqual(s, n.hash)) {
+            find(
+              'log.nodes',
+              'LOG_CORRUPT',
+              `node:${n.level}/${n.index}`,
+              s === undefined
+                ? 'stored node missing'
+                : 'stored node hash differs from its recomputation',
+            );
+          }
+        });
+      }
+      frontier = step.frontier;
+      pos = stop - start;
+      const cp = cpBySize.get(stop);
+      if (cp !== undefined) checkCp(cp, frontierRoot(frontier));
+    }
+  }
+
+  // Consistency between consecutive checkpoints, proved from the stored nodes.
+  const sizes = [...cpBySize.keys()].sort((a, b) => a - b);
+  for (let i = 1; i < sizes.length; i++) {
+    const a = cpBySize.get(sizes[i - 1] as number) as CheckpointRecord;
+    const b = cpBySize.get(sizes[i] as number) as CheckpointRecord;
+    if (a.size === 0) continue;
+    count('log.consistency');
+    const subject = `checkpoint:${a.size}..${b.size}`;
+    try {
+      const proof = await ledger.log.consistencyProof(a.size, b.size);
+      if (!verifyConsistency(a.size, b.size, proof, a.root, b.root)) {
+        find(
+          'log.consistency',
+          'LOG_PROOF_INVALID',
+          subject,
+          'consistency proof does not verify between the checkpoints',
+        );
+      }
+    } catch (e) {
+      find(
+        'log.consistency',
+        codeOf(e, 'LOG_CORRUPT'),
+        subject,
+        'consistency proof cannot be built from the stored nodes',
+      );
+    }
+  }
+
+  // ---- the registry ---------------------------------------------------------------------------
+  await auditRegistry(ledger, count, find);
+
+  // ---- tombstones -----------------------------------------------------------------------------
+  /** target entry id → ids of verified tombstones. */
+  const deletedBy = new Map<string, string>();
+  for (const t of tombstoneLeaves) {
+    count('tombstones');
+    const subject = `leaf:${t.index}`;
+    if (!isTombstoneLeaf(t.data)) continue; // already a log.leaves finding
+    let target: string;
+    let id: string;
+    try {
+      target = uuidToString(t.data.subarray(3, 19));
+      id = uuidToString(t.data.subarray(19, 35));
+    } catch {
+      find('tombstones', 'LOG_CORRUPT', subject, 'tombstone leaf holds malformed ids');
+      continue;
+    }
+    if (t.entryId !== id) {
+      find('tombstones', 'LOG_CORRUPT', subject, 'tombstone leaf names another record');
+      continue;
+    }
+    const events = await storage.listAudit({ limit: 1000, subject: target });
+    const ev = events.find((e) => e.id === id && e.action === 'entry.deleted');
+    const b64 = ev?.details.tombstone;
+    if (typeof b64 !== 'string') {
+      find('tombstones', 'LOG_CORRUPT', subject, 'the signed tombstone record is missing');
+      continue;
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = fromBase64(b64);
+    } catch {
+      find('tombstones', 'CODEC_MALFORMED', subject, 'the signed tombstone record is not base64');
+      continue;
+    }
+    const dec = safeDecodeSignedTombstone(bytes);
+    if (!dec.ok) {
+      find('tombstones', dec.error.code, subject, 'the signed tombstone record does not decode');
+      continue;
+    }
+    const ts = dec.value;
+    if (!bytesEqual(tombstoneLeafData(ts), t.data)) {
+      find(
+        'tombstones',
+        'LOG_PROOF_INVALID',
+        subject,
+        'the tombstone leaf does not commit its record',
+      );
+      continue;
+    }
+    const v = await ledger.registry.verifyFor(
+      ts.writer,
+      ts.kid,
+      ts.ts,
+      tombstoneSigningInput(encodeTombstoneBody(ts)),
+      ts.sig,
+      { leafIndex: t.index },
+    );
+    if (!v.ok) {
+      find('tombstones', v.code, subject, 'tombstone signature does not verify');
+      continue;
+    }
+    deletedBy.set(target, id);
+  }
+
+  // ---- entries --------------------------------------------------------------------------------
+  const seen = new Set<string>();
+  /** sup target → superseding (verified) id. */
+  const supersedes = new Map<string, string>();
+  const parentsOf: { id: string; leafIndex: number; parents: readonly string[] }[] = [];
+  const states: { id: string; deleted: boolean; supersededBy: string | undefined }[] = [];
+  const macs = ledger.keys.macs;
+  let after = -1;
+  for (;;) {
+    const rows = await storage.listEntries({ afterLeafIndex: after, limit: batch });
+    let fresh = 0;
+    for (const e of rows) {
+      if (seen.has(e.id)) continue;
+      // Appended after the audit read the head (an online store): not part of this audit.
+      if (e.leafIndex >= size && !entryLeaves.has(e.id) && (await storage.logSize()) > e.leafIndex)
+        continue;
+      seen.add(e.id);
+      fresh++;
+      states.push({ id: e.id, deleted: e.deleted === true, supersededBy: e.supersededBy });
+      const entry = await auditEntry(e);
+      if (entry === undefined) continue;
+      if (entry.sup !== undefined) supersedes.set(entry.sup, entry.id);
+      parentsOf.push({ id: entry.id, leafIndex: e.leafIndex, parents: entry.parents });
+    }
+    if (rows.length < batch) break;
+    const last = (rows[rows.length - 1] as StoredEntry).leafIndex;
+    // Re-read the last index (rows sharing it may straddle the page) unless nothing was new.
+    after = fresh === 0 ? last : last - 1;
+  }
+  for (const [id, index] of entryLeaves) {
+    if (!seen.has(id)) {
+      count('entries.leaf');
+      find('entries.leaf', 'STORAGE_NOT_FOUND', id, `the entry leaf ${index} has no entry row`);
+    }
+  }
+  for (const p of parentsOf) {
+    count('entries.lineage');
+    for (const parent of p.parents) {
+      const at = entryLeaves.get(parent); // the log, not a row's claim, says where it is
+      if (at === undefined)
+        find(
+          'entries.lineage',
+          'LINEAGE_INVALID',
+          p.id,
+          `signed parent ${parent} is not in the log`,
+        );
+      else if (at >= p.leafIndex)
+        find(
+          'entries.lineage',
+          'LINEAGE_INVALID',
+          p.id,
+          `signed parent ${parent} is not earlier in the log`,
+        );
+    }
+  }
+  for (const s of states) {
+    count('entries.state');
+    const tomb = deletedBy.get(s.id);
+    if (s.deleted && tomb === undefined)
+      find('entries.state', 'ENTRY_INVALID', s.id, 'marked deleted without a verified tombstone');
+    if (!s.deleted && tomb !== undefined)
+      find(
+        'entries.state',
+        'ENTRY_INVALID',
+        s.id,
+        `tombstone ${tomb} targets it but it is not marked deleted`,
+      );
+    const newer = supersedes.get(s.id);
+    if (s.supersededBy !== newer) {
+      find(
+        'entries.state',
+        'ENTRY_INVALID',
+        s.id,
+        newer === undefined
+          ? `marked superseded by ${s.supersededBy} without a verified newer version`
+          : `version ${newer} supersedes it but superseded_by is ${s.supersededBy ?? 'empty'}`,
+      );
+    }
+  }
+
+  return {
+    ok: findings.length === 0 && AUDIT_CHECKS.every((c) => checks[c].failed === 0),
+    logSize: size,
+    checks,
+    findings,
+  };
+
+  /** The per-entry checks; the decoded entry when its signature holds. */
+  async function auditEntry(e: StoredEntry): Promise<SignedEntry | undefined> {
+    count('entries.mac');
+    const mac = macs.check(e.macKid, e.bytes, e.mac);
+    if (!mac.ok) find('entries.mac', mac.code, e.id, 'HMAC tag does not verify');
+
+    count('entries.record');
+    const dec = safeDecodeSignedEntry(e.bytes);
+    if (!dec.ok) {
+      find('entries.record', dec.error.code, e.id, 'signed bytes do not decode');
+      return undefined;
+    }
+    const entry = dec.value;
+    const bad = columnMismatches(e, entry);
+    if (bad.length > 0)
+      find(
+        'entries.record',
+        'ENTRY_INVALID',
+        e.id,
+        `columns disagree with the signed record: ${bad.join(', ')}`,
+      );
+    let kindOk = false;
+    try {
+      kindOk = mayWriteTier(parsePrincipalId(entry.writer).kind, entry.tier);
+    } catch {
+      kindOk = false;
+    }
+    if (!kindOk)
+      find(
+        'entries.record',
+        'ENTRY_INVALID',
+        e.id,
+        `tier ${entry.tier} is above the writer's kind`,
+      );
+
+    count('entries.leaf');
+    const leafAt = entryLeaves.get(e.id);
+    if (leafAt !== e.leafIndex) {
+      find(
+        'entries.leaf',
+        'LOG_PROOF_INVALID',
+        e.id,
+        leafAt === undefined
+          ? 'no entry leaf commits this entry'
+          : `its leaf is ${leafAt}, the row says ${e.leafIndex}`,
+      );
+    } else {
+      const leaf = await storage.getLeaf(e.leafIndex);
+      let expected: Uint8Array | undefined;
+      try {
+        expected = entryLeafData(entry);
+      } catch {
+        expected = undefined;
+      }
+      if (leaf === undefined || expected === undefined || !bytesEqual(leaf.data, expected)) {
+        find(
+          'entries.leaf',
+          'LOG_PROOF_INVALID',
+          e.id,
+          'the leaf does not commit this entry (id ‖ sig)',
+        );
+      }
+    }
+
+    count('entries.signature');
+    const sig = await ledger.registry.verifyFor(
+      entry.writer,
+      entry.kid,
+      entry.ts,
+      signingInput(encodeEntryBody(entry)),
+      entry.sig,
+      { leafIndex: e.leafIndex },
+    );
+    if (!sig.ok) {
+      find(
+        'entries.signature',
+        sig.code,
+        e.id,
+        'writer signature does not verify under the registry',
+      );
+    }
+
+    if (opts.embedder !== undefined) {
+      count('entries.embedding');
+      if (e.embedding === undefined)
+        find('entries.embedding', 'ENTRY_INVALID', e.id, 'no stored embedding');
+      else {
+        const [v] = await opts.embedder.embed([entry.content]);
+        if (v === undefined || cosine(v, e.embedding) < 0.999) {
+          find(
+            'entries.embedding',
+            'ENTRY_INVALID',
+            e.id,
+            'stored embedding is not the embedding of the signed content',
+          );
+        }
+      }
+    }
+    // Its signed fields (sup, parents) count when the signature holds, whatever the columns say.
+    return sig.ok ? entry : undefined;
+  }
+}
+
+/** Every stored checkpoint, oldest first (the latest alone when the store cannot list them). */
+async function allCheckpoints(ledger: Ledger): Promise<CheckpointRecord[]> {
+  const s = ledger.storage;
+  if (s.listCheckpoints !== undefined) return s.listCheckpoints();
+  const latest = await s.latestCheckpoint();
+  return latest === undefined ? [] : [latest];
+}
+
+/** Denormalised columns that disagree with the signed record. */
+function columnMismatches(e: StoredEntry, x: SignedEntry): string[] {
+  const bad: string[] = [];
+  if (e.id !== x.id) bad.push('id');
+  if (e.owner !== x.ns) bad.push('owner');
+  if (e.tier !== x.tier) bad.push('tier');
+  if (e.writer !== undefined && e.writer !== x.writer) bad.push('writer');
+  if (e.kind !== undefined && e.kind !== x.kind) bad.push('kind');
+  if (e.createdAtNs !== undefined && e.createdAtNs !== x.ts) bad.push('created_ns');
+  if (e.content !== undefined && e.content !== x.content) bad.push('content');
+  if (e.uri !== x.uri && !(e.uri === undefined && x.uri === undefined)) bad.push('uri');
+  if (e.srcHash !== undefined && e.srcHash !== toHex(x.src)) bad.push('src_hash');
+  // Renew-on-use only moves the expiry forward, and a never-expiring entry stays so.
+  if (
+    x.exp === undefined
+      ? e.expiresAtNs !== undefined
+      : e.expiresAtNs === undefined || e.expiresAtNs < x.exp
+  ) {
+    bad.push('expires_ns');
+  }
+  return bad;
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return -1;
+  let d = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    d += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? -1 : d / Math.sqrt(na * nb);
+}
+
+function codeOf(e: unknown, fallback: ErrorCode): ErrorCode {
+  const c = (e as { code?: unknown } | undefined)?.code;
+  return typeof c === 'string' ? (c as ErrorCode) : fallback;
+}
+
+/**
+ * The registry's own consistency: kid = hash(key); principal id = kind ‖ hash(first key), its
+ * record created with that key; keys sorted by start form one chain (each key ends where its
+ * successor starts); the last key is open, or closed by a revocation at the same instant;
+ * revocation fields all set or all clear.
+ */
+async function auditRegistry(
+  ledger: Ledger,
+  count: (c: AuditCheck, n?: number) => void,
+  find: (c: AuditCheck, code: ErrorCode, subject: string, message: string) => void,
+): Promise<void> {
+  const s = ledger.storage;
+  for (const p of await s.listPrincipals()) {
+    count('registry');
+    const subject = `principal:${p.id}`;
+    let kind;
+    try {
+      kind = parsePrincipalId(p.id).kind;
+    } catch {
+      find('registry', 'PRINCIPAL_INVALID', subject, 'malformed principal id');
+      continue;
+    }
+    if (kind !== p.kind)
+      find('registry', 'PRINCIPAL_INVALID', subject, `kind ${p.kind} does not match the id`);
+    const keys = [...(await s.keysOf(p.id))].sort((a, b) =>
+      a.validFromNs < b.validFromNs ? -1 : a.validFromNs > b.validFromNs ? 1 : 0,
+    );
+    const first = keys[0];
+    if (first === undefined) {
+      find('registry', 'KEY_UNKNOWN', subject, 'principal has no key');
+      continue;
+    }
+    let derived: string | undefined;
+    try {
+      derived = principalIdFor(kind, first.publicKey);
+    } catch {
+      derived = undefined;
+    }
+    if (derived !== p.id)
+      find('registry', 'PRINCIPAL_INVALID', subject, 'id does not derive from the first key');
+    if (first.validFromNs !== p.createdAtNs)
+      find('registry', 'KEY_INVALID', subject, 'first key does not start at registration');
+    keys.forEach((k, i) => {
+      count('registry');
+      auditKey(k, keys[i + 1], find);
+    });
+  }
+}
+
+function auditKey(
+  k: KeyRecord,
+  next: KeyRecord | undefined,
+  find: (c: AuditCheck, code: ErrorCode, subject: string, message: string) => void,
+): void {
+  const subject = `key:${k.kid}`;
+  let hashOk = false;
+  try {
+    hashOk = isKeyId(k.kid) && keyIdFor(k.publicKey) === k.kid && k.alg === 'ed25519';
+  } catch {
+    hashOk = false;
+  }
+  if (!hashOk) find('registry', 'KEY_INVALID', subject, 'public key does not hash to its kid');
+  const revoked = k.revokedAtNs !== undefined;
+  if (
+    revoked !== (k.revocationReason !== undefined) ||
+    revoked !== (k.revokedAtLogSize !== undefined)
+  ) {
+    find('registry', 'KEY_INVALID', subject, 'revocation fields are partly set');
+  }
+  if (k.validUntilNs !== undefined && k.validUntilNs <= k.validFromNs) {
+    find('registry', 'KEY_INVALID', subject, 'validity ends before it starts');
+  }
+  if (next !== undefined) {
+    if (k.validUntilNs !== next.validFromNs) {
+      find(
+        'registry',
+        'KEY_INVALID',
+        subject,
+        `rotation chain broken: ends at ${k.validUntilNs ?? 'never'}, successor starts at ${next.validFromNs}`,
+      );
+    }
+  } else if (k.validUntilNs !== undefined && k.validUntilNs !== k.revokedAtNs) {
+    find(
+      'registry',
+      'KEY_INVALID',
+      subject,
+      'the last key is closed without a successor or a revocation',
+    );
+  } else if (k.validUntilNs === undefined && revoked) {
+    find('registry', 'KEY_INVALID', subject, 'a revoked key is still open');
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * @module memory/read/observed-storage
+ * A storage decorator that reports every committed change of what entry search may return —
+ * new entries (`putEntry` / `putEntries`), `markDeleted`, `markSuperseded`, `extendExpiry` — to
+ * a sink, AFTER the change is durable: a call outside a transaction is reported when it
+ * resolves (each is its own atomic unit), a call inside `transaction(fn)` is buffered and the
+ * buffer reported only when the transaction has committed (a rejected transaction rolled back,
+ * and its buffer is dropped). Principal views (`asPrincipal`) and transaction views are
+ * decorated too, so every path that writes through this object is seen; a nested transaction
+ * joins its enclosing one (as every backend does) and so does its buffer. A failed call
+ * changed nothing (the port's rule) and reports nothing.
+ *
+ * Used by the read model (`read-model.ts`), only on a backend whose every write passes through
+ * this process (ADR 0018).
+ */
+import type { RootStorage, StorageBackend, StoredEntry } from '../../ports/storage.js';
+
+/** One committed change of entry visibility, as the read model applies it. */
+export type EntryChange =
+  | { readonly op: 'put'; readonly entry: StoredEntry }
+  | { readonly op: 'deleted'; readonly id: string }
+  | { readonly op: 'superseded'; readonly id: string; readonly by: string }
+  /** The expiry now in force (what `extendExpiry` returned; undefined: never expires). */
+  | { readonly op: 'expiry'; readonly id: string; readonly expiresAtNs: bigint | undefined };
+
+type Emit = (changes: readonly EntryChange[]) => void;
+
+/**
+ * `inner` with its entry mutations reported through `emit` once committed. `inTx`: `inner` is a
+ * transaction view, so `emit` is the enclosing transaction's buffer.
+ */
+function decorate<S extends StorageBackend>(inner: S, emit: Emit, inTx: boolean): S {
+  const o: Partial<Record<keyof StorageBackend, unknown>> = {
+    putEntry: async (e: StoredEntry): Promise<void> => {
+      await inner.putEntry(e);
+      emit([{ op: 'put', entry: e }]);
+    },
+    markDeleted: async (id: string): Promise<void> => {
+      await inner.markDeleted(id);
+      emit([{ op: 'deleted', id }]);
+    },
+    markSuperseded: async (id: string, by: string): Promise<void> => {
+      await inner.markSuperseded(id, by);
+      emit([{ op: 'superseded', id, by }]);
+    },
+    extendExpiry: async (id: string, ns: bigint): Promise<bigint | undefined> => {
+      const now = await inner.extendExpiry(id, ns);
+      emit([{ op: 'expiry', id, expiresAtNs: now }]);
+      return now;
+    },
+    transaction: <T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> => {
+      // Nested: the backend joins the enclosing transaction, so its changes join that buffer.
+      if (inTx) return inner.transaction((tx) => fn(decorate(tx, emit, true)));
+      return (async () => {
+        const buffer: EntryChange[] = [];
+        const push: Emit = (cs) => {
+          for (const c of cs) buffer.push(c);
+        };
+        const r = await inner.transaction((tx) => fn(decorate(tx, push, true)));
+        if (buffer.length > 0) emit(buffer); // committed
+        return r;
+      })();
+    },
+  };
+  const putEntries = inner.putEntries;
+  if (putEntries !== undefined) {
+    o.putEntries = async (es: readonly StoredEntry[]): Promise<void> => {
+      await putEntries.call(inner, es);
+      emit(es.map((entry) => ({ op: 'put', entry })));
+    };
+  }
+  const asPrincipal = inner.asPrincipal;
+  if (asPrincipal !== undefined) {
+    o.asPrincipal = (p: string): StorageBackend => decorate(asPrincipal.call(inner, p), emit, inTx);
+  }
+  const bound = new Map<PropertyKey, unknown>();
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (Object.prototype.hasOwnProperty.call(o, prop)) return o[prop as keyof StorageBackend];
+      const v: unknown = Reflect.get(target, prop, target);
+      if (typeof v !== 'function') return v;
+      let b = bound.get(prop);
+      if (b === undefined) bound.set(prop, (b = (v as (...a: unknown[]) => unknown).bind(target)));
+      return b;
+    },
+  });
+}
+
+/** `root` with every committed entry change reported to `sink` (see the module comment). */
+export function observeStorage(root: RootStorage, sink: Emit): RootStorage {
+  return decorate(root, sink, false);
+}

@@ -1,0 +1,454 @@
+/**
+ * @module memory/read/read-model
+ * The verified in-process read model (ADR 0018): per-principal partitions of a principal's
+ * live entries plus one shared partition of the global OPERATOR entries, each with a vector
+ * index, serving vector-ranked search and the write path's near-duplicate check without a
+ * database round trip.
+ *
+ * - Loaded on first use through the principal's RLS-scoped view (`storage.asPrincipal(p)`), in
+ *   pages in log order (`scanEntries`: live embedded rows, embeddings read in binary form;
+ *   `listEntries` where a backend lacks it): the database still decides what a principal can
+ *   see, and a partition
+ *   holds only rows the principal owns (OPERATOR rows go to the shared partition, whose first
+ *   load rides along with the first principal load: every principal sees every OPERATOR row).
+ * - Kept current by `observed-storage.ts`: every committed entry change through this process
+ *   is applied after commit (never a rolled-back one). Changes arriving while a partition
+ *   loads are queued and replayed after the load; every change is idempotent and monotone
+ *   (an entry is inserted once, `deleted` and `superseded` only become set, an expiry only
+ *   moves forward), so a replay over rows the load already saw changes nothing.
+ * - Only for exclusive backends (this process is the only writer: the embedded store behind
+ *   its data-folder lock, the in-memory backend): `withReadModel` refuses any other.
+ * - Bounded: at most `maxEntries` entries in all partitions; whole principal partitions are
+ *   evicted least recently used first, and a principal whose partition alone does not fit is
+ *   served by the database path (retried after a while).
+ * - The entries held are the exact rows read from (or written to) the database, bytes, MAC and
+ *   all; the search path verifies them (`Ledger.verifyMany`) before returning anything, as it
+ *   does rows fresh from the database.
+ */
+import { MemwardenError } from '../../core/errors.js';
+import type { SourceTier } from '../../core/trust.js';
+import type { RootStorage, SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
+import { type VectorIndex, createVectorIndex } from '../../core/vector/index.js';
+import { type EntryChange, observeStorage } from './observed-storage.js';
+
+export interface ReadModelOptions {
+  /** Most entries held in all partitions together (default 200,000). */
+  readonly maxEntries?: number;
+  /** Rows per page when loading a partition (default 1,000). */
+  readonly pageSize?: number;
+}
+
+/** A vector query against the model: the database's `searchEntries` semantics, vector only. */
+export interface ModelQuery {
+  readonly embedding: Float32Array;
+  readonly tiers?: readonly SourceTier[];
+  readonly kinds?: readonly string[];
+  readonly uri?: string;
+  readonly nowNs: bigint;
+  readonly limit: number;
+  /**
+   * Only the hits of the `limit` nearest whose vector score is ≥ this (the same hits, filtered:
+   * the index skips scoring rows its byte bound puts below it — the near-duplicate check).
+   */
+  readonly minScore?: number;
+}
+
+const DEFAULT_MAX_ENTRIES = 200_000;
+const DEFAULT_PAGE = 1_000;
+/** A principal over the bound is retried after this long (its partition may have shrunk). */
+const OVER_BOUND_RETRY_NS = 60_000_000_000n;
+const SHARED = Symbol('operator');
+type PartKey = string | typeof SHARED;
+
+/** Longest stretch of idle index maintenance per event-loop turn (ns). */
+const MAINTAIN_TICK_NS = 4_000_000n;
+
+/**
+ * A held entry with the fields a query filters on copied into one fixed shape: the filter runs
+ * for every row that would enter the top k, and the rows themselves come in several object
+ * shapes (loaded pages, written rows, renewed copies), which made its property reads
+ * megamorphic.
+ */
+class Held {
+  readonly tier: SourceTier;
+  readonly kind: string | undefined;
+  readonly uri: string | undefined;
+  readonly expiresAtNs: bigint | undefined;
+  constructor(readonly entry: StoredEntry) {
+    this.tier = entry.tier;
+    this.kind = entry.kind;
+    this.uri = entry.uri;
+    this.expiresAtNs = entry.expiresAtNs;
+  }
+}
+
+class Partition {
+  readonly byKey = new Map<number, Held>();
+  readonly keyOf = new Map<string, number>();
+  index: VectorIndex | undefined;
+  /** Changes seen while loading, replayed once the load is done. */
+  pending: EntryChange[] | undefined = [];
+  ready: Promise<void> | undefined;
+  /** Entries this partition cannot rank like the database would (wrong dimensions). */
+  unservable = false;
+  /**
+   * Rows read by the load, added to the index in one `addMany` when it finishes: the index then
+   * trains once for the partition's size instead of at every doubling on the way (100k entries:
+   * ~11 s of inserts and retrains one by one).
+   */
+  bulk: { keys: number[]; vectors: Float32Array[] } | undefined = { keys: [], vectors: [] };
+  constructor(readonly key: PartKey) {}
+  get size(): number {
+    return this.byKey.size;
+  }
+  get loading(): boolean {
+    return this.pending !== undefined;
+  }
+}
+
+export class ReadModel {
+  readonly maxEntries: number;
+  private readonly pageSize: number;
+  private readonly parts = new Map<string, Partition>();
+  private shared: Partition | undefined;
+  /** Principals whose partition did not fit, and when that was found (ns, the query clock). */
+  private readonly overBound = new Map<PartKey, bigint>();
+  private nextKey = 0;
+  private total = 0;
+  /** The latest query's clock (timestamps an over-bound partition found while applying changes). */
+  private lastNowNs = 0n;
+  /** Where each held entry lives. */
+  private readonly home = new Map<string, Partition>();
+
+  constructor(
+    private readonly root: RootStorage,
+    opts: ReadModelOptions = {},
+  ) {
+    this.maxEntries = opts.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    this.pageSize = opts.pageSize ?? DEFAULT_PAGE;
+    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1)
+      throw new MemwardenError('INPUT_INVALID', 'readModel.maxEntries must be a positive integer');
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1 || this.pageSize > 10_000)
+      throw new MemwardenError('INPUT_INVALID', 'readModel.pageSize must be 1 … 10000');
+  }
+
+  /** Entries held in all partitions. */
+  get size(): number {
+    return this.total;
+  }
+
+  /** Whether `principal`'s partition is loaded (for tests and metrics). */
+  isLoaded(principal: string): boolean {
+    const p = this.parts.get(principal);
+    return p !== undefined && !p.loading;
+  }
+
+  // ---- queries ------------------------------------------------------------------------------
+
+  /**
+   * The `limit` nearest live entries `principal` may see (its own and OPERATOR ones) that pass
+   * the filters, best first (ties in log order) — or undefined when the model cannot serve this
+   * principal (over the bound, a failed load): the caller then asks the database.
+   */
+  async search(principal: string, q: ModelQuery): Promise<SearchHit[] | undefined> {
+    const parts = await this.partitionsFor(principal, q.nowNs);
+    if (parts === undefined) return undefined;
+    const { tiers, kinds, uri, nowNs } = q;
+    const hits: SearchHit[] = [];
+    for (const part of parts) {
+      if (part.index === undefined || part.size === 0) continue;
+      if (part.index.dimensions !== q.embedding.length) return undefined;
+      const accept = (key: number): boolean => {
+        const e = part.byKey.get(key);
+        return (
+          e !== undefined &&
+          (tiers === undefined || tiers.includes(e.tier)) &&
+          (kinds === undefined || (e.kind !== undefined && kinds.includes(e.kind))) &&
+          (uri === undefined || e.uri === uri) &&
+          (e.expiresAtNs === undefined || e.expiresAtNs > nowNs)
+        );
+      };
+      for (const h of part.index.search(q.embedding, q.limit, accept, q.minScore)) {
+        const held = part.byKey.get(h.key);
+        if (held !== undefined) hits.push({ entry: held.entry, vectorScore: h.score });
+      }
+    }
+    hits.sort(
+      (a, b) =>
+        (b.vectorScore as number) - (a.vectorScore as number) ||
+        a.entry.leafIndex - b.entry.leafIndex,
+    );
+    return hits.length > q.limit ? hits.slice(0, q.limit) : hits;
+  }
+
+  /** The shared and the principal's partition, loaded; undefined when one cannot be held. */
+  private async partitionsFor(
+    principal: string,
+    nowNs: bigint,
+  ): Promise<Partition[] | undefined> {
+    this.lastNowNs = nowNs;
+    if (this.blocked(SHARED, nowNs) || this.blocked(principal, nowNs)) return undefined;
+    let own = this.parts.get(principal);
+    if (own === undefined || (this.shared === undefined && !own.loading)) {
+      if (own !== undefined) this.drop(own);
+      own = this.startLoad(principal, nowNs);
+    }
+    const shared = this.shared;
+    if (own.loading || shared === undefined || shared.loading) {
+      try {
+        await Promise.all([own.ready, shared?.ready]);
+      } catch {
+        return undefined; // the load failed (and removed itself): the database path answers
+      }
+    }
+    const sh = this.shared;
+    // Evicted, over the bound or failed meanwhile: let the database answer this one.
+    if (this.parts.get(principal) !== own || own.loading || sh === undefined || sh.loading)
+      return undefined;
+    if (own.unservable || sh.unservable) return undefined;
+    // Least recently used last: re-insert.
+    this.parts.delete(principal);
+    this.parts.set(principal, own);
+    return [own, sh];
+  }
+
+  private blocked(k: PartKey, nowNs: bigint): boolean {
+    const at = this.overBound.get(k);
+    if (at === undefined) return false;
+    if (nowNs - at < OVER_BOUND_RETRY_NS) return true;
+    this.overBound.delete(k);
+    return false;
+  }
+
+  // ---- loading ------------------------------------------------------------------------------
+
+  /** Start loading `principal`'s partition (and the shared one, when it is not held). */
+  private startLoad(principal: string, nowNs: bigint): Partition {
+    const own = new Partition(principal);
+    this.parts.set(principal, own);
+    const shared = this.shared === undefined ? new Partition(SHARED) : undefined;
+    if (shared !== undefined) this.shared = shared;
+    const run = this.scan(principal, own, shared, nowNs);
+    own.ready = run;
+    if (shared !== undefined) shared.ready = run;
+    run.catch(() => undefined); // observed by the awaiting callers
+    return own;
+  }
+
+  private async scan(
+    principal: string,
+    own: Partition,
+    shared: Partition | undefined,
+    nowNs: bigint,
+  ): Promise<void> {
+    const view: StorageBackend = this.root.asPrincipal(principal);
+    const budget = this.maxEntries;
+    // The backend's scan of live embedded rows with binary embeddings where it has one (every
+    // shipped backend): the same rows `insert` would keep from `listEntries`, ~10x cheaper.
+    const page =
+      view.scanEntries !== undefined
+        ? view.scanEntries.bind(view)
+        : (o: { afterLeafIndex: number; limit: number }) => view.listEntries(o);
+    try {
+      let after = -1;
+      for (;;) {
+        const rows = await page({ afterLeafIndex: after, limit: this.pageSize });
+        for (const e of rows) {
+          if (e.tier === 'OPERATOR') {
+            if (shared !== undefined) this.insert(shared, e);
+          } else if (e.owner === principal) {
+            this.insert(own, e);
+          } // else: not this principal's row (RLS should never return it): never held
+        }
+        if (own.size + (shared?.size ?? 0) > budget) {
+          throw new OverBound(own.size > budget - (shared?.size ?? 0) ? principal : SHARED);
+        }
+        const last = rows[rows.length - 1];
+        if (last === undefined || rows.length < this.pageSize) break;
+        after = last.leafIndex;
+      }
+      this.finish(own);
+      if (shared !== undefined) this.finish(shared);
+      this.evictOver(own);
+    } catch (e) {
+      if (e instanceof OverBound) this.overBound.set(e.which, nowNs);
+      if (this.parts.get(principal) === own) this.drop(own);
+      if (shared !== undefined && this.shared === shared) this.drop(shared);
+      throw e;
+    }
+  }
+
+  /** Replay what happened during the load; the partition is then current. */
+  private finish(part: Partition): void {
+    const bulk = part.bulk;
+    part.bulk = undefined;
+    if (bulk !== undefined && bulk.keys.length > 0 && part.index !== undefined) {
+      for (const i of part.index.addMany(bulk.keys, bulk.vectors)) {
+        // A zero vector: no cosine, never a vector result in the database either.
+        const key = bulk.keys[i] as number;
+        const e = part.byKey.get(key)?.entry;
+        if (e === undefined) continue;
+        part.byKey.delete(key);
+        part.keyOf.delete(e.id);
+        this.home.delete(e.id);
+        this.total--;
+      }
+      this.maintainSoon(part);
+    }
+    const pending = part.pending ?? [];
+    part.pending = undefined;
+    for (const c of pending) this.applyTo(part, c);
+  }
+
+  // ---- changes ------------------------------------------------------------------------------
+
+  /** Apply committed changes (the observed-storage sink). */
+  apply(changes: readonly EntryChange[]): void {
+    const loading: Partition[] = [];
+    for (const p of this.parts.values()) if (p.loading) loading.push(p);
+    if (this.shared?.loading === true) loading.push(this.shared);
+    for (const c of changes) {
+      for (const p of loading) p.pending?.push(c);
+      if (c.op === 'put') {
+        const part = c.entry.tier === 'OPERATOR' ? this.shared : this.parts.get(c.entry.owner);
+        if (part !== undefined && !part.loading) this.applyTo(part, c);
+      } else {
+        const part = this.home.get(c.id);
+        if (part !== undefined && !part.loading) this.applyTo(part, c);
+      }
+    }
+    for (const p of new Set(changes.map((c) => (c.op === 'put' ? this.home.get(c.entry.id) : undefined)))) {
+      if (p !== undefined) this.evictOver(p);
+    }
+  }
+
+  private applyTo(part: Partition, c: EntryChange): void {
+    if (c.op === 'put') {
+      const e = c.entry;
+      const mine = part.key === SHARED ? e.tier === 'OPERATOR' : e.tier !== 'OPERATOR' && e.owner === part.key;
+      if (mine) this.insert(part, e);
+      return;
+    }
+    const key = part.keyOf.get(c.id);
+    if (key === undefined) return;
+    if (c.op === 'deleted' || c.op === 'superseded') {
+      this.remove(part, c.id, key);
+      return;
+    }
+    const e = (part.byKey.get(key) as Held).entry;
+    if (c.expiresAtNs === undefined || e.expiresAtNs === undefined) return; // never expires
+    if (c.expiresAtNs > e.expiresAtNs)
+      part.byKey.set(key, new Held({ ...e, expiresAtNs: c.expiresAtNs }));
+  }
+
+  /** Hold `e` if it can be a vector search result (live, with an embedding). Idempotent. */
+  private insert(part: Partition, e: StoredEntry): void {
+    if (e.deleted === true || e.supersededBy !== undefined || e.embedding === undefined) return;
+    if (part.keyOf.has(e.id)) return;
+    if (part.index === undefined) part.index = createVectorIndex(e.embedding.length);
+    if (part.index.dimensions !== e.embedding.length) {
+      part.unservable = true;
+      return;
+    }
+    const key = this.nextKey++;
+    if (part.bulk !== undefined) {
+      part.bulk.keys.push(key);
+      part.bulk.vectors.push(e.embedding);
+    } else {
+      try {
+        part.index.add(key, e.embedding);
+      } catch {
+        return; // a zero vector: no cosine, never a vector result in the database either
+      }
+    }
+    part.byKey.set(key, new Held(e));
+    part.keyOf.set(e.id, key);
+    this.home.set(e.id, part);
+    this.total++;
+  }
+
+  /**
+   * Finish the index's rebuild (the training a bulk load planned) in idle turns of the event
+   * loop, a few ms at a time, instead of only by the slices searches and writes do — until then
+   * searches scan the untrained layout (exact, slower). Stops when the partition is dropped.
+   */
+  private maintainSoon(part: Partition): void {
+    const index = part.index;
+    if (index === undefined) return;
+    const tick = (): void => {
+      if (part.index !== index) return; // dropped or replaced meanwhile
+      const until = process.hrtime.bigint() + MAINTAIN_TICK_NS;
+      let more = true;
+      while (more && process.hrtime.bigint() < until) more = index.maintain(4);
+      if (more) setImmediate(tick);
+    };
+    setImmediate(tick);
+  }
+
+  private remove(part: Partition, id: string, key: number): void {
+    part.index?.remove(key);
+    part.byKey.delete(key);
+    part.keyOf.delete(id);
+    this.home.delete(id);
+    this.total--;
+  }
+
+  /** Forget a partition entirely. */
+  private drop(part: Partition): void {
+    for (const id of part.keyOf.keys()) this.home.delete(id);
+    this.total -= part.size;
+    part.byKey.clear();
+    part.keyOf.clear();
+    part.index = undefined;
+    part.bulk = undefined;
+    if (part.key === SHARED) {
+      if (this.shared === part) this.shared = undefined;
+    } else if (this.parts.get(part.key) === part) this.parts.delete(part.key);
+  }
+
+  /** Evict least recently used principal partitions (not `keep`) until the bound holds. */
+  private evictOver(keep: Partition): void {
+    if (this.total <= this.maxEntries) return;
+    for (const p of [...this.parts.values()]) {
+      if (this.total <= this.maxEntries) return;
+      if (p !== keep && !p.loading) this.drop(p);
+    }
+    if (this.total > this.maxEntries && !keep.loading) {
+      // `keep` alone (with the shared partition) is over the bound: the database serves it.
+      this.overBound.set(keep.key, this.lastNowNs);
+      this.drop(keep);
+    }
+  }
+}
+
+class OverBound extends Error {
+  constructor(readonly which: PartKey) {
+    super('read model partition over its bound');
+  }
+}
+
+const models = new WeakMap<object, ReadModel>();
+
+/**
+ * `storage` observed by a new read model: use the returned storage for everything (ledger,
+ * Memory), so every write reaches the model after it commits. Only for an exclusive backend
+ * (`storage.exclusive`: this process is the only writer) — `INPUT_INVALID` otherwise: with
+ * another writer the model would miss its changes.
+ */
+export function withReadModel(storage: RootStorage, opts: ReadModelOptions = {}): RootStorage {
+  if (storage.exclusive !== true) {
+    throw new MemwardenError(
+      'INPUT_INVALID',
+      'the read model needs an exclusive backend (this process the only writer)',
+    );
+  }
+  const model = new ReadModel(storage, opts);
+  const observed = observeStorage(storage, (cs) => model.apply(cs));
+  models.set(observed, model);
+  return observed;
+}
+
+/** The read model a storage from {@link withReadModel} carries, if any. */
+export function readModelOf(storage: RootStorage): ReadModel | undefined {
+  return models.get(storage);
+}

@@ -1,0 +1,282 @@
+/**
+ * @module memory/read/search
+ * The read path (MemLineage §3.6; article Patterns 2 and 4): principal-scoped candidate
+ * retrieval (the database applies row-level security), tier and TTL filters, vector /
+ * lexical / hybrid ranking, re-verification of every candidate (dropped with an audit event
+ * when it fails), renew-on-use, and sentinel rendering.
+ */
+import { toHex } from '../../core/bytes.js';
+import { renderSegments } from '../../core/render/sentinel.js';
+import { type SourceTier, SourceTiers, effectiveAuthority } from '../../core/trust.js';
+import { MemwardenError } from '../../core/errors.js';
+import type { Clock, RandomSource } from '../../ports/clock.js';
+import type { Embedder } from '../../ports/embedder.js';
+import type { MetricsSink } from '../../ports/metrics.js';
+import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
+import type { MemoryRecord, SearchHit, SearchOptions, SearchResult } from '../api.js';
+import type { RetentionConfig } from '../config.js';
+import type { Ledger, Verification } from '../log/ledger.js';
+import { toMemoryRecord } from './records.js';
+import type { DetectionHooks } from '../detect/calibration.js';
+import { flaggedOf } from '../write/write.js';
+import type { ReadModel } from './read-model.js';
+
+const NO_VECTOR = new Float32Array(0);
+
+/** Tiers a normal query sees (article Pattern 2); research mode adds the external ones. */
+const NORMAL_TIERS: readonly SourceTier[] = ['OPERATOR', 'USER_VERIFIED', 'USER_OBSERVED'];
+const UNTRUSTED_TIERS: ReadonlySet<SourceTier> = new Set(['EXTERNAL_TOOL', 'EXTERNAL_WEB']);
+/**
+ * Renew-on-use moves an expiry only when it gains at least this share of the tier's TTL: a
+ * retrieved entry then always lives at least 99% of its TTL past its last use, and a hot entry
+ * is not rewritten (one transaction each) on every search that returns it.
+ */
+const RENEW_MIN_STEP = 0.01;
+/** Reciprocal-rank-fusion constant for hybrid ranking. */
+const RRF_K = 60;
+
+export interface SearchDeps {
+  readonly ledger: Ledger;
+  readonly embedder: Embedder;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly metrics: MetricsSink;
+  readonly retention: RetentionConfig;
+  /**
+   * Detection (issue 7 Pattern 6), when configured: each query joins the principal's MemSAD
+   * history and each verified hit is scored; a flagged hit is dropped.
+   */
+  readonly detection?: DetectionHooks;
+  /**
+   * The in-process read model (ADR 0018): vector-ranked candidates come from it, with the
+   * database's semantics, instead of a database query. Lexical and hybrid ranking, and a
+   * principal the model cannot hold, keep the database path.
+   */
+  readonly readModel?: ReadModel;
+  readonly audit: (
+    actor: string,
+    action: string,
+    subject: string,
+    details: Record<string, string | number | boolean | null>,
+  ) => Promise<void>;
+}
+
+export class SearchEngine {
+  /** Query-embedding cache: the model's time is paid once per distinct query. */
+  private readonly queryCache = new Map<string, Float32Array>();
+
+  constructor(private readonly d: SearchDeps) {}
+
+  async search(view: StorageBackend, query: string, opts: SearchOptions): Promise<SearchResult> {
+    if (typeof query !== 'string' || query.length === 0 || query.length > 8192) {
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        'query must be a non-empty string of at most 8192 chars',
+      );
+    }
+    for (const f of [opts.filters?.kind, opts.filters?.source]) {
+      // The database refuses NUL in text; the read model must refuse it the same way.
+      if (typeof f === 'string' && f.includes('\0'))
+        throw new MemwardenError('INPUT_INVALID', 'search filters may not contain U+0000');
+    }
+    const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), 100);
+    const threshold = opts.threshold ?? 0;
+    const ranking = opts.ranking ?? 'vector';
+    let tiers = opts.mode === 'research' ? [...SourceTiers] : [...NORMAL_TIERS];
+    if (opts.allowTiers !== undefined) tiers = tiers.filter((t) => opts.allowTiers?.includes(t));
+    const nowNs = this.d.clock.nowNs();
+    const pipeline = this.d.detection;
+    const queryEmbedding =
+      ranking === 'lexical' && pipeline === undefined
+        ? undefined
+        : (opts.embedding ?? (await this.embedQuery(query)));
+    if (pipeline !== undefined && queryEmbedding !== undefined)
+      await pipeline.observeQuery(opts.principal, queryEmbedding);
+    const filters = {
+      tiers,
+      ...(opts.filters?.kind === undefined ? {} : { kinds: [opts.filters.kind] }),
+      ...(opts.filters?.source === undefined ? {} : { uri: opts.filters.source }),
+      nowNs,
+      // Over-fetch so entries dropped by verification do not shrink the answer.
+      limit: Math.min(limit * 2 + 4, 1000),
+    };
+    const model = ranking === 'vector' ? this.d.readModel : undefined;
+    const hits =
+      (model !== undefined && queryEmbedding !== undefined
+        ? await model.search(opts.principal, { ...filters, embedding: queryEmbedding })
+        : undefined) ??
+      (await view.searchEntries({
+        ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
+        ...(ranking === 'vector' ? {} : { text: query }),
+        ...filters,
+      }));
+
+    const scored = rank(hits, ranking).filter((h) => h.score >= threshold);
+    const results: SearchHit[] = [];
+    const dropped: { id: string; code: string }[] = [];
+    // Verify the result set at once (one batch for the hits needed, `Ledger.verifyMany`), in
+    // score order; only when some are dropped does the next batch fill the gap.
+    let next = 0;
+    while (results.length < limit && next < scored.length) {
+      const batch = scored.slice(next, next + (limit - results.length));
+      next += batch.length;
+      const verdicts = await this.d.ledger.verifyMany(batch.map((h) => h.entry));
+      for (let i = 0; i < batch.length; i++) {
+        const { entry, score } = batch[i] as (typeof batch)[number];
+        const v = verdicts[i] as Verification;
+        if (!v.ok) {
+          dropped.push({ id: entry.id, code: v.code });
+          this.d.metrics.recordSignal('verification_failed');
+          await this.d.audit(opts.principal, 'entry.dropped', entry.id, {
+            code: v.code,
+            stage: v.stage,
+          });
+          continue;
+        }
+        // Defence in depth (failure-mode table): a row from another principal is an isolation
+        // bug, never a result.
+        if (v.entry.ns !== opts.principal && v.entry.tier !== 'OPERATOR') {
+          dropped.push({ id: entry.id, code: 'AUTH_FORBIDDEN' });
+          await this.d.audit(opts.principal, 'isolation.violation', entry.id, {
+            owner: v.entry.ns,
+          });
+          continue;
+        }
+        if (pipeline !== undefined && queryEmbedding !== undefined) {
+          // Pattern 6: trust-aware injection risk and implausible similarity (the latter only
+          // when the backend returned the stored vector; otherwise it abstains).
+          const findings = await pipeline.scoreRead(opts.principal, {
+            content: v.entry.content,
+            tier: v.entry.tier,
+            queryEmbedding,
+            entryEmbedding: entry.embedding ?? NO_VECTOR,
+            query,
+          });
+          // Without the stored vector the vector checks have nothing to compare: skip them.
+          const flagged = flaggedOf(
+            entry.embedding === undefined
+              ? findings.filter(
+                  (f) =>
+                    f.detector !== 'embedding_mismatch' && f.detector !== 'implausible_similarity',
+                )
+              : findings,
+          );
+          if (flagged.length > 0) {
+            dropped.push({ id: entry.id, code: 'POISONING_SIGNAL' });
+            for (const f of flagged) this.d.metrics.recordSignal(f.detector);
+            await this.d.audit(opts.principal, 'entry.poisoning_signal', entry.id, {
+              detectors: flagged.map((f) => f.detector).join(','),
+              reasons: flagged.map((f) => `${f.detector}: ${f.reason}`).join('; '),
+            });
+            continue;
+          }
+        }
+        const expires = await this.renew(view, entry, nowNs);
+        this.d.metrics.recordRead(v.entry.tier);
+        results.push({
+          memory: toMemoryRecord(v.entry, v.leafIndex, entry.bytes, expires),
+          score,
+          untrusted:
+            UNTRUSTED_TIERS.has(v.entry.tier) ||
+            v.entry.label === 'EXTERNAL' ||
+            v.entry.label === 'DERIVED_UNTRUSTED',
+        });
+      }
+    }
+    const seal = toHex(this.d.random.randomBytes(16));
+    const context = renderSegments(
+      results.map((r) => ({
+        id: r.memory.id,
+        label: r.memory.label,
+        tier: r.memory.tier,
+        authority: effectiveAuthority(r.memory.tier, r.memory.label),
+        content: r.memory.content,
+      })),
+      seal,
+    );
+    return { results, context, seal, dropped };
+  }
+
+  /** Verify one stored entry for `principal`; undefined (and an audit event) when it fails. */
+  async verified(stored: StoredEntry, principal: string): Promise<MemoryRecord | undefined> {
+    const v = await this.d.ledger.verifyStored(stored);
+    if (!v.ok) {
+      await this.d.audit(principal, 'entry.dropped', stored.id, { code: v.code, stage: v.stage });
+      return undefined;
+    }
+    if (v.entry.ns !== principal && v.entry.tier !== 'OPERATOR') return undefined;
+    return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
+  }
+
+  /** Renew-on-use: extend a retrieved entry's expiry to now + its tier TTL. */
+  private async renew(
+    view: StorageBackend,
+    e: StoredEntry,
+    nowNs: bigint,
+  ): Promise<bigint | undefined> {
+    const ttl = this.d.retention.ttlMs[e.tier];
+    if (!this.d.retention.renewOnUse || ttl === null || e.expiresAtNs === undefined) {
+      return e.expiresAtNs;
+    }
+    const ttlNs = BigInt(Math.round(ttl)) * 1_000_000n;
+    const target = nowNs + ttlNs;
+    const step = BigInt(Math.round(ttl * RENEW_MIN_STEP)) * 1_000_000n;
+    if (target - e.expiresAtNs < (step > 0n ? step : 1n)) return e.expiresAtNs;
+    try {
+      return await view.extendExpiry(e.id, target);
+    } catch {
+      return e.expiresAtNs; // renewal is best effort; never fail a read on it
+    }
+  }
+
+  private async embedQuery(query: string): Promise<Float32Array> {
+    const hit = this.queryCache.get(query);
+    if (hit !== undefined) return hit;
+    const t0 = process.hrtime.bigint();
+    const [v] = await this.d.embedder.embed([query]);
+    this.d.metrics.observeEmbedding(Number(process.hrtime.bigint() - t0) / 1e9);
+    if (v === undefined) throw new MemwardenError('EMBEDDING_FAILED', 'embedder returned nothing');
+    if (this.queryCache.size >= 1024)
+      this.queryCache.delete(this.queryCache.keys().next().value as string);
+    this.queryCache.set(query, v);
+    return v;
+  }
+}
+
+/** Order candidates: cosine for vector, lexical score, or reciprocal-rank fusion for hybrid. */
+function rank(
+  hits: readonly { entry: StoredEntry; vectorScore?: number; lexicalScore?: number }[],
+  ranking: 'vector' | 'lexical' | 'hybrid',
+): { entry: StoredEntry; score: number }[] {
+  if (ranking === 'vector') {
+    return hits
+      .map((h) => ({ entry: h.entry, score: h.vectorScore ?? 0 }))
+      .sort((a, b) => b.score - a.score);
+  }
+  if (ranking === 'lexical') {
+    return hits
+      .map((h) => ({ entry: h.entry, score: h.lexicalScore ?? 0 }))
+      .sort((a, b) => b.score - a.score);
+  }
+  const byVec = [...hits]
+    .filter((h) => h.vectorScore !== undefined)
+    .sort((a, b) => (b.vectorScore ?? 0) - (a.vectorScore ?? 0));
+  const byLex = [...hits]
+    .filter((h) => (h.lexicalScore ?? 0) > 0)
+    .sort((a, b) => (b.lexicalScore ?? 0) - (a.lexicalScore ?? 0));
+  const fused = new Map<string, { entry: StoredEntry; score: number }>();
+  const add = (list: typeof hits, i: number) => {
+    const h = list[i];
+    if (h === undefined) return;
+    const cur = fused.get(h.entry.id) ?? { entry: h.entry, score: 0 };
+    cur.score += 1 / (RRF_K + i + 1);
+    fused.set(h.entry.id, cur);
+  };
+  byVec.forEach((_, i) => add(byVec, i));
+  byLex.forEach((_, i) => add(byLex, i));
+  // Normalise so the best possible fused score (rank 1 in both lists) is 1.
+  const best = 2 / (RRF_K + 1);
+  return [...fused.values()]
+    .map((f) => ({ entry: f.entry, score: f.score / best }))
+    .sort((a, b) => b.score - a.score);
+}

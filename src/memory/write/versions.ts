@@ -1,0 +1,201 @@
+/**
+ * @module memory/write/versions
+ * The life of an entry after it is written: signed new versions that supersede the old one
+ * (never a silent overwrite; the signed lineage is kept), signed tombstones, the version
+ * history, and failure-mode purges by source URI or content hash. Only the owner changes an
+ * entry; every stored row is re-verified before it is acted on.
+ */
+import { MemwardenError } from '../../core/errors.js';
+import type { StoredEntry } from '../../ports/storage.js';
+import type { HistoryEvent, MemoryRecord } from '../api.js';
+import type { MemoryContext } from '../context.js';
+import { checkTtlMs } from '../config.js';
+import { nsToIso, toMemoryRecord } from '../read/records.js';
+import type { WriteLineage, WritePath } from './write-path.js';
+
+const NS_PER_MS = 1_000_000n;
+
+function tierSpan(ttlMs: number | null): bigint | undefined {
+  return ttlMs === null ? undefined : BigInt(Math.round(ttlMs)) * NS_PER_MS;
+}
+
+export class Versions {
+  constructor(
+    private readonly ctx: MemoryContext,
+    private readonly writer: WritePath,
+  ) {}
+
+  /** Load an entry the principal owns (OPERATOR rows are readable but not theirs to change). */
+  private async owned(id: string, principal: string): Promise<StoredEntry> {
+    const stored = await this.ctx.view(principal).getEntry(id);
+    if (stored === undefined || stored.deleted === true) {
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
+    }
+    if (stored.owner !== principal) throw new MemwardenError('AUTH_FORBIDDEN', 'not your memory');
+    if ((await this.ctx.ledger.verifyStored(stored)).ok !== true) {
+      throw new MemwardenError('ENTRY_SIGNATURE_INVALID', 'stored entry failed verification');
+    }
+    return stored;
+  }
+
+  /** A new signed version that supersedes the old one (never a silent overwrite). */
+  async update(
+    id: string,
+    content: string,
+    opts: { principal: string; reason?: string; ttlMs?: number | null },
+  ): Promise<MemoryRecord> {
+    if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
+    const old = await this.owned(id, opts.principal);
+    if (old.supersededBy !== undefined) {
+      throw new MemwardenError('STORAGE_CONFLICT', 'memory already superseded', {
+        details: { by: old.supersededBy },
+      });
+    }
+    await this.writer.checkWrite(content, opts.principal, old.tier);
+    const prev = await this.ctx.ledger.verifyStored(old);
+    if (!prev.ok) throw new MemwardenError(prev.code, 'stored entry failed verification');
+    // A new version keeps the old one's signed lineage: an update never launders a label.
+    const kept: WriteLineage = { parents: prev.entry.parents, weights: prev.entry.weights, label: prev.entry.label };
+    const next = await this.writer.commit(
+      content,
+      {
+        principal: opts.principal,
+        tier: old.tier,
+        kind: prev.entry.kind,
+        ...(prev.entry.uri === undefined ? {} : { source: prev.entry.uri }),
+        ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
+      },
+      old.tier,
+      kept,
+      { sup: id },
+    );
+    // The ledger marks the old version superseded in the new version's commit transaction
+    // (its system scope: RLS forbids changing OPERATOR rows to every app principal, ADR 0007).
+    await this.ctx.audit(opts.principal, 'entry.updated', id, {
+      by: next.id,
+      reason: opts.reason ?? null,
+    });
+    return next;
+  }
+
+  /**
+   * Extend a live entry's lifetime to now + `ttlMs` (default: the entry's own signed lifetime,
+   * `exp − ts`, else its tier's TTL). The expiry only ever moves forward and a never-expiring
+   * entry stays so; the signed record keeps its original `exp` (the stored expiry is the
+   * retention state, like renew-on-use). Only the owner renews; audited as `entry.renewed`.
+   */
+  async renew(id: string, opts: { principal: string; ttlMs?: number }): Promise<MemoryRecord> {
+    if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, false);
+    const stored = await this.owned(id, opts.principal);
+    const now = this.ctx.clock.nowNs();
+    if (stored.supersededBy !== undefined || (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)) {
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
+    }
+    const v = await this.ctx.ledger.verifyStored(stored);
+    if (!v.ok) throw new MemwardenError(v.code, 'stored entry failed verification');
+    if (stored.expiresAtNs === undefined) return toMemoryRecord(v.entry, v.leafIndex, stored.bytes);
+    const span =
+      opts.ttlMs !== undefined
+        ? BigInt(opts.ttlMs) * NS_PER_MS
+        : v.entry.exp !== undefined && v.entry.exp > v.entry.ts
+          ? v.entry.exp - v.entry.ts
+          : tierSpan(this.ctx.retention.ttlMs[v.entry.tier]);
+    if (span === undefined) return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
+    const exp = await this.ctx.view(opts.principal).extendExpiry(id, now + span);
+    await this.ctx.audit(opts.principal, 'entry.renewed', id, {
+      expiresAt: exp === undefined ? null : nsToIso(exp),
+    });
+    return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, exp);
+  }
+
+  /** Signed tombstone; the entry disappears from reads, its leaf stays provable. */
+  async delete(id: string, opts: { principal: string; reason: string }): Promise<void> {
+    await this.owned(id, opts.principal);
+    if (typeof opts.reason !== 'string' || opts.reason.length === 0) {
+      throw new MemwardenError('INPUT_INVALID', 'a deletion needs a reason');
+    }
+    await this.ctx.ledger.tombstone(id, opts.reason, opts.principal);
+  }
+
+  async deleteAll(opts: { principal: string; reason?: string }): Promise<number> {
+    const view = this.ctx.view(opts.principal);
+    let n = 0;
+    for (;;) {
+      const rows = await view.listEntriesFor({
+        limit: 500,
+        owner: opts.principal,
+        includeSuperseded: true,
+      });
+      if (rows.length === 0) return n;
+      for (const r of rows) {
+        await this.ctx.ledger.tombstone(r.id, opts.reason ?? 'deleteAll', opts.principal);
+        n++;
+      }
+    }
+  }
+
+  async history(id: string, opts: { principal: string }): Promise<HistoryEvent[]> {
+    const view = this.ctx.view(opts.principal);
+    // Walk back to the first version, then forward through supersededBy.
+    let first = await view.getEntry(id);
+    if (first === undefined)
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
+    for (let guard = 0; guard < 10_000; guard++) {
+      const v = await this.ctx.ledger.verifyStored(first);
+      const sup = v.ok ? v.entry.sup : undefined;
+      if (sup === undefined) break;
+      const prev = await view.getEntry(sup);
+      if (prev === undefined) break;
+      first = prev;
+    }
+    const events: HistoryEvent[] = [];
+    let cur: StoredEntry | undefined = first;
+    for (let guard = 0; cur !== undefined && guard < 10_000; guard++) {
+      const v = await this.ctx.ledger.verifyStored(cur);
+      if (!v.ok) break;
+      const memory = toMemoryRecord(v.entry, v.leafIndex, cur.bytes, cur.expiresAtNs);
+      events.push({
+        action: v.entry.sup === undefined ? 'add' : 'update',
+        id: cur.id,
+        actor: v.entry.writer,
+        at: memory.createdAt,
+        memory,
+      });
+      if (cur.deleted === true) {
+        // The tombstone's audit record is written by the ledger (system scope); the subject is
+        // an entry this principal can see, so reading it here leaks nothing.
+        const del = (await this.ctx.storage.listAudit({ limit: 50, subject: cur.id })).find(
+          (a) => a.action === 'entry.deleted',
+        );
+        events.push({
+          action: 'delete',
+          id: cur.id,
+          actor: del?.actor ?? v.entry.writer,
+          at: del === undefined ? memory.createdAt : nsToIso(del.atNs),
+          ...(typeof del?.details.reason === 'string' ? { reason: del.details.reason } : {}),
+        });
+      }
+      cur = cur.supersededBy === undefined ? undefined : await view.getEntry(cur.supersededBy);
+    }
+    return events;
+  }
+
+  /** Failure-mode recovery: tombstone every own entry from a source URI or with a content hash. */
+  async purge(opts: { principal: string; source?: string; contentHash?: string }): Promise<number> {
+    if (opts.source === undefined && opts.contentHash === undefined) {
+      throw new MemwardenError('INPUT_INVALID', 'purge needs a source or a content hash');
+    }
+    const rows = await this.ctx.view(opts.principal).findEntriesBy({
+      ...(opts.source === undefined ? {} : { uri: opts.source }),
+      ...(opts.contentHash === undefined ? {} : { srcHash: opts.contentHash.toLowerCase() }),
+    });
+    let n = 0;
+    for (const r of rows) {
+      if (r.owner !== opts.principal) continue;
+      await this.ctx.ledger.tombstone(r.id, `purge ${opts.source ?? opts.contentHash}`, opts.principal);
+      n++;
+    }
+    await this.ctx.audit(opts.principal, 'purge', opts.source ?? opts.contentHash ?? '', { count: n });
+    return n;
+  }
+}
