@@ -7,5 +7,7 @@ export default defineConfig({
     exclude: ['test/faults/**', '**/node_modules/**'],
     testTimeout: 30_000,
     pool: 'forks',
+    // No test reads outside the repository (issue 24): see the file.
+    setupFiles: ['test/setup/confine-reads.ts'],
   },
 });

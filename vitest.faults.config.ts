@@ -11,6 +11,8 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // No test reads outside the repository (issue 24): see the file.
+    setupFiles: ['test/setup/confine-reads.ts'],
     fileParallelism: false,
   },
 });

@@ -9,6 +9,8 @@ export default defineConfig({
   test: {
     include: ['test/fuzz/**/*.fuzz.ts', 'test/fuzz/**/*.test.ts', 'test/isolation/**/*.test.ts'],
     pool: 'forks',
+    // No test reads outside the repository (issue 24): see the file.
+    setupFiles: ['test/setup/confine-reads.ts'],
     fileParallelism: false,
     testTimeout: 1_800_000,
     hookTimeout: 300_000,

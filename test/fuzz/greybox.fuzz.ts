@@ -5,7 +5,7 @@
  * Environment: FUZZ_SECONDS (per target, default 30), FUZZ_TARGETS (comma list, default all),
  * FUZZ_SEED (default: time-based, printed), FUZZ_OUT (default fuzz/out: new corpus inputs and
  * crashes), FUZZ_MERGE=1 (copy the new corpus inputs into fuzz/corpus), FUZZ_VECTORS (a
- * vectors folder, e.g. ../shared/vectors: (re)write the built-in seeds into fuzz/corpus first).
+ * vectors folder, e.g. test/vectors: (re)write the built-in seeds into fuzz/corpus first).
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';

@@ -2,7 +2,7 @@
  * Seeds and dictionaries for the fuzz targets, and the checked-in corpus (fuzz/corpus/<target>/).
  *
  * The corpus is plain files (one input each) so any fuzzer can use it: the RFC 8949 Appendix A
- * and dCBOR vectors (vendored from ../shared/vectors when the corpus was made), real entry and
+ * and dCBOR vectors (vendored from test/vectors when the corpus was made), real entry and
  * tombstone records, signed checkpoints and notes, verifier keys, and whatever the
  * coverage-guided runs added. `registerSignedSeeds()` re-signs, deterministically, every text
  * the note / checkpoint seeds carry: the "no forgery" property needs to know what was signed.

@@ -1,6 +1,6 @@
 /**
  * Generic canonical CBOR (src/core/codec/cbor.ts) against RFC 8949 Appendix A and the dCBOR
- * vectors (../shared/vectors/cbor, provenance in SOURCE.md), plus edge cases and properties.
+ * vectors (test/vectors/cbor, provenance in SOURCE.md), plus edge cases and properties.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { decodeStrict, encodeCanonical } from '../../../src/core/codec/cbor.js';
 import { MemwardenError, type ErrorCode } from '../../../src/core/errors.js';
 
-const VECTORS = new URL('../../../../shared/vectors/cbor/', import.meta.url);
+const VECTORS = new URL('../../vectors/cbor/', import.meta.url);
 interface Row {
   hex: string;
   roundtrip?: boolean;

@@ -1,6 +1,6 @@
 /**
  * Pins memwarden's Ed25519 acceptance policy on the C2SP CCTV edge-case corpus
- * (`../shared/vectors/ed25519/cctv_ed25519vectors.json`, 914 vectors). There is no single
+ * (`test/vectors/ed25519/cctv_ed25519vectors.json`, 914 vectors). There is no single
  * right answer here (SOURCE.md); this test records what `verifyEd25519` — OpenSSL 3.0's
  * cofactorless verifier plus memwarden's explicit RFC 8032 canonical-A/R and S < L checks —
  * does, so any change (Node/OpenSSL upgrade, verifier edit) is a visible, reviewed diff.

@@ -1,6 +1,6 @@
 /**
  * @module test/core/crypto/vectors
- * Loads the vendored standard vectors from `../shared/vectors` (provenance in each folder's
+ * Loads the vendored standard vectors from `test/vectors` (provenance in each folder's
  * SOURCE.md). `MEMWARDEN_VECTORS_DIR` overrides the location. A missing file fails the test —
  * never a silent skip.
  */
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const VECTORS_DIR =
-  process.env['MEMWARDEN_VECTORS_DIR'] ?? path.resolve(here, '../../../../shared/vectors');
+  process.env['MEMWARDEN_VECTORS_DIR'] ?? path.resolve(here, '../../vectors');
 
 export function loadVectors<T>(rel: string): T {
   return JSON.parse(readFileSync(path.join(VECTORS_DIR, rel), 'utf8')) as T;

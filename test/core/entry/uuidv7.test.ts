@@ -1,6 +1,6 @@
 /**
  * UUIDv7 (RFC 9562 §5.7) against the RFC's Appendix A.6 example
- * (../shared/vectors/uuidv7/rfc9562_example.json).
+ * (test/vectors/uuidv7/rfc9562_example.json).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -26,7 +26,7 @@ interface Vector {
 }
 const { vectors } = JSON.parse(
   readFileSync(
-    new URL('../../../../shared/vectors/uuidv7/rfc9562_example.json', import.meta.url),
+    new URL('../../vectors/uuidv7/rfc9562_example.json', import.meta.url),
     'utf8',
   ),
 ) as { vectors: Vector[] };

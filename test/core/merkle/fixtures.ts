@@ -21,7 +21,7 @@ import {
 } from '../../../src/core/merkle/plan.js';
 
 export const VECTORS_PATH = new URL(
-  '../../../../shared/vectors/rfc6962/vectors.json',
+  '../../vectors/rfc6962/vectors.json',
   import.meta.url,
 );
 

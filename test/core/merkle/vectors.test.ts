@@ -1,5 +1,5 @@
 /**
- * RFC 6962 / RFC 9162 vectors from transparency-dev/merkle (../shared/vectors/rfc6962, see
+ * RFC 6962 / RFC 9162 vectors from transparency-dev/merkle (test/vectors/rfc6962, see
  * SOURCE.md): hasher vectors, roots 0..8, every inclusion and consistency probe including
  * all must-reject mutations, the RFC 6962 §2.1.3 worked example and the derived proofs.
  * Policy-dependent cases follow transparency-dev's policy (see core/merkle/verify.ts).
