@@ -25,6 +25,7 @@ import { ENTRY_RANK, ENTRY_REQUIRED_SIGNED, ENTRY_TEXT } from './entry.js';
 import { ENTRY_KEYS, LIMITS, type SignedEntry } from './types.js';
 import { SourceTiers, TrustLabels } from '../trust.js';
 import { ENTRY_SIGNING_DOMAIN } from './signing.js';
+import { decodeSignedEntryV2, isV2Record, v2SigningInput } from './entry-v2.js';
 
 type Mutable<T> = { -readonly [P in keyof T]: T[P] };
 
@@ -114,6 +115,7 @@ function knownText<T extends string>(
  * `CODEC_INVALID_VALUE`, `CODEC_UNSUPPORTED_VERSION`.
  */
 export function decodeSignedEntry(bytes: Uint8Array): SignedEntry {
+  if (bytes instanceof Uint8Array && isV2Record(bytes)) return decodeSignedEntryV2(bytes);
   return decodeEntry(bytes, undefined);
 }
 
@@ -372,6 +374,12 @@ export function decodeEntryForVerify(
   // `safely` without its closure: this runs once per entry of every first verification.
   try {
     const span: SigSpan = { start: -1, end: -1, id: -1 };
+    if (bytes instanceof Uint8Array && isV2Record(bytes)) {
+      const entry = decodeSignedEntryV2(bytes, span);
+      if (span.start < 1 || span.end - span.start !== 70 || span.id < 1)
+        codecFail('CODEC_MALFORMED', 'unexpected entry layout');
+      return { ok: true, value: { entry, sigStart: span.start, sigEnd: span.end, idAt: span.id } };
+    }
     const entry = decodeEntry(bytes, span, expect?.id, expect?.owner);
     const head = bytes[0] as number;
     // A map (major 5) of 2…23 pairs in a one-byte head; the decoder guarantees it, checked anyway.
@@ -422,6 +430,8 @@ export function withEntrySigningInput<T>(
   d: EntryForVerify,
   fn: (input: Uint8Array) => T,
 ): T {
+  // Version 2 (ADR 0048): its own domain, and a map head that may shrink by a byte.
+  if (d.entry.v === 2) return fn(v2SigningInput(bytes, { start: d.sigStart, end: d.sigEnd }));
   const pre = ENTRY_SIGNING_DOMAIN.length;
   const n = pre + bytes.length - (d.sigEnd - d.sigStart);
   const out = scratchOf(n);

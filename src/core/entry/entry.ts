@@ -31,6 +31,14 @@ import {
 } from './fields.js';
 import { ENTRY_KEYS, LIMITS, type EntryBody, type SignedEntry } from './types.js';
 import { ENTRY_SIGNING_DOMAIN } from './signing.js';
+import {
+  ENTRY_V2_SIGNING_DOMAIN,
+  encodeEntryBodyV2,
+  encodeSignedEntryV2,
+  isV2Body,
+  signEntryV2,
+  validateEntryBodyV2,
+} from './entry-v2.js';
 
 /** An entry map key. */
 export type EntryKey = (typeof ENTRY_KEYS)[number];
@@ -242,6 +250,7 @@ function write(
 
 /** Check a body against every rule the decoder applies; throws coded errors. Use before signing. */
 export function validateEntryBody(body: EntryBody): void {
+  if (isV2Body(body)) return validateEntryBodyV2(body);
   prepare(body, false);
 }
 
@@ -251,11 +260,13 @@ export function validateEntryBody(body: EntryBody): void {
  * be passed directly to recompute its signed bytes.
  */
 export function encodeEntryBody(body: EntryBody): Uint8Array {
+  if (isV2Body(body)) return encodeEntryBodyV2(body);
   return write(prepare(body, false), undefined);
 }
 
 /** Canonical bytes of the signed entry record (body fields plus `sig`). */
 export function encodeSignedEntry(entry: SignedEntry): Uint8Array {
+  if (isV2Body(entry)) return encodeSignedEntryV2(entry);
   const p = prepare(entry, true);
   return write(p, p.sig);
 }
@@ -276,6 +287,7 @@ export function signEntry(
   body: EntryBody,
   signer: { sign(msg: Uint8Array): Uint8Array },
 ): SignedEncoding {
+  if (isV2Body(body)) return signEntryV2(body, signer);
   const p = prepare(body, false);
   const at = { sig: -1 };
   const input = write(p, undefined, ENTRY_SIGNING_DOMAIN, at); // "memwarden/entry/v1\n" ‖ body
@@ -299,4 +311,17 @@ export function signEntry(
   bytes.set(sig, cut + K.sig.length + 2);
   bytes.set(bodyBytes.subarray(cut), cut + sigPair);
   return { entry: { ...p.body, sig }, bodyBytes, bytes };
+}
+
+/**
+ * What an entry's signature covers, by its version: `"memwarden/entry/v1\n" ‖ body` or, for a
+ * version 2 record, `"memwarden/entry/v2\n" ‖ body` (ADR 0048).
+ */
+export function entrySigningInput(body: EntryBody): Uint8Array {
+  const bodyBytes = encodeEntryBody(body);
+  const domain = isV2Body(body) ? ENTRY_V2_SIGNING_DOMAIN : ENTRY_SIGNING_DOMAIN;
+  const out = new Uint8Array(domain.length + bodyBytes.length);
+  out.set(domain);
+  out.set(bodyBytes, domain.length);
+  return out;
 }

@@ -4,11 +4,27 @@
  * signing inputs and log leaf data, and UUIDv7 ids.
  */
 export type { EntryBody, SignedEntry, TombstoneBody, SignedTombstone } from './types.js';
-export { ENTRY_KEYS, LIMITS, RECORD_VERSION, TOMBSTONE_KEYS } from './types.js';
+export { ENTRY_KEYS, LIMITS, RECORD_VERSION, RECORD_VERSION_2, TOMBSTONE_KEYS } from './types.js';
+export {
+  ENTRY_V2_KEYS,
+  ENTRY_V2_SIGNING_DOMAIN,
+  V2_FIELDS,
+  decodeSignedEntryV2,
+} from './entry-v2.js';
+export {
+  type JsonObject,
+  type JsonValue,
+  META_LIMITS,
+  compareMetaKeys,
+  decodeMeta,
+  encodeMeta,
+  jsonEqual,
+} from './meta.js';
 export {
   type SignedEncoding,
   encodeEntryBody,
   encodeSignedEntry,
+  entrySigningInput,
   signEntry,
   validateEntryBody,
 } from './entry.js';

@@ -5,12 +5,17 @@
  * fields are absent when unset, never `undefined` or null.
  */
 import type { SourceTier, TrustLabel } from '../trust.js';
+import type { JsonObject } from './meta.js';
 
-/** The signed body of a memory entry (everything but `sig`). Version 1. */
+/**
+ * The signed body of a memory entry (everything but `sig`). Version 1 (ADR 0002) or version 2
+ * (ADR 0048: version 1 plus the optional `evt`, `lid`, `meta`, `run` and `agent`, which a
+ * version 1 record never carries; `./entry-v2.ts`).
+ */
 export interface EntryBody {
   /** Record discriminator; domain-separates entries from tombstones on the wire. */
   readonly t: 'entry';
-  readonly v: 1;
+  readonly v: 1 | 2;
   /** UUIDv7, canonical lowercase string; a 16-byte bstr on the wire. */
   readonly id: string;
   /** Namespace / principal scope, 1..256 code points. */
@@ -45,6 +50,16 @@ export interface EntryBody {
   readonly sup?: string;
   /** 16 random bytes. */
   readonly nonce: Uint8Array;
+  /** v2: when what the memory is about happened (event time), ns since the epoch (uint64). */
+  readonly evt?: bigint;
+  /** v2: the logical memory id this version belongs to (UUIDv7; only with `sup`). */
+  readonly lid?: string;
+  /** v2: caller metadata, a non-empty JSON object (`./meta.ts`). */
+  readonly meta?: JsonObject;
+  /** v2: the run / session scope within the principal, 1..256 code points. */
+  readonly run?: string;
+  /** v2: the agent scope within the principal, 1..256 code points. */
+  readonly agent?: string;
 }
 
 /** A signed entry: the body plus its 64-byte Ed25519 signature. */
@@ -69,8 +84,13 @@ export interface TombstoneBody {
 /** A signed tombstone. */
 export type SignedTombstone = TombstoneBody & { readonly sig: Uint8Array };
 
-/** The one record version this code reads and writes (CONVENTIONS: a change is a new version). */
+/**
+ * The base record version (CONVENTIONS: a change is a new version). Entries without any
+ * version 2 field are written as version 1; {@link RECORD_VERSION_2} adds fields (ADR 0048).
+ */
 export const RECORD_VERSION = 1;
+/** The entry record version with event time, logical id, metadata and scopes (ADR 0048). */
+export const RECORD_VERSION_2 = 2;
 
 /** Field limits, shared by validation and the decoders. */
 export const LIMITS = {

@@ -38,12 +38,11 @@ import { verifyEd25519 } from '../../core/crypto/ed25519.js';
 import { isKeyId, keyIdFor, parsePrincipalId, principalIdFor } from '../../core/crypto/ids.js';
 import {
   type SignedEntry,
-  encodeEntryBody,
+  entrySigningInput,
   encodeTombstoneBody,
   entryLeafData,
   safeDecodeSignedEntry,
   safeDecodeSignedTombstone,
-  signingInput,
   tombstoneLeafData,
   tombstoneSigningInput,
   uuidToString,
@@ -525,7 +524,7 @@ export async function auditStore(
       entry.writer,
       entry.kid,
       entry.ts,
-      signingInput(encodeEntryBody(entry)),
+      entrySigningInput(entry),
       entry.sig,
       { leafIndex: e.leafIndex },
     );

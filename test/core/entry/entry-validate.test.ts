@@ -14,7 +14,7 @@ type Mut = Record<string, unknown>;
 
 describe('validateEntryBody / encode reject invalid bodies with the decoder codes', () => {
   const cases: [string, (e: Mut) => void, ErrorCode][] = [
-    ['v = 2', (e) => (e.v = 2), 'CODEC_UNSUPPORTED_VERSION'],
+    ['v = 3', (e) => (e.v = 3 as 1), 'CODEC_UNSUPPORTED_VERSION'],
     ['t wrong', (e) => (e.t = 'tombstone'), 'CODEC_INVALID_VALUE'],
     ['id uppercase', (e) => (e.id = (e.id as string).toUpperCase()), 'CODEC_INVALID_VALUE'],
     ['id v4', (e) => (e.id = '0190d2a0-e0a0-4e4b-9a3c-1d2e3f405162'), 'CODEC_INVALID_VALUE'],

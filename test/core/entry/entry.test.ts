@@ -127,7 +127,7 @@ describe('decodeSignedEntry rejects, before any signature check', () => {
   const wireCases: [string, (g: Mut) => void, ErrorCode][] = [
     ['t is tombstone', (g) => (g.t = 'tombstone'), 'CODEC_INVALID_VALUE'],
     ['t not text', (g) => (g.t = 1), 'CODEC_WRONG_TYPE'],
-    ['v = 2', (g) => (g.v = 2), 'CODEC_UNSUPPORTED_VERSION'],
+    ['v = 3', (g) => (g.v = 3), 'CODEC_UNSUPPORTED_VERSION'],
     ['v = 0', (g) => (g.v = 0), 'CODEC_UNSUPPORTED_VERSION'],
     ['v text', (g) => (g.v = '1'), 'CODEC_WRONG_TYPE'],
     ['id 15 bytes', (g) => (g.id = bytes(15, 1)), 'CODEC_INVALID_VALUE'],
@@ -146,7 +146,7 @@ describe('decodeSignedEntry rejects, before any signature check', () => {
     ['ns 257 chars', (g) => (g.ns = 'n'.repeat(257)), 'CODEC_OVERSIZE'],
     [
       'ns 256 emoji is fine → other error',
-      (g) => ((g.ns = '😀'.repeat(256)), (g.v = 2)),
+      (g) => ((g.ns = '😀'.repeat(256)), (g.v = 3)),
       'CODEC_UNSUPPORTED_VERSION',
     ],
     ['ns 257 emoji', (g) => (g.ns = '😀'.repeat(257)), 'CODEC_OVERSIZE'],
