@@ -395,9 +395,7 @@ export class Ledger {
     // One new version per entry at a time in this process: a second concurrent one is refused
     // here rather than failing the shared commit batch on the superseded mark.
     if (this.superseding.has(sup)) {
-      throw new MemwardenError('STORAGE_CONFLICT', 'entry already being superseded', {
-        details: { sup },
-      });
+      throw new MemwardenError('STORAGE_CONFLICT', 'entry already being superseded', { details: { sup } });
     }
     this.superseding.add(sup);
     try {
@@ -420,10 +418,7 @@ export class Ledger {
       throw new MemwardenError('INPUT_INVALID', 'malformed write quota');
     const d = { principal: input.writer, tier: input.tier, dayKey: q.dayKey, limit: q.limit };
     const hit = this.exhausted.get(exhaustedKey(d));
-    if (
-      (hit !== undefined && q.limit <= hit.limit && this.clock.nowNs() < hit.until) ||
-      q.limit < 1
-    )
+    if ((hit !== undefined && q.limit <= hit.limit && this.clock.nowNs() < hit.until) || q.limit < 1)
       throw quotaExceeded(d);
     return d;
   }
@@ -431,10 +426,7 @@ export class Ledger {
   /** Remember a refusal (see {@link demand}); bounded. */
   private noteExhausted(d: QuotaDemand): void {
     if (this.exhausted.size >= 10_000) this.exhausted.clear();
-    this.exhausted.set(exhaustedKey(d), {
-      limit: d.limit,
-      until: this.clock.nowNs() + EXHAUSTED_NS,
-    });
+    this.exhausted.set(exhaustedKey(d), { limit: d.limit, until: this.clock.nowNs() + EXHAUSTED_NS });
   }
 
   /**
@@ -444,9 +436,7 @@ export class Ledger {
   private async checkSupersedable(sup: string, writer: string): Promise<void> {
     const old = await this.storage.getEntry(sup);
     if (old === undefined || old.deleted === true || old.owner !== writer) {
-      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', {
-        details: { sup },
-      });
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', { details: { sup } });
     }
     if (old.supersededBy !== undefined) {
       throw new MemwardenError('STORAGE_CONFLICT', 'entry already superseded', {
