@@ -15,6 +15,8 @@
  *   code with the same semantics; the conformance suite checks both.
  */
 import type { PrincipalKind, SourceTier } from '../core/trust.js';
+import type { EntryFilter } from '../core/filter/index.js';
+import type { JsonObject } from '../core/entry/meta.js';
 
 /** One log leaf as stored: RFC 6962 leaf input and its hash. */
 export interface LeafRecord {
@@ -190,6 +192,19 @@ export interface StoredEntry {
   readonly deleted?: boolean;
   /** Mutable state, set once: the id of the newer version that supersedes this one. */
   readonly supersededBy?: string;
+  /**
+   * The logical memory id (a v2 record's `lid`, else the entry's own id); absent on rows
+   * written before it was stored, which then read as their own id (ADR 0049).
+   */
+  readonly memoryId?: string;
+  /** Event time of a v2 record (`evt`), ns. */
+  readonly eventAtNs?: bigint;
+  /** Caller metadata of a v2 record (`meta`). */
+  readonly metadata?: JsonObject;
+  /** Run / session scope of a v2 record (`run`). */
+  readonly runId?: string;
+  /** Agent scope of a v2 record (`agent`). */
+  readonly agentId?: string;
 }
 
 export interface EntryStore {
@@ -230,6 +245,11 @@ export interface SearchQuery {
   readonly kinds?: readonly string[];
   /** Exact source URI. */
   readonly uri?: string;
+  /**
+   * Only rows this filter admits (`core/filter`: metadata, tier, kind, source, scopes, times),
+   * applied before ranking — pushed into SQL on the Postgres backends.
+   */
+  readonly filter?: EntryFilter;
   /** "Now" for expiry: rows with `expiresAtNs <= nowNs` are excluded. */
   readonly nowNs: bigint;
   /** 1 … 1000. */
@@ -293,14 +313,18 @@ export interface EntryStateStore {
     includeSuperseded?: boolean;
     nowNs?: bigint;
     owner?: string;
+    /** Only rows this filter admits (`core/filter`). */
+    filter?: EntryFilter;
   }): Promise<StoredEntry[]>;
   /**
-   * Entries with this source URI and/or source hash (both given: both must match), in log order,
-   * deleted ones left out unless asked for — the purge path. Neither given is `INPUT_INVALID`.
+   * Entries with this source URI, source hash and/or logical memory id (all given must match),
+   * in log order, deleted ones left out unless asked for — the purge path, and the versions of
+   * one memory (a row without a stored memory id is its own). None given is `INPUT_INVALID`.
    */
   findEntriesBy(opts: {
     uri?: string;
     srcHash?: string;
+    memoryId?: string;
     includeDeleted?: boolean;
   }): Promise<StoredEntry[]>;
   /** Live entries per tier (tiers with none are omitted); expired ones left out when `nowNs` is given. */

@@ -14,6 +14,7 @@ import { bulkCases } from './conformance/bulk.js';
 import { isolationCases } from './conformance/isolation.js';
 import { memoryApiCases } from './conformance/memory-api.js';
 import { scanCases } from './conformance/scan.js';
+import { filterCases } from './conformance/filters.js';
 import type { BackendFactory, ConformanceCase } from './conformance/types.js';
 import type {
   KeyRecord,
@@ -349,4 +350,5 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
   ...isolationCases,
   ...bulkCases,
   ...scanCases,
+  ...filterCases,
 ];

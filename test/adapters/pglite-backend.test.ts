@@ -46,7 +46,7 @@ describe('PGlite backend conformance (in memory, shared instance)', () => {
     const { rows } = await db.query<{ version: number }>(
       'SELECT version FROM schema_migrations ORDER BY version',
     );
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 50]);
   });
 });
 

@@ -161,6 +161,7 @@ export class MemoryBackend implements StorageBackend {
   findEntriesBy = (o: {
     uri?: string;
     srcHash?: string;
+    memoryId?: string;
     includeDeleted?: boolean;
   }): Promise<StoredEntry[]> => this.r.findEntriesBy(o);
   countEntries = (o?: { nowNs?: bigint }): Promise<TierCount[]> => this.r.countEntries(o);

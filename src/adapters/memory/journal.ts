@@ -27,7 +27,10 @@ export interface Journal {
 
 type Wire = Record<string, unknown>;
 
-function replacer(_k: string, v: unknown): unknown {
+function replacer(k: string, v: unknown): unknown {
+  // Caller metadata is arbitrary JSON: kept as one string, so a key like `$n` in it is never
+  // revived as one of the markers below.
+  if (k === 'metadata' && v !== null && typeof v === 'object') return { $j: JSON.stringify(v) };
   if (typeof v === 'bigint') return { $n: v.toString() };
   if (v instanceof Uint8Array) return { $b: Buffer.from(v).toString('base64') };
   if (v instanceof Float32Array)
@@ -39,6 +42,7 @@ function reviver(_k: string, v: unknown): unknown {
   if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
     const o = v as Wire;
     const keys = Object.keys(o);
+    if (keys.length === 1 && typeof o.$j === 'string') return JSON.parse(o.$j) as unknown;
     if (keys.length === 1 && typeof o.$n === 'string') return BigInt(o.$n);
     if (keys.length === 1 && typeof o.$b === 'string')
       return new Uint8Array(Buffer.from(o.$b, 'base64'));

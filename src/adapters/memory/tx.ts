@@ -2,9 +2,8 @@
  * @module adapters/memory/tx
  * The in-memory backend's transaction view, part 2: entry state, search, quotas, the review
  * queue, audit events and API keys — the same rules and scope semantics as the Postgres
- * backends (see `../sql/`), enforced in code. Lexical search is a term-overlap score
- * (`../sql/rank.js`), not PostgreSQL full text: scores differ in scale, matching agrees on
- * plain words.
+ * backends (see `../sql/`), enforced in code. Lexical search is BM25 (`core/text`) over the
+ * live rows the scope sees, as the read model and the SQL backends rank it.
  */
 import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
@@ -32,9 +31,9 @@ import {
   checkPage,
   checkSearchQuery,
   cosine,
-  lexicalScore,
-  tokens,
 } from '../sql/rank.js';
+import { matchFilter } from '../../core/filter/index.js';
+import { bm25, bm25Stats, queryTerms, termFrequencies, tokenize } from '../../core/text/index.js';
 import { type EntryPatch, quotaKey } from './state.js';
 import { MemoryTxCore, byLog, conflict, copyEntry, denied } from './tx-core.js';
 
@@ -97,20 +96,28 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
 
   async searchEntries(q: SearchQuery): Promise<SearchHit[]> {
     checkSearchQuery(q);
-    const pool = this.candidates({ nowNs: q.nowNs }).filter(
+    const visible = this.candidates({ nowNs: q.nowNs });
+    const pool = visible.filter(
       (e) =>
         (q.tiers === undefined || q.tiers.includes(e.tier)) &&
         (q.kinds === undefined || (e.kind !== undefined && q.kinds.includes(e.kind))) &&
-        (q.uri === undefined || e.uri === q.uri),
+        (q.uri === undefined || e.uri === q.uri) &&
+        matchFilter(q.filter, e),
     );
-    const terms = new Set(tokens(q.text ?? ''));
+    // BM25 (core/text) with the statistics of every live row the scope sees.
+    const terms = queryTerms(q.text ?? '');
+    const docs = q.text === undefined ? undefined : new Map(visible.map((e) => [e, tokenize(e.content ?? '')]));
+    const stats = docs === undefined ? undefined : bm25Stats([...docs.values()]);
     const score = (
       e: StoredEntry,
     ): { entry: StoredEntry; vectorScore?: number; lexicalScore?: number } => {
       const h: { entry: StoredEntry; vectorScore?: number; lexicalScore?: number } = { entry: e };
       if (q.embedding !== undefined && e.embedding !== undefined)
         h.vectorScore = cosine(q.embedding, e.embedding);
-      if (q.text !== undefined) h.lexicalScore = lexicalScore(terms, e.content ?? '');
+      if (docs !== undefined && stats !== undefined) {
+        const toks = docs.get(e) ?? [];
+        h.lexicalScore = bm25(terms, termFrequencies(toks), toks.length, stats);
+      }
       return h;
     };
     const scored = pool.map(score);
@@ -147,7 +154,9 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
     checkPage(opts);
     const offset = opts.offset ?? 0;
     return this.candidates(opts)
-      .filter((e) => opts.owner === undefined || e.owner === opts.owner)
+      .filter(
+        (e) => (opts.owner === undefined || e.owner === opts.owner) && matchFilter(opts.filter, e),
+      )
       .sort(byLog)
       .slice(offset, offset + opts.limit)
       .map(copyEntry);
@@ -156,6 +165,7 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
   async findEntriesBy(opts: {
     uri?: string;
     srcHash?: string;
+    memoryId?: string;
     includeDeleted?: boolean;
   }): Promise<StoredEntry[]> {
     checkFindBy(opts);
@@ -166,7 +176,8 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
       .filter(
         (e) =>
           (opts.uri === undefined || e.uri === opts.uri) &&
-          (opts.srcHash === undefined || e.srcHash === opts.srcHash),
+          (opts.srcHash === undefined || e.srcHash === opts.srcHash) &&
+          (opts.memoryId === undefined || (e.memoryId ?? e.id) === opts.memoryId),
       )
       .sort(byLog)
       .map(copyEntry);

@@ -24,7 +24,7 @@ import { BinaryQueryError, malformed, rawExchange, walkResponse } from './binary
 const utf8 = new TextEncoder();
 
 /** Built-in type OIDs (pg_type.dat; stable across PostgreSQL versions). */
-export const OID = { bytea: 17, int8: 20, int4: 23, text: 25 } as const;
+export const OID = { bytea: 17, int8: 20, int4: 23, text: 25, jsonb: 3802 } as const;
 
 /** One parameter value in its binary send format; null = SQL NULL. */
 export type BinaryParam = Uint8Array | null;
@@ -157,6 +157,20 @@ export function int4Array(vs: readonly number[]): Uint8Array {
 }
 
 export const byteaArray = (vs: readonly Uint8Array[]): Uint8Array => arrayParam(OID.bytea, vs);
+
+/** A `jsonb[]` of JSON texts (the jsonb send format: version byte 1, then the text). */
+export const jsonbArray = (vs: readonly (string | undefined)[]): Uint8Array =>
+  arrayParam(
+    OID.jsonb,
+    vs.map((v) => {
+      if (v === undefined) return null;
+      const t = utf8.encode(v);
+      const b = new Uint8Array(t.length + 1);
+      b[0] = 1;
+      b.set(t, 1);
+      return b;
+    }),
+  );
 
 /** pgvector's `vector_send`: int16 dim, int16 unused, dim × float4, big-endian. */
 export function vectorSend(v: Float32Array): Uint8Array {

@@ -29,6 +29,7 @@ import {
   int4Array,
   int8Array,
   int8Param,
+  jsonbArray,
   runPipeline,
   textArray,
   textParam,
@@ -48,12 +49,12 @@ export async function enterScopeBinary(db: PgliteDb, scope: Scope): Promise<void
 
 /** The new-entry columns, in the order of {@link putEntriesStatement}'s arrays. */
 const ENTRY_COLS =
-  'id, owner, tier, bytes, leaf_index, mac_kid, mac, writer, kind, created_ns, expires_ns, content, uri, src_hash, embedding_vec';
+  'id, owner, tier, bytes, leaf_index, mac_kid, mac, writer, kind, created_ns, expires_ns, content, uri, src_hash, embedding_vec, memory_id, event_ns, metadata, run_id, agent_id';
 
 const PUT_ENTRIES_SQL = `INSERT INTO entries (${ENTRY_COLS})
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::bigint[], $6::text[],
     $7::bytea[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[],
-    $14::text[], $15::vector[])`;
+    $14::text[], $15::vector[], $16::text[], $17::bigint[], $18::jsonb[], $19::text[], $20::text[])`;
 
 /** The entries insert; `vectorOid`: the OID of pgvector's `vector` type in this database. */
 export function putEntriesStatement(
@@ -81,6 +82,13 @@ export function putEntriesStatement(
         vectorOid,
         es.map((e) => (e.embedding === undefined ? null : vectorSend(checkEmbedding(e.embedding)))),
       ),
+      textArray(es.map((e) => e.memoryId)),
+      int8Array(es.map((e) => e.eventAtNs)),
+      jsonbArray(
+        es.map((e) => (e.metadata === undefined ? undefined : JSON.stringify(e.metadata))),
+      ),
+      textArray(es.map((e) => e.runId)),
+      textArray(es.map((e) => e.agentId)),
     ],
   };
 }

@@ -7,7 +7,7 @@
 import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type { StoredEntry } from '../../ports/storage.js';
-import { scanWhere } from '../sql/entries.js';
+import { metadataOut, scanWhere } from '../sql/entries.js';
 import { float4FromVectorSend } from '../sql/rank.js';
 import { FieldReader, forEachDataRow } from './binary-rows.js';
 
@@ -29,6 +29,11 @@ const COLS = [
   'deleted',
   'superseded_by',
   'embedding_vec',
+  'memory_id',
+  'event_ns',
+  'metadata',
+  'run_id',
+  'agent_id',
 ] as const;
 
 /** The scan's SELECT (pgvector column): `$1` the keyset start, `$2` the page size. */
@@ -76,6 +81,15 @@ export function decodeScanRows(raw: Uint8Array): StoredEntry[] {
     text('srcHash', 13);
     text('supersededBy', 15);
     e.embedding = float4FromVectorSend(raw, at[16]!, len[16]!);
+    text('memoryId', 17);
+    big('eventAtNs', 18);
+    if (len[19]! >= 0) {
+      // jsonb's binary form: a version byte (1), then the JSON text.
+      if (len[19]! < 1 || raw[at[19]!] !== 1) throw corrupt('metadata');
+      e.metadata = metadataOut(r.text(at[19]! + 1, len[19]! - 1));
+    }
+    text('runId', 20);
+    text('agentId', 21);
     out.push(e as unknown as StoredEntry);
   });
   return out;

@@ -20,6 +20,7 @@ import type {
   TierCount,
 } from '../../ports/storage.js';
 import { deniedError } from '../sql/entries.js';
+import { matchFilter } from '../../core/filter/index.js';
 import { checkFindBy, checkPage, checkSearchQuery } from '../sql/rank.js';
 import {
   admitInOrder,
@@ -105,13 +106,19 @@ export class StagedView extends StagedCore implements StorageBackend {
       limit: Math.min(10_000, offset + opts.limit + this.x.patches.size),
     });
     return (await this.merged(base))
-      .filter((e) => isLive(e, opts) && (opts.owner === undefined || e.owner === opts.owner))
+      .filter(
+        (e) =>
+          isLive(e, opts) &&
+          (opts.owner === undefined || e.owner === opts.owner) &&
+          matchFilter(opts.filter, e),
+      )
       .slice(offset, offset + opts.limit);
   }
 
   async findEntriesBy(opts: {
     uri?: string;
     srcHash?: string;
+    memoryId?: string;
     includeDeleted?: boolean;
   }): Promise<StoredEntry[]> {
     checkFindBy(opts);
@@ -120,6 +127,7 @@ export class StagedView extends StagedCore implements StorageBackend {
       (e) =>
         (opts.uri === undefined || e.uri === opts.uri) &&
         (opts.srcHash === undefined || e.srcHash === opts.srcHash) &&
+        (opts.memoryId === undefined || (e.memoryId ?? e.id) === opts.memoryId) &&
         isLive(e, { includeDeleted: opts.includeDeleted ?? false, includeSuperseded: true }),
     );
   }

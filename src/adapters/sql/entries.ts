@@ -12,6 +12,9 @@
 import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type { StoredEntry, TierCount } from '../../ports/storage.js';
+import type { JsonObject } from '../../core/entry/meta.js';
+import type { EntryFilter } from '../../core/filter/index.js';
+import { filterSql } from './filter-sql.js';
 import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
 import type { RowVectorCache } from './row-vectors.js';
 import type { Queryable } from './queryable.js';
@@ -48,14 +51,15 @@ export interface SqlFeatures {
 }
 
 const BASE = 'id, owner, tier, bytes, leaf_index, mac_kid, mac';
-const META = 'writer, kind, created_ns, expires_ns, content, uri, src_hash, deleted, superseded_by';
+const META =
+  'writer, kind, created_ns, expires_ns, content, uri, src_hash, deleted, superseded_by, memory_id, event_ns, metadata::text AS metadata, run_id, agent_id';
 
 /** The select list of a full entry, the embedding read from whichever column holds it. */
 export function entryCols(f: SqlFeatures, alias = '', withEmbedding = true): string {
   const p = alias === '' ? '' : `${alias}.`;
   const cols = `${BASE}, ${META}`
     .split(', ')
-    .map((c) => p + c)
+    .map((c) => (c.startsWith('metadata::') ? `${p}metadata::text AS metadata` : p + c))
     .join(', ');
   if (!withEmbedding) return `${cols}, NULL AS emb`;
   return `${cols}, ${f.vector ? `${p}embedding_vec::text` : `${p}embedding`} AS emb`;
@@ -66,7 +70,7 @@ export async function putEntry(q: Queryable, f: SqlFeatures, e: StoredEntry): Pr
   await putEntries(q, f, [e]);
 }
 
-const PUT_COLS = 15;
+const PUT_COLS = 20;
 /** `($1, …, $15::vector)` for row `i` of a multi-row INSERT, cached (built once per row number). */
 const TUPLES = { vector: [] as string[], 'real[]': [] as string[] };
 function tuple(i: number, embType: 'vector' | 'real[]'): string {
@@ -78,6 +82,8 @@ function tuple(i: number, embType: 'vector' | 'real[]'): string {
     ps[PUT_COLS - 1] += `::${embType}`;
     ps[9] += '::bigint';
     ps[10] += '::bigint';
+    ps[15] += '::bigint';
+    ps[16] += '::jsonb';
     t = cache[i] = `(${ps.join(', ')})`;
   }
   return t;
@@ -123,12 +129,17 @@ export async function putEntries(
         e.content ?? null,
         e.uri ?? null,
         e.srcHash ?? null,
+        e.memoryId ?? null,
+        bigIn(e.eventAtNs),
+        e.metadata === undefined ? null : JSON.stringify(e.metadata),
+        e.runId ?? null,
+        e.agentId ?? null,
         emb,
       );
       return tuple(i, embType);
     });
     await q.query(
-      `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, ${embCol})
+      `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, memory_id, event_ns, metadata, run_id, agent_id, ${embCol})
        VALUES ${tuples.join(', ')}`,
       params,
     );
@@ -137,6 +148,15 @@ export async function putEntries(
 
 const optStr = (v: unknown): string | undefined =>
   v === null || v === undefined ? undefined : strOut(v);
+
+/** The `metadata` column (selected as text): a JSON object, or absent. */
+export function metadataOut(v: unknown): JsonObject | undefined {
+  if (v === null || v === undefined) return undefined;
+  const o = typeof v === 'string' ? (JSON.parse(v) as unknown) : v;
+  if (typeof o !== 'object' || o === null || Array.isArray(o))
+    throw new MemwardenError('STORAGE_FAILED', 'unexpected column value: metadata');
+  return o as JsonObject;
+}
 
 /** Map a row selected with {@link entryCols}; optional fields absent (not undefined) when NULL. */
 export function entryOut(r: Record<string, unknown>): StoredEntry {
@@ -162,6 +182,11 @@ export function entryOut(r: Record<string, unknown>): StoredEntry {
     ['uri', optStr(r.uri)],
     ['srcHash', optStr(r.src_hash)],
     ['supersededBy', optStr(r.superseded_by)],
+    ['memoryId', optStr(r.memory_id)],
+    ['eventAtNs', bigOutOpt(r.event_ns)],
+    ['metadata', metadataOut(r.metadata)],
+    ['runId', optStr(r.run_id)],
+    ['agentId', optStr(r.agent_id)],
     ['embedding', r.emb === null || r.emb === undefined ? undefined : float4Out(r.emb)],
   ];
   for (const [k, v] of opt) if (v !== undefined) out[k] = v;
@@ -311,10 +336,12 @@ export async function listEntriesFor(
     includeSuperseded?: boolean;
     nowNs?: bigint;
     owner?: string;
+    filter?: EntryFilter;
   },
 ): Promise<StoredEntry[]> {
   const w = live(new Where(), opts);
   if (opts.owner !== undefined) w.add(`owner = ${w.param(opts.owner)}`);
+  if (opts.filter !== undefined) w.add(filterSql(opts.filter, w));
   const lim = w.param(opts.limit);
   const off = w.param(opts.offset ?? 0);
   const { rows } = await q.query(
@@ -327,7 +354,7 @@ export async function listEntriesFor(
 export async function findEntriesBy(
   q: Queryable,
   f: SqlFeatures,
-  opts: { uri?: string; srcHash?: string; includeDeleted?: boolean },
+  opts: { uri?: string; srcHash?: string; memoryId?: string; includeDeleted?: boolean },
 ): Promise<StoredEntry[]> {
   const w = live(new Where(), {
     includeDeleted: opts.includeDeleted ?? false,
@@ -335,6 +362,11 @@ export async function findEntriesBy(
   });
   if (opts.uri !== undefined) w.add(`uri = ${w.param(opts.uri)}`);
   if (opts.srcHash !== undefined) w.add(`src_hash = ${w.param(opts.srcHash)}`);
+  if (opts.memoryId !== undefined) {
+    // A row written before memory ids were stored is its own memory (ADR 0049).
+    const m = w.param(opts.memoryId);
+    w.add(`(memory_id = ${m} OR (memory_id IS NULL AND id = ${m}))`);
+  }
   const { rows } = await q.query(
     `SELECT ${entryCols(f)} FROM entries WHERE ${w.sql()} ORDER BY leaf_index, id`,
     w.params,

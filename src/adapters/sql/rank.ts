@@ -131,9 +131,9 @@ export function checkSearchQuery(q: SearchQuery): void {
 }
 
 /** The shared argument checks of `findEntriesBy`: at least one key. */
-export function checkFindBy(opts: { uri?: string; srcHash?: string }): void {
-  if (opts.uri === undefined && opts.srcHash === undefined)
-    throw new MemwardenError('INPUT_INVALID', 'findEntriesBy needs a uri or a srcHash');
+export function checkFindBy(opts: { uri?: string; srcHash?: string; memoryId?: string }): void {
+  if (opts.uri === undefined && opts.srcHash === undefined && opts.memoryId === undefined)
+    throw new MemwardenError('INPUT_INVALID', 'findEntriesBy needs a uri, a srcHash or a memoryId');
 }
 
 /** The shared argument checks of `listEntriesFor`. */

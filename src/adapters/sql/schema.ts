@@ -17,6 +17,7 @@
  */
 
 import { MIGRATION_3 } from './schema-v3.js';
+import { MIGRATION_50 } from './schema-v50.js';
 
 /** One migration: a version, a name for humans, and the SQL that performs it. */
 export interface Migration {
@@ -258,4 +259,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'tables', sql: TABLES },
   { version: 2, name: 'roles, grants and row-level security', sql: SECURITY },
   MIGRATION_3,
+  MIGRATION_50,
 ];

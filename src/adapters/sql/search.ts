@@ -18,6 +18,7 @@
 import type { SearchHit, SearchQuery, StoredEntry } from '../../ports/storage.js';
 import { type SqlFeatures, Where, entryCols, entryOut, live } from './entries.js';
 import type { Queryable } from './queryable.js';
+import { filterSql } from './filter-sql.js';
 import { bytesOut } from './codec.js';
 import {
   checkSearchQuery,
@@ -37,6 +38,7 @@ function filters(q: SearchQuery): Where {
   if (q.tiers !== undefined) w.add(`tier = ANY(${w.param([...q.tiers])}::text[])`);
   if (q.kinds !== undefined) w.add(`kind = ANY(${w.param([...q.kinds])}::text[])`);
   if (q.uri !== undefined) w.add(`uri = ${w.param(q.uri)}`);
+  if (q.filter !== undefined) w.add(filterSql(q.filter, w));
   return w;
 }
 

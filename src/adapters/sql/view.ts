@@ -167,6 +167,7 @@ export abstract class SqlView implements StorageBackend {
   async findEntriesBy(opts: {
     uri?: string;
     srcHash?: string;
+    memoryId?: string;
     includeDeleted?: boolean;
   }): Promise<StoredEntry[]> {
     checkFindBy(opts);

@@ -1,0 +1,5 @@
+/**
+ * @module core/text
+ * Lexical ranking (BM25) shared by every backend and the evaluation baselines.
+ */
+export * from './bm25.js';
