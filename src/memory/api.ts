@@ -6,10 +6,18 @@
  */
 import type { ParameterSource, Verdict } from '../core/gate/index.js';
 import type { Authority, PrincipalKind, SourceTier, TrustLabel } from '../core/trust.js';
+import type { JsonObject } from '../core/entry/meta.js';
+import type { ChatTurn, ConversationOptions, ConversationResult } from './write/conversation.js';
 
 /** One memory as callers see it (the verified view of a signed entry). */
 export interface MemoryRecord {
+  /**
+   * The memory's id: stable across updates (an update is a new signed version of the same
+   * memory, ADR 0049). For a memory never updated it is also its version's id.
+   */
   readonly id: string;
+  /** The id of this signed version (the entry in the log: proofs, lineage and sealed context name it). */
+  readonly versionId: string;
   readonly content: string;
   readonly kind: string;
   readonly tier: SourceTier;
@@ -20,6 +28,15 @@ export interface MemoryRecord {
   readonly writer: string;
   readonly kid: string;
   readonly source?: string;
+  /** Run / session scope within the principal (Mem0 `runId`). */
+  readonly runId?: string;
+  /** Agent scope within the principal (Mem0 `agentId`). */
+  readonly agentId?: string;
+  /** Caller metadata, signed with the memory. */
+  readonly metadata?: JsonObject;
+  /** When what the memory is about happened (ISO-8601 and exact ns), if given. */
+  readonly eventAt?: string;
+  readonly eventAtNs?: string;
   readonly parents: readonly string[];
   readonly weights: readonly number[];
   /** ISO-8601 and exact nanoseconds. */
@@ -74,14 +91,44 @@ export interface AddOptions {
    * (article Pattern 3: an explicit opt-out). Screening and near-duplicate checks still apply.
    */
   readonly verbatim?: boolean;
+  /**
+   * Caller metadata (a JSON object), signed with the memory (entry v2) and filterable
+   * (`filters` of search and getAll). `undefined` properties are dropped, −0 is 0.
+   */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  /**
+   * When what the memory is about happened (ISO 8601, epoch ms or a Date) — distinct from
+   * when it was written; filterable (`eventAt`) and used by recency-aware ranking.
+   */
+  readonly eventAt?: string | number | Date;
+  /** Run / session scope within the principal (Mem0 `runId`). */
+  readonly runId?: string;
+  /** Agent scope within the principal (Mem0 `agentId`). */
+  readonly agentId?: string;
 }
+
+/**
+ * What an add did (Mem0's events): `ADD` a new memory; `UPDATE` a new signed version of an
+ * existing memory (same `id`, `previous` is the version it supersedes); `NOOP` the content is
+ * already remembered (`memory` is the existing record, nothing was written).
+ */
+export type AddEvent = 'ADD' | 'UPDATE' | 'NOOP';
 
 /** Result of an add: committed, or held for review (never silently dropped). */
 export type AddResult =
   | {
       readonly status: 'stored';
+      /** What happened to `memory` (consolidation, issue 20). */
+      readonly event: AddEvent;
       /** The (first) stored memory. */
       readonly memory: MemoryRecord;
+      /** `UPDATE`: the version superseded (its content is the previous value). */
+      readonly previous?: MemoryRecord;
+      /**
+       * A contradiction that was not a supersession: `memory` was stored beside `with`, a
+       * memory of a higher tier that a lower tier may not replace (issue 20's security rule).
+       */
+      readonly conflict?: { readonly with: string; readonly reason: 'lower_tier' };
       /** Further facts stored from the same content by extraction (Pattern 3), if any. */
       readonly extra?: readonly MemoryRecord[];
       /** Review ids of extracted facts that were held for review, if any. */
@@ -102,9 +149,25 @@ export interface SearchOptions {
   readonly limit?: number;
   /** Minimum score in [0, 1]. */
   readonly threshold?: number;
-  readonly filters?: { readonly kind?: string; readonly source?: string };
-  /** 'vector' (default), 'lexical' or 'hybrid'. */
+  /**
+   * Mem0-style filters (`core/filter`): `{ key: value }` on metadata and on `tier`, `kind`,
+   * `source`, `runId`, `agentId`, `createdAt`, `eventAt`; operators `eq ne in nin gt gte lt lte
+   * contains icontains`, `'*'` (exists), `AND` / `OR` / `NOT`. Applied before ranking.
+   */
+  readonly filters?: Readonly<Record<string, unknown>>;
+  /** Only memories of this run / session scope (AND-ed with `filters`). */
+  readonly runId?: string;
+  /** Only memories of this agent scope (AND-ed with `filters`). */
+  readonly agentId?: string;
+  /**
+   * 'hybrid' (default: dense and BM25 scores fused, ADR 0050), 'vector' or 'lexical'.
+   */
   readonly ranking?: 'vector' | 'lexical' | 'hybrid';
+  /**
+   * Recency-aware ranking: a hit's score is multiplied by 2^(−age / halfLifeMs), its age taken
+   * from its event time (else its write time) to now. Absent: no recency weight.
+   */
+  readonly recency?: { readonly halfLifeMs: number };
   /** The conversation thread; the retrieval is remembered per (principal, thread) (§4.4). */
   readonly threadId?: string;
   /**
@@ -113,6 +176,17 @@ export interface SearchOptions {
    * Absent: the memory's embedder embeds `query` (cached per distinct query).
    */
   readonly embedding?: Float32Array;
+}
+
+export interface GetAllOptions {
+  readonly principal: string;
+  /** 1 … 1000 (default 100). */
+  readonly limit?: number;
+  readonly offset?: number;
+  readonly source?: string;
+  readonly filters?: Readonly<Record<string, unknown>>;
+  readonly runId?: string;
+  readonly agentId?: string;
 }
 
 export interface SearchHit {
@@ -132,8 +206,18 @@ export interface SearchResult {
 }
 
 export interface HistoryEvent {
-  readonly action: 'add' | 'update' | 'delete';
+  /**
+   * `add` / `update`: a signed version; `delete`: its tombstone; `conflict`: a lower-tier
+   * write contradicted this memory and was stored beside it instead of superseding it.
+   */
+  readonly action: 'add' | 'update' | 'delete' | 'conflict';
+  /** The version (entry) this event is about; for `conflict`, the memory stored beside. */
   readonly id: string;
+  /** The memory's stable id. */
+  readonly memoryId?: string;
+  /** `update`: the version it superseded and that version's content. */
+  readonly supersedes?: string;
+  readonly previous?: string;
   readonly actor: string;
   readonly at: string;
   readonly reason?: string;
@@ -248,21 +332,30 @@ export interface PrincipalInfo {
 
 /** The Memory API. Every call is scoped to a principal; nothing crosses principals. */
 export interface MemoryApi {
+  /** A conversation: each message (or extracted fact) through the same write path. */
+  add(messages: readonly ChatTurn[], opts: ConversationOptions): Promise<ConversationResult>;
   add(content: string, opts: AddOptions): Promise<AddResult>;
   search(query: string, opts: SearchOptions): Promise<SearchResult>;
   get(id: string, opts: { principal: string }): Promise<MemoryRecord | undefined>;
-  /** Visible live entries in log order; `source`: only those with this exact source URI. */
-  getAll(opts: {
-    principal: string;
-    limit?: number;
-    offset?: number;
-    source?: string;
-  }): Promise<MemoryRecord[]>;
-  /** A new signed version superseding `id`; `ttlMs` sets the new version's lifetime. */
+  /**
+   * Visible live entries in log order; `source`: only those with this exact source URI;
+   * `filters`, `runId`, `agentId` as in search (pushed into the database).
+   */
+  getAll(opts: GetAllOptions): Promise<MemoryRecord[]>;
+  /**
+   * A new signed version of memory `id` (its id stays); `ttlMs` sets the new version's
+   * lifetime, `metadata` / `eventAt` replace the memory's (else kept).
+   */
   update(
     id: string,
     content: string,
-    opts: { principal: string; reason?: string; ttlMs?: number | null },
+    opts: {
+      principal: string;
+      reason?: string;
+      ttlMs?: number | null;
+      metadata?: Readonly<Record<string, unknown>>;
+      eventAt?: string | number | Date;
+    },
   ): Promise<MemoryRecord>;
   /**
    * Extend an own live entry's lifetime to now + `ttlMs` (default: its own signed lifetime);

@@ -30,6 +30,7 @@ import type {
   CheckpointView,
   ConsistencyProofView,
   GateDecision,
+  GetAllOptions,
   HistoryEvent,
   InclusionProofView,
   LineageGraph,
@@ -56,6 +57,14 @@ import { readModelOf } from './read/read-model.js';
 import { ReviewQueue } from './write/reviews.js';
 import { Versions } from './write/versions.js';
 import { WritePath } from './write/write-path.js';
+import {
+  type ChatTurn,
+  type ConversationOptions,
+  type ConversationResult,
+  ConversationWriter,
+} from './write/conversation.js';
+import { readFilter } from './scope.js';
+import { andFilters, parseFilter } from '../core/filter/index.js';
 
 export interface MemoryOptions {
   readonly ledger: Ledger;
@@ -110,6 +119,7 @@ export class Memory implements MemoryApi {
   private readonly lineage: LineageWriter;
   private readonly actions: ActionChecker;
   private readonly writer: WritePath;
+  private readonly conversation: ConversationWriter;
   /** The embedder's dimensions: what a caller's vector must have. */
   private readonly dimensions: number;
   private readonly versions: Versions;
@@ -177,6 +187,20 @@ export class Memory implements MemoryApi {
       extractor: opts.extractor,
     });
     this.versions = new Versions(ctx, this.writer);
+    const embedder = opts.embedder;
+    this.conversation = new ConversationWriter(
+      this.writer,
+      async (texts) => {
+        if (texts.length === 0) return [];
+        const t0 = process.hrtime.bigint();
+        const vs = await embedder.embed(texts);
+        ctx.metrics.observeEmbedding(Number(process.hrtime.bigint() - t0) / 1e9);
+        if (vs.length !== texts.length)
+          throw new MemwardenError('EMBEDDING_FAILED', 'embedder returned the wrong number of vectors');
+        return vs;
+      },
+      opts.extractor,
+    );
     this.reviews = new ReviewQueue(ctx, this.writer, this.lineage);
     this.principals = new Principals(ctx);
     ctx.metrics.setEntriesCollector(async () => {
@@ -191,9 +215,21 @@ export class Memory implements MemoryApi {
 
   // ---- write path (write-path.ts) ------------------------------------------------------------
 
-  async add(content: string, opts: AddOptions): Promise<AddResult> {
-    if (opts.embedding === undefined) return this.writer.add(content, opts);
-    return this.writer.add(content, { ...opts, embedding: callerVector(opts.embedding, this.dimensions) });
+  /**
+   * Remember `content` (ADD, UPDATE or NOOP: consolidation, issue 20) — or a conversation:
+   * `messages` with roles, each turn (or each fact an extraction model finds) through the same
+   * write path (`write/conversation.ts`).
+   */
+  add(messages: readonly ChatTurn[], opts: ConversationOptions): Promise<ConversationResult>;
+  add(content: string, opts: AddOptions): Promise<AddResult>;
+  async add(
+    content: string | readonly ChatTurn[],
+    opts: AddOptions | ConversationOptions,
+  ): Promise<AddResult | ConversationResult> {
+    if (Array.isArray(content)) return this.conversation.add(content, opts as ConversationOptions);
+    const o = opts as AddOptions;
+    if (o.embedding === undefined) return this.writer.add(content as string, o);
+    return this.writer.add(content as string, { ...o, embedding: callerVector(o.embedding, this.dimensions) });
   }
 
   // ---- read path (search.ts) -----------------------------------------------------------------
@@ -208,7 +244,7 @@ export class Memory implements MemoryApi {
     this.lineage.recordRetrieval(
       opts.principal,
       opts.threadId,
-      r.results.map((h) => h.memory.id),
+      r.results.map((h) => h.memory.versionId),
     );
     return r;
   }
@@ -220,31 +256,35 @@ export class Memory implements MemoryApi {
     return this.actions.check(this.view(input.principal), input);
   }
 
+  /** The memory with this id (stable across updates: its current version), or a version by its own id. */
   async get(id: string, opts: { principal: string }): Promise<MemoryRecord | undefined> {
-    const stored = await this.view(opts.principal).getEntry(id);
+    this.view(opts.principal); // refuses an empty principal
+    const stored = await this.versions.resolve(id, opts.principal);
     if (stored === undefined || !this.isLive(stored)) return undefined;
     return this.search_.verified(stored, opts.principal);
   }
 
   /**
    * The principal's visible live entries (its own and OPERATOR ones), in log order; `source`
-   * narrows to one exact source URI (an index lookup, not a scan).
+   * narrows to one exact source URI (an index lookup, not a scan); `filters`, `runId` and
+   * `agentId` as in search, pushed into the database.
    */
-  async getAll(opts: {
-    principal: string;
-    limit?: number;
-    offset?: number;
-    source?: string;
-  }): Promise<MemoryRecord[]> {
-    const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
-    const offset = Math.max(opts.offset ?? 0, 0);
+  async getAll(opts: GetAllOptions): Promise<MemoryRecord[]> {
+    const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 100), 1), 1000);
+    const offset = Math.max(Math.trunc(opts.offset ?? 0), 0);
+    if (!Number.isSafeInteger(limit) || !Number.isSafeInteger(offset))
+      throw new MemwardenError('INPUT_INVALID', 'limit and offset must be integers');
     const view = this.view(opts.principal);
-    const rows =
-      opts.source === undefined
-        ? await view.listEntriesFor({ limit, offset, nowNs: this.ctx.clock.nowNs() })
-        : (await view.findEntriesBy({ uri: opts.source }))
-            .filter((r) => this.isLive(r))
-            .slice(offset, offset + limit);
+    const filter = andFilters(
+      readFilter(opts),
+      opts.source === undefined ? undefined : parseFilter({ source: opts.source }),
+    );
+    const rows = await view.listEntriesFor({
+      limit,
+      offset,
+      nowNs: this.ctx.clock.nowNs(),
+      ...(filter === undefined ? {} : { filter }),
+    });
     const out: MemoryRecord[] = [];
     for (const r of rows) {
       const m = await this.search_.verified(r, opts.principal);
@@ -264,7 +304,13 @@ export class Memory implements MemoryApi {
   update(
     id: string,
     content: string,
-    opts: { principal: string; reason?: string; ttlMs?: number | null },
+    opts: {
+      principal: string;
+      reason?: string;
+      ttlMs?: number | null;
+      metadata?: Readonly<Record<string, unknown>>;
+      eventAt?: string | number | Date;
+    },
   ): Promise<MemoryRecord> {
     return this.versions.update(id, content, opts);
   }
@@ -294,8 +340,9 @@ export class Memory implements MemoryApi {
 
   // ---- proofs (proofs.ts) --------------------------------------------------------------------
 
-  proof(id: string, opts: { principal: string }): Promise<InclusionProofView> {
-    return inclusionProof(this.ctx, id, opts.principal);
+  async proof(id: string, opts: { principal: string }): Promise<InclusionProofView> {
+    const e = await this.versions.resolve(id, opts.principal);
+    return inclusionProof(this.ctx, e?.id ?? id, opts.principal);
   }
 
   checkpoint(): Promise<CheckpointView> {
@@ -315,7 +362,8 @@ export class Memory implements MemoryApi {
   }
 
   async ancestors(id: string, opts: { principal: string }): Promise<LineageGraph> {
-    const g = await lineageOf(this.view(opts.principal), this.ledger, id, this.ctx.clock.nowNs());
+    const e = await this.versions.resolve(id, opts.principal);
+    const g = await lineageOf(this.view(opts.principal), this.ledger, e?.id ?? id, this.ctx.clock.nowNs());
     if (g === undefined)
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     return g;

@@ -170,7 +170,7 @@ for (const backend of Object.keys(open)) {
       expect(await mem.getAll({ principal: alice })).toHaveLength(5);
     });
 
-    it('update supersedes with a new signed version; delete tombstones; history tells it all', async () => {
+    it('update supersedes with a new signed version under the same memory id; delete tombstones; history tells it all', async () => {
       const { mem, alice, bob } = await setup(backend);
       const v1 = stored(await mem.add('Alice lives in Porto', { principal: alice }));
       expect(await code(mem.update(v1.id, 'hijack', { principal: bob }))).toBe('STORAGE_NOT_FOUND');
@@ -178,15 +178,27 @@ for (const backend of Object.keys(open)) {
         principal: alice,
         reason: 'moved',
       });
-      expect(v2.supersedes).toBe(v1.id);
-      expect(await mem.get(v1.id, { principal: alice })).toBeUndefined();
+      // The memory keeps its id (issue 20 / 23: Mem0 keeps it); each version is its own entry.
+      expect(v2.id).toBe(v1.id);
+      expect(v2.versionId).not.toBe(v1.versionId);
+      expect(v2.supersedes).toBe(v1.versionId);
+      expect((await mem.get(v1.id, { principal: alice }))?.content).toBe('Alice lives in Lisbon');
+      const v3 = await mem.update(v1.id, 'Alice lives in Faro', { principal: alice });
+      expect([v3.id, v3.supersedes]).toEqual([v1.id, v2.versionId]);
+      // A superseded version is not live under its own version id.
+      expect(await mem.get(v2.versionId, { principal: alice })).toBeUndefined();
+      expect(await code(mem.update(v2.versionId, 'stale', { principal: alice }))).toBe(
+        'STORAGE_CONFLICT',
+      );
       await mem.delete(v2.id, { principal: alice, reason: 'asked to forget' });
       expect(await mem.get(v2.id, { principal: alice })).toBeUndefined();
       const h = await mem.history(v1.id, { principal: alice });
-      expect(h.map((e) => e.action)).toEqual(['add', 'update', 'delete']);
-      expect(h[2]?.reason).toBe('asked to forget');
-      // The deleted entry's leaf stays provable.
-      const p = await mem.proof(v2.id, { principal: alice });
+      expect(h.map((e) => e.action)).toEqual(['add', 'update', 'update', 'delete']);
+      expect(h.map((e) => e.memoryId ?? v1.id)).toEqual([v1.id, v1.id, v1.id, v1.id]);
+      expect(h[1]?.previous).toBe('Alice lives in Porto');
+      expect(h[3]?.reason).toBe('asked to forget');
+      // Every version's leaf stays provable.
+      const p = await mem.proof(v2.versionId, { principal: alice });
       expect(p.leafIndex).toBe(v2.leafIndex);
     });
 

@@ -115,6 +115,7 @@ interface Stack {
   mem: Memory;
   storage: RootStorage;
   ids: Record<Who, string>;
+  backend: 'memory' | 'pglite';
 }
 
 async function stack(backend: 'memory' | 'pglite', model: boolean, clock: Clock): Promise<Stack> {
@@ -126,7 +127,7 @@ async function stack(backend: 'memory' | 'pglite', model: boolean, clock: Clock)
     bob: (await mem.createPrincipal('user', 'bob')).id,
     ops: (await mem.createPrincipal('operator', 'deploy')).id,
   };
-  return { mem, storage, ids };
+  return { mem, storage, ids, backend };
 }
 
 const USER_TIERS: SourceTier[] = [
@@ -206,6 +207,10 @@ async function run(s: Stack, op: Op, known: string[], n: number): Promise<unknow
         s.mem.search(op.words.join(' '), {
           principal: s.ids[op.p],
           limit: op.limit,
+          // PGlite's SQL path ranks lexically with its full-text index, not the model's
+          // in-process BM25: the two agree exactly on vector ranking (the in-memory backend
+          // ranks BM25 with the model's statistics, so there the default hybrid is compared).
+          ...(s.backend === 'pglite' ? { ranking: 'vector' as const } : {}),
           ...(op.research ? { mode: 'research' as const } : {}),
           ...(op.src < SOURCES.length || op.kind < KINDS.length
             ? {

@@ -122,7 +122,7 @@ const code = (p: Promise<unknown>): Promise<string> => outcome(p);
 
 for (const backend of ['memory', 'pglite'] as const) {
   describe(`read model on ${backend}`, () => {
-    it('answers vector search with no database search once loaded; the same answer as the database', async () => {
+    it('answers vector, lexical and hybrid search with no database search once loaded; the same answer as the database', async () => {
       const s = await setup(backend);
       for (let i = 0; i < 12; i++) await add(s, `alice note ${i} about topic ${i % 3}`, s.alice);
       for (let i = 0; i < 4; i++) await add(s, `bob note ${i} about the budget`, s.bob);
@@ -136,9 +136,11 @@ for (const backend of ['memory', 'pglite'] as const) {
       expect(r1.results.every((h) => h.memory.content.startsWith('alice') || h.memory.tier === 'OPERATOR')).toBe(true);
       expect(r2.results.map((h) => h.memory.content)).toContain('operator rule: never wire money');
       expect(r2.results.some((h) => h.memory.content.startsWith('alice'))).toBe(false);
-      // Lexical ranking keeps the database path.
-      await s.mem.search('budget', { principal: s.bob, ranking: 'lexical' });
-      expect(s.probe.searches).toBe(1);
+      // Lexical (BM25) and hybrid ranking are served by the model too (ADR 0050).
+      const lex = await s.mem.search('budget', { principal: s.bob, ranking: 'lexical' });
+      expect(lex.results.map((h) => h.memory.content).every((c) => c.includes('budget'))).toBe(true);
+      await s.mem.search('budget note', { principal: s.bob, ranking: 'hybrid' });
+      expect(s.probe.searches).toBe(0);
       for (const p of [s.alice, s.bob, s.ops]) {
         const { model, db } = await both(s, p, 'note about the budget');
         expect(model).toEqual(db);
@@ -311,18 +313,19 @@ for (const backend of ['memory', 'pglite'] as const) {
       expect(s.model.size).toBeLessThanOrEqual(8);
     });
 
-    it('the near-duplicate check uses the model', async () => {
+    it('consolidation takes its candidates from the model', async () => {
       const s = await setup(backend);
       const id = await add(s, 'alice likes green tea in the morning', s.alice);
       await s.mem.search('tea', { principal: s.alice });
       s.probe.searches = 0;
-      const e = await code(s.mem.add('alice likes green tea in the morning', { principal: s.alice, tier: 'USER_OBSERVED' }));
-      expect(e).toBe('STORAGE_CONFLICT');
+      const again = await s.mem.add('alice likes green tea in the morning', { principal: s.alice, tier: 'USER_OBSERVED' });
+      expect(again.status === 'stored' && [again.event, again.memory.id]).toEqual(['NOOP', id]);
       expect(s.probe.searches).toBe(0);
       // Bob's identical memory is not a duplicate of Alice's.
       await add(s, 'alice likes green tea in the morning', s.bob);
       await s.mem.delete(id, { principal: s.alice, reason: 'x' });
-      expect(await code(s.mem.add('alice likes green tea in the morning', { principal: s.alice, tier: 'USER_OBSERVED' }))).toBe('OK');
+      const after = await s.mem.add('alice likes green tea in the morning', { principal: s.alice, tier: 'USER_OBSERVED' });
+      expect(after.status === 'stored' && after.event).toBe('ADD');
       expect(s.probe.searches).toBe(0);
     });
   });

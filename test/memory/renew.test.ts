@@ -196,8 +196,12 @@ for (const backend of Object.keys(open)) {
         m.content.startsWith('the meeting room'),
       );
       expect(live).toHaveLength(1);
-      expect(live[0]!.supersedes).toBe(v1.id);
-      expect(await mem.get(v1.id, { principal: alice })).toBeUndefined();
+      expect(live[0]!.supersedes).toBe(v1.versionId);
+      // The memory keeps its id: it now names the one live version.
+      expect((await mem.get(v1.id, { principal: alice }))?.versionId).toBe(live[0]!.versionId);
+      expect(
+        await mem.get(v1.versionId === v1.id ? 'x' : v1.versionId, { principal: alice }),
+      ).toBeUndefined();
     });
 
     it('the ledger refuses to supersede another principal’s or a missing entry; nothing is written', async () => {

@@ -11,10 +11,9 @@ import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import {
   decodeEntryForVerify,
-  encodeEntryBody,
+  entrySigningInput,
   encodeSignedEntry,
   entryLeafData,
-  signingInput,
   withEntryLeafData,
   withEntrySigningInput,
 } from '../../src/core/entry/index.js';
@@ -136,7 +135,7 @@ describe('decodeEntryForVerify', () => {
       const v = d.value;
       expect(v.entry).toEqual(r.entry);
       const input = withEntrySigningInput(r.bytes, v, (x) => x.slice());
-      expect(input).toEqual(signingInput(encodeEntryBody(r.entry)));
+      expect(input).toEqual(entrySigningInput(r.entry));
       expect(withEntryLeafData(r.bytes, v, (x) => x.slice())).toEqual(entryLeafData(r.entry));
       // Nested use gets its own buffer: the outer view is not overwritten.
       withEntrySigningInput(r.bytes, v, (outer) => {

@@ -26,6 +26,11 @@ import type {
   SearchResult,
 } from '../../src/memory/api.js';
 import type { MetricsSink } from '../../src/ports/metrics.js';
+import type {
+  ChatTurn,
+  ConversationOptions,
+  ConversationResult,
+} from '../../src/memory/write/conversation.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const uuid = (n: number): string => `00000000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -82,6 +87,7 @@ export class FakeMemory implements MemoryApi {
     const id = uuid(n);
     const r: MemoryRecord = {
       id,
+      versionId: id,
       content,
       kind: opts.kind ?? 'fact',
       tier: opts.tier ?? 'USER_OBSERVED',
@@ -105,7 +111,22 @@ export class FakeMemory implements MemoryApi {
     return r;
   }
 
-  async add(content: string, opts: AddOptions): Promise<AddResult> {
+  add(messages: readonly ChatTurn[], opts: ConversationOptions): Promise<ConversationResult>;
+  add(content: string, opts: AddOptions): Promise<AddResult>;
+  async add(
+    input: string | readonly ChatTurn[],
+    o: AddOptions | ConversationOptions,
+  ): Promise<AddResult | ConversationResult> {
+    if (typeof input !== 'string') {
+      const results = [];
+      for (const [i, m] of input.entries()) {
+        const r = await this.add(m.content, o as AddOptions);
+        if (r.status === 'stored') results.push({ event: r.event, memory: r.memory, message: i });
+      }
+      return { status: 'stored', results, held: [] };
+    }
+    const content = input;
+    const opts = o as AddOptions;
     this.#enter('add', content, opts);
     if (/ignore previous instructions/i.test(content)) {
       this.#metrics?.recordSignal('instruction_marker');
@@ -126,7 +147,7 @@ export class FakeMemory implements MemoryApi {
     this.events.set(memory.id, [
       { action: 'add', id: memory.id, actor: opts.principal, at: memory.createdAt, memory },
     ]);
-    return { status: 'stored', memory };
+    return { status: 'stored', event: 'ADD', memory };
   }
 
   async search(query: string, opts: SearchOptions): Promise<SearchResult> {

@@ -104,10 +104,19 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
         (q.uri === undefined || e.uri === q.uri) &&
         matchFilter(q.filter, e),
     );
-    // BM25 (core/text) with the statistics of every live row the scope sees.
+    // BM25 (core/text) with the statistics of the scope's current memories (not deleted, not
+    // superseded, embedded; expired ones count until they are gone) — what the read model holds.
     const terms = queryTerms(q.text ?? '');
-    const docs = q.text === undefined ? undefined : new Map(visible.map((e) => [e, tokenize(e.content ?? '')]));
-    const stats = docs === undefined ? undefined : bm25Stats([...docs.values()]);
+    const docs =
+      q.text === undefined ? undefined : new Map(pool.map((e) => [e, tokenize(e.content ?? '')]));
+    const stats =
+      q.text === undefined
+        ? undefined
+        : bm25Stats(
+            this.candidates({})
+              .filter((e) => e.embedding !== undefined)
+              .map((e) => docs?.get(e) ?? tokenize(e.content ?? '')),
+          );
     const score = (
       e: StoredEntry,
     ): { entry: StoredEntry; vectorScore?: number; lexicalScore?: number } => {

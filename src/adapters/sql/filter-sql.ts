@@ -37,8 +37,15 @@ const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const fold = (x: string): string => `translate(${x}, '${UPPER}', '${LOWER}')`;
 
-/** `COALESCE(expr, false)`: an atom is never NULL. */
-const atom = (expr: string): string => `COALESCE(${expr}, false)`;
+/**
+ * An atom as a boolean. Under a NOT it must never be NULL (`COALESCE(expr, false)`); outside
+ * any NOT a NULL acts as false all the way up (AND / OR / WHERE), so the bare comparison is
+ * kept — which lets the planner use the column's index.
+ */
+let strict = true;
+const atom = (expr: string): string => (strict ? `COALESCE(${expr}, false)` : `(${expr})`);
+/** Always two-valued (the operand of an operator's own negation: `ne`, `nin`). */
+const never = (expr: string): string => `COALESCE(${expr}, false)`;
 
 const json = (v: JsonValue): string => JSON.stringify(v);
 
@@ -60,11 +67,11 @@ function metaAtom(w: ParamSink, path: readonly string[], c: Condition): string {
         `metadata @> ${w.param(json(nest(path, c.value)))}::jsonb AND ${x} = ${w.param(json(c.value))}::jsonb`,
       );
     case 'ne':
-      return `NOT ${atom(`${x} = ${w.param(json(c.value))}::jsonb`)}`;
+      return `NOT ${never(`${x} = ${w.param(json(c.value))}::jsonb`)}`;
     case 'in':
       return atom(`${x} = ANY(${w.param(c.values.map(json))}::jsonb[])`);
     case 'nin':
-      return `NOT ${atom(`${x} = ANY(${w.param(c.values.map(json))}::jsonb[])`)}`;
+      return `NOT ${never(`${x} = ANY(${w.param(c.values.map(json))}::jsonb[])`)}`;
     case 'gt':
     case 'gte':
     case 'lt':
@@ -103,12 +110,12 @@ function textAtom(w: ParamSink, col: string, c: Condition): string {
       return typeof c.value === 'string' ? atom(`${col} = ${w.param(c.value)}::text`) : 'false';
     case 'ne':
       return typeof c.value === 'string'
-        ? `NOT ${atom(`${col} = ${w.param(c.value)}::text`)}`
+        ? `NOT ${never(`${col} = ${w.param(c.value)}::text`)}`
         : 'true';
     case 'in':
       return atom(`${col} = ANY(${w.param(strs(c.values))}::text[])`);
     case 'nin':
-      return `NOT ${atom(`${col} = ANY(${w.param(strs(c.values))}::text[])`)}`;
+      return `NOT ${never(`${col} = ANY(${w.param(strs(c.values))}::text[])`)}`;
     case 'gt':
     case 'gte':
     case 'lt':
@@ -132,11 +139,11 @@ function timeAtom(w: ParamSink, col: string, c: TimeCondition): string {
     case 'eq':
       return atom(`${col} = ${w.param(bigIn(c.value))}::bigint`);
     case 'ne':
-      return `NOT ${atom(`${col} = ${w.param(bigIn(c.value))}::bigint`)}`;
+      return `NOT ${never(`${col} = ${w.param(bigIn(c.value))}::bigint`)}`;
     case 'in':
       return atom(`${col} = ANY(${w.param(c.values.map((v) => v.toString()))}::bigint[])`);
     case 'nin':
-      return `NOT ${atom(`${col} = ANY(${w.param(c.values.map((v) => v.toString()))}::bigint[])`)}`;
+      return `NOT ${never(`${col} = ANY(${w.param(c.values.map((v) => v.toString()))}::bigint[])`)}`;
     default:
       return atom(`${col} ${CMP[c.op]} ${w.param(bigIn(c.value))}::bigint`);
   }

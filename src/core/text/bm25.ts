@@ -81,6 +81,16 @@ export function idf(n: number, df: number): number {
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
 
+/** The length normalisation of a document of `docLen` tokens. */
+export function lengthNorm(docLen: number, avgLen: number): number {
+  return BM25_K1 * (1 - BM25_B + (BM25_B * docLen) / (avgLen > 0 ? avgLen : 1));
+}
+
+/** One term's contribution: idf · f·(k1 + 1) / (f + norm). The one formula every path uses. */
+export function termScore(termIdf: number, f: number, norm: number): number {
+  return (termIdf * f * (BM25_K1 + 1)) / (f + norm);
+}
+
 /** BM25 of one document for `terms` (distinct query terms). 0 when no term occurs. */
 export function bm25(
   terms: readonly string[],
@@ -89,13 +99,28 @@ export function bm25(
   stats: Bm25Stats,
 ): number {
   let s = 0;
-  const norm = BM25_K1 * (1 - BM25_B + (BM25_B * docLen) / (stats.avgLen > 0 ? stats.avgLen : 1));
+  const norm = lengthNorm(docLen, stats.avgLen);
   for (const t of terms) {
     const f = tf.get(t);
     if (f === undefined) continue;
-    s += (idf(stats.n, stats.df(t)) * f * (BM25_K1 + 1)) / (f + norm);
+    s += termScore(idf(stats.n, stats.df(t)), f, norm);
   }
   return s;
+}
+
+/** The statistics of several collections searched as one (the read model's partitions). */
+export function combinedStats(parts: readonly LexicalIndex[]): Bm25Stats {
+  let n = 0;
+  let total = 0;
+  for (const p of parts) {
+    n += p.n;
+    total += p.totalTokens;
+  }
+  return {
+    n,
+    avgLen: n === 0 ? 0 : total / n,
+    df: (t) => parts.reduce((x, p) => x + p.df(t), 0),
+  };
 }
 
 /**
@@ -113,6 +138,11 @@ export class LexicalIndex implements Bm25Stats {
 
   get avgLen(): number {
     return this.docs.size === 0 ? 0 : this.totalLen / this.docs.size;
+  }
+
+  /** Tokens in all held documents. */
+  get totalTokens(): number {
+    return this.totalLen;
   }
 
   df(term: string): number {
@@ -169,17 +199,16 @@ export class LexicalIndex implements Bm25Stats {
     p.dead = 0;
   }
 
-  /** BM25 of a held document (0 when it matches no term or is not held). */
-  score(key: number, terms: readonly string[]): number {
+  /** BM25 of a held document (0 when it matches no term or is not held); `stats` default: this index's. */
+  score(key: number, terms: readonly string[], stats: Bm25Stats = this): number {
     const d = this.docs.get(key);
     if (d === undefined) return 0;
-    const norm = BM25_K1 * (1 - BM25_B + (BM25_B * d.len) / (this.avgLen > 0 ? this.avgLen : 1));
+    const norm = lengthNorm(d.len, stats.avgLen);
     let s = 0;
     for (const t of terms) {
       const i = d.terms.indexOf(t);
       if (i < 0) continue;
-      const f = d.tfs[i] as number;
-      s += (idf(this.n, this.df(t)) * f * (BM25_K1 + 1)) / (f + norm);
+      s += termScore(idf(stats.n, stats.df(t)), d.tfs[i] as number, norm);
     }
     return s;
   }
@@ -192,20 +221,19 @@ export class LexicalIndex implements Bm25Stats {
     terms: readonly string[],
     k: number,
     accept: (key: number) => boolean,
+    stats: Bm25Stats = this,
   ): { key: number; score: number }[] {
     const acc = new Map<number, number>();
-    const avg = this.avgLen > 0 ? this.avgLen : 1;
     for (const t of terms) {
       const p = this.postings.get(t);
       if (p === undefined) continue;
-      const w = idf(this.n, p.keys.length - p.dead) * (BM25_K1 + 1);
+      const termIdf = idf(stats.n, stats.df(t));
       for (let i = 0; i < p.keys.length; i++) {
         const key = p.keys[i] as number;
         const d = this.docs.get(key);
         if (d === undefined) continue; // removed, not compacted yet
         const f = p.tfs[i] as number;
-        const norm = BM25_K1 * (1 - BM25_B + (BM25_B * d.len) / avg);
-        acc.set(key, (acc.get(key) ?? 0) + (w * f) / (f + norm));
+        acc.set(key, (acc.get(key) ?? 0) + termScore(termIdf, f, lengthNorm(d.len, stats.avgLen)));
       }
     }
     const out: { key: number; score: number }[] = [];

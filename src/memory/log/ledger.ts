@@ -49,6 +49,7 @@ import type {
   StoredEntry,
 } from '../../ports/storage.js';
 import { HostKeys } from '../identity/keys.js';
+import type { JsonObject } from '../../core/entry/meta.js';
 import { type LockedAppend, MerkleLog } from './log.js';
 import { VerifierRegistry, rotationStatement } from '../identity/registry.js';
 import { DEFAULT_MAX_MIRROR_LEAVES, VerifiedLeaves } from './verified-leaves.js';
@@ -73,6 +74,14 @@ export interface EntryInput {
   readonly exp?: bigint;
   readonly rev?: string;
   readonly sup?: string;
+  /** Event time, ns (entry v2, ADR 0048). */
+  readonly evt?: bigint;
+  /** Caller metadata, a non-empty JSON object (entry v2). */
+  readonly meta?: JsonObject;
+  /** Run / session scope within the principal (entry v2). */
+  readonly run?: string;
+  /** Agent scope within the principal (entry v2). */
+  readonly agent?: string;
 }
 
 /**
@@ -399,8 +408,8 @@ export class Ledger {
     }
     this.superseding.add(sup);
     try {
-      await this.checkSupersedable(sup, input.writer);
-      const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
+      const lid = await this.checkSupersedable(sup, input.writer);
+      const { entry, bytes } = signEntry(this.buildBody(input, w.kid, lid), w.signer);
       const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding, quota);
       return { entry, bytes, leafIndex };
     } finally {
@@ -433,7 +442,7 @@ export class Ledger {
    * A new version may supersede only a live entry of its own writer's scope: checked before
    * the write is queued, so a refusal changes nothing and never fails a shared commit batch.
    */
-  private async checkSupersedable(sup: string, writer: string): Promise<void> {
+  private async checkSupersedable(sup: string, writer: string): Promise<string> {
     const old = await this.storage.getEntry(sup);
     if (old === undefined || old.deleted === true || old.owner !== writer) {
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', { details: { sup } });
@@ -443,6 +452,7 @@ export class Ledger {
         details: { sup, by: old.supersededBy },
       });
     }
+    return logicalIdOf(old);
   }
 
   /**
@@ -519,6 +529,12 @@ export class Ledger {
       },
     );
     if (!v.ok) throw new MemwardenError(v.code, 'entry signature does not verify');
+    if (entry.sup !== undefined && entry.lid !== undefined) {
+      // A signed logical id must be the superseded memory's: no version joins another memory.
+      const old = await this.storage.getEntry(entry.sup);
+      if (old === undefined || logicalIdOf(old) !== entry.lid)
+        throw new MemwardenError('ENTRY_INVALID', 'logical id differs from the superseded memory');
+    }
     const canonical = encodeSignedEntry(entry);
     const leafIndex = await this.commitEntry(entry, canonical, undefined);
     return { entry, bytes: canonical, leafIndex };
@@ -575,12 +591,20 @@ export class Ledger {
     return { tombstone, leafIndex };
   }
 
-  private buildBody(input: EntryInput, kid: string): EntryBody {
+  private buildBody(input: EntryInput, kid: string, lid?: string): EntryBody {
     const [ms, rand, nonce] = this.fresh();
     const content = input.content;
+    // Version 2 only when a v2 field is set (ADR 0048): a superseding version names its
+    // memory's logical id, so an update keeps the id callers hold.
+    const v2 =
+      lid !== undefined ||
+      input.evt !== undefined ||
+      input.meta !== undefined ||
+      input.run !== undefined ||
+      input.agent !== undefined;
     return {
       t: 'entry',
-      v: 1,
+      v: v2 ? 2 : 1,
       id: uuidv7(ms, rand),
       ns: input.ns ?? input.writer,
       writer: input.writer,
@@ -599,6 +623,11 @@ export class Ledger {
       ...(input.exp === undefined ? {} : { exp: input.exp }),
       ...(input.rev === undefined ? {} : { rev: input.rev }),
       ...(input.sup === undefined ? {} : { sup: input.sup }),
+      ...(lid === undefined ? {} : { lid }),
+      ...(input.evt === undefined ? {} : { evt: input.evt }),
+      ...(input.meta === undefined ? {} : { meta: input.meta }),
+      ...(input.run === undefined ? {} : { run: input.run }),
+      ...(input.agent === undefined ? {} : { agent: input.agent }),
     };
   }
 
@@ -636,6 +665,11 @@ export class Ledger {
       ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
       ...(entry.uri === undefined ? {} : { uri: entry.uri }),
       ...(embedding === undefined ? {} : { embedding }),
+      memoryId: entry.lid ?? entry.id,
+      ...(entry.evt === undefined ? {} : { eventAtNs: entry.evt }),
+      ...(entry.meta === undefined ? {} : { metadata: entry.meta }),
+      ...(entry.run === undefined ? {} : { runId: entry.run }),
+      ...(entry.agent === undefined ? {} : { agentId: entry.agent }),
     });
     const sup = entry.sup;
     // A new version and the superseded mark on the old one commit in one transaction (the
@@ -1036,4 +1070,13 @@ export class Ledger {
     await this.drain();
     await this.storage.close();
   }
+}
+
+/**
+ * The logical memory id of a stored entry, from its signed bytes (`lid`, else its own id;
+ * ADR 0049): never from the denormalised column, which the signed record outranks.
+ */
+export function logicalIdOf(e: StoredEntry): string {
+  const d = safeDecodeSignedEntry(e.bytes);
+  return d.ok ? (d.value.lid ?? d.value.id) : e.id;
 }

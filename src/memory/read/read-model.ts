@@ -30,6 +30,9 @@ import type { SourceTier } from '../../core/trust.js';
 import type { RootStorage, SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
 import { type VectorIndex, createVectorIndex } from '../../core/vector/index.js';
 import { type EntryChange, observeStorage } from './observed-storage.js';
+import { type EntryFilter, matchFilter } from '../../core/filter/index.js';
+import { LexicalIndex, combinedStats, queryTerms } from '../../core/text/index.js';
+import { cosine } from '../../core/smsr/near-duplicate.js';
 
 export interface ReadModelOptions {
   /** Most entries held in all partitions together (default 200,000). */
@@ -38,12 +41,20 @@ export interface ReadModelOptions {
   readonly pageSize?: number;
 }
 
-/** A vector query against the model: the database's `searchEntries` semantics, vector only. */
+/**
+ * A query against the model: the database's `searchEntries` semantics — vector (`embedding`),
+ * lexical BM25 (`text`), or both: the union of the two top-`limit` lists, every hit carrying
+ * both scores (ADR 0050).
+ */
 export interface ModelQuery {
-  readonly embedding: Float32Array;
+  readonly embedding?: Float32Array;
+  /** Rank lexically (BM25, `core/text`) by these words. */
+  readonly text?: string;
   readonly tiers?: readonly SourceTier[];
   readonly kinds?: readonly string[];
   readonly uri?: string;
+  /** Only rows this filter admits (`core/filter`), as the database applies it. */
+  readonly filter?: EntryFilter;
   readonly nowNs: bigint;
   readonly limit: number;
   /**
@@ -86,6 +97,8 @@ class Partition {
   readonly byKey = new Map<number, Held>();
   readonly keyOf = new Map<string, number>();
   index: VectorIndex | undefined;
+  /** BM25 over the held entries' content (same keys as the vector index). */
+  readonly lex = new LexicalIndex();
   /** Changes seen while loading, replayed once the load is done. */
   pending: EntryChange[] | undefined = [];
   ready: Promise<void> | undefined;
@@ -153,11 +166,17 @@ export class ReadModel {
   async search(principal: string, q: ModelQuery): Promise<SearchHit[] | undefined> {
     const parts = await this.partitionsFor(principal, q.nowNs);
     if (parts === undefined) return undefined;
-    const { tiers, kinds, uri, nowNs } = q;
-    const hits: SearchHit[] = [];
+    const { tiers, kinds, uri, nowNs, filter, embedding } = q;
+    const terms = q.text === undefined ? undefined : queryTerms(q.text);
+    const vec: SearchHit[] = [];
+    const lex: SearchHit[] = [];
+    // BM25 over everything the principal sees (its partition and the shared one), the
+    // statistics the database's lexical ranking uses too.
+    const stats = terms === undefined ? undefined : combinedStats(parts.map((p) => p.lex));
+    const hybrid = terms !== undefined && embedding !== undefined;
     for (const part of parts) {
       if (part.index === undefined || part.size === 0) continue;
-      if (part.index.dimensions !== q.embedding.length) return undefined;
+      if (embedding !== undefined && part.index.dimensions !== embedding.length) return undefined;
       const accept = (key: number): boolean => {
         const e = part.byKey.get(key);
         return (
@@ -165,20 +184,55 @@ export class ReadModel {
           (tiers === undefined || tiers.includes(e.tier)) &&
           (kinds === undefined || (e.kind !== undefined && kinds.includes(e.kind))) &&
           (uri === undefined || e.uri === uri) &&
-          (e.expiresAtNs === undefined || e.expiresAtNs > nowNs)
+          (e.expiresAtNs === undefined || e.expiresAtNs > nowNs) &&
+          (filter === undefined || matchFilter(filter, e.entry))
         );
       };
-      for (const h of part.index.search(q.embedding, q.limit, accept, q.minScore)) {
-        const held = part.byKey.get(h.key);
-        if (held !== undefined) hits.push({ entry: held.entry, vectorScore: h.score });
+      if (embedding !== undefined) {
+        for (const h of part.index.search(embedding, q.limit, accept, q.minScore)) {
+          const held = part.byKey.get(h.key);
+          if (held === undefined) continue;
+          const e = held.entry;
+          // Fused with a lexical score, the cosine is the database's (float64) one.
+          const hit: { entry: StoredEntry; vectorScore: number; lexicalScore?: number } = {
+            entry: e,
+            vectorScore: hybrid && e.embedding !== undefined ? cosine(embedding, e.embedding) : h.score,
+          };
+          if (terms !== undefined) hit.lexicalScore = part.lex.score(h.key, terms, stats);
+          vec.push(hit);
+        }
+      }
+      if (terms !== undefined) {
+        for (const h of part.lex.search(terms, q.limit, accept, stats)) {
+          const held = part.byKey.get(h.key);
+          if (held === undefined) continue;
+          const e = held.entry;
+          const hit: { entry: StoredEntry; vectorScore?: number; lexicalScore: number } = {
+            entry: e,
+            lexicalScore: h.score,
+          };
+          if (embedding !== undefined && e.embedding !== undefined)
+            hit.vectorScore = cosine(embedding, e.embedding);
+          lex.push(hit);
+        }
       }
     }
-    hits.sort(
-      (a, b) =>
-        (b.vectorScore as number) - (a.vectorScore as number) ||
-        a.entry.leafIndex - b.entry.leafIndex,
-    );
-    return hits.length > q.limit ? hits.slice(0, q.limit) : hits;
+    const byVec = (a: SearchHit, b: SearchHit): number =>
+      (b.vectorScore ?? -Infinity) - (a.vectorScore ?? -Infinity) ||
+      (b.lexicalScore ?? 0) - (a.lexicalScore ?? 0) ||
+      a.entry.leafIndex - b.entry.leafIndex;
+    const byLex = (a: SearchHit, b: SearchHit): number =>
+      (b.lexicalScore as number) - (a.lexicalScore as number) || a.entry.leafIndex - b.entry.leafIndex;
+    vec.sort(byVec);
+    lex.sort(byLex);
+    const topVec = vec.length > q.limit ? vec.slice(0, q.limit) : vec;
+    const topLex = lex.length > q.limit ? lex.slice(0, q.limit) : lex;
+    if (terms === undefined) return topVec;
+    if (embedding === undefined) return topLex;
+    const merged = new Map<string, SearchHit>();
+    for (const h of topVec) merged.set(h.entry.id, h);
+    for (const h of topLex) if (!merged.has(h.entry.id)) merged.set(h.entry.id, h);
+    return [...merged.values()].sort(byVec);
   }
 
   /** The shared and the principal's partition, loaded; undefined when one cannot be held. */
@@ -288,6 +342,7 @@ export class ReadModel {
         const key = bulk.keys[i] as number;
         const e = part.byKey.get(key)?.entry;
         if (e === undefined) continue;
+        part.lex.remove(key);
         part.byKey.delete(key);
         part.keyOf.delete(e.id);
         this.home.delete(e.id);
@@ -363,6 +418,7 @@ export class ReadModel {
     }
     part.byKey.set(key, new Held(e));
     part.keyOf.set(e.id, key);
+    part.lex.add(key, e.content ?? '');
     this.home.set(e.id, part);
     this.total++;
   }
@@ -387,6 +443,7 @@ export class ReadModel {
 
   private remove(part: Partition, id: string, key: number): void {
     part.index?.remove(key);
+    part.lex.remove(key);
     part.byKey.delete(key);
     part.keyOf.delete(id);
     this.home.delete(id);

@@ -74,7 +74,8 @@ function partsOf(e: SignedEntry, leafIndex: number, bytes: Uint8Array): RecordPa
     sig: e.sig,
     ts: e.ts,
     head: {
-      id: e.id,
+      id: e.lid ?? e.id,
+      versionId: e.id,
       content: e.content,
       kind: e.kind,
       tier: e.tier,
@@ -84,6 +85,10 @@ function partsOf(e: SignedEntry, leafIndex: number, bytes: Uint8Array): RecordPa
       writer: e.writer,
       kid: e.kid,
       ...(e.uri === undefined ? {} : { source: e.uri }),
+      ...(e.run === undefined ? {} : { runId: e.run }),
+      ...(e.agent === undefined ? {} : { agentId: e.agent }),
+      ...(e.meta === undefined ? {} : { metadata: e.meta }),
+      ...(e.evt === undefined ? {} : { eventAt: nsToIso(e.evt), eventAtNs: e.evt.toString() }),
       parents: [...e.parents],
       weights: [...e.weights],
       createdAt: nsToIso(e.ts),
@@ -107,7 +112,12 @@ function fresh(p: RecordParts): boolean {
   return (
     e.sig === p.sig &&
     e.ts === p.ts &&
-    e.id === h.id &&
+    (e.lid ?? e.id) === h.id &&
+    e.id === h.versionId &&
+    e.run === h.runId &&
+    e.agent === h.agentId &&
+    e.meta === h.metadata &&
+    (e.evt === undefined ? h.eventAtNs === undefined : e.evt.toString() === h.eventAtNs) &&
     e.content === h.content &&
     e.kind === h.kind &&
     e.tier === h.tier &&
@@ -136,7 +146,8 @@ export function toMemoryRecord(
   // Built key by key (the same keys in the same order as the object literal with optional
   // spreads it replaces, without a temporary object per optional field).
   const rec: { -readonly [K in keyof MemoryRecord]?: MemoryRecord[K] } = {
-    id: e.id,
+    id: h.id,
+    versionId: e.id,
     content: e.content,
     kind: e.kind,
     tier: e.tier,
@@ -147,6 +158,11 @@ export function toMemoryRecord(
     kid: e.kid,
   };
   if (e.uri !== undefined) rec.source = e.uri;
+  if (e.run !== undefined) rec.runId = e.run;
+  if (e.agent !== undefined) rec.agentId = e.agent;
+  if (e.meta !== undefined) rec.metadata = e.meta;
+  if (h.eventAt !== undefined) rec.eventAt = h.eventAt;
+  if (h.eventAtNs !== undefined) rec.eventAtNs = h.eventAtNs;
   rec.parents = e.parents;
   rec.weights = e.weights;
   rec.createdAt = h.createdAt;
@@ -195,7 +211,7 @@ function matches(rec: MemoryRecord, p: RecordParts): boolean {
     const want = p.head[key as keyof RecordParts['head']];
     if (Array.isArray(want)) {
       if (!Array.isArray(v) || !sameList(v, want)) return false;
-    } else if (v !== want) return false;
+    } else if (v !== want) return false; // metadata: the same object, never a deep compare
   }
   if (keys[k] === 'expiresAt') {
     if (typeof rec.expiresAt !== 'string') return false;

@@ -20,6 +20,7 @@ import { toMemoryRecord } from './records.js';
 import type { DetectionHooks } from '../detect/calibration.js';
 import { flaggedOf } from '../write/write.js';
 import type { ReadModel } from './read-model.js';
+import { readFilter } from '../scope.js';
 
 const NO_VECTOR = new Float32Array(0);
 
@@ -32,8 +33,6 @@ const UNTRUSTED_TIERS: ReadonlySet<SourceTier> = new Set(['EXTERNAL_TOOL', 'EXTE
  * is not rewritten (one transaction each) on every search that returns it.
  */
 const RENEW_MIN_STEP = 0.01;
-/** Reciprocal-rank-fusion constant for hybrid ranking. */
-const RRF_K = 60;
 
 export interface SearchDeps {
   readonly ledger: Ledger;
@@ -74,14 +73,16 @@ export class SearchEngine {
         'query must be a non-empty string of at most 8192 chars',
       );
     }
-    for (const f of [opts.filters?.kind, opts.filters?.source]) {
-      // The database refuses NUL in text; the read model must refuse it the same way.
-      if (typeof f === 'string' && f.includes('\0'))
-        throw new MemwardenError('INPUT_INVALID', 'search filters may not contain U+0000');
-    }
+    // Mem0-style filters and the scope shortcuts (INPUT_INVALID before anything is read).
+    const filter = readFilter(opts);
+    const recency = checkRecency(opts.recency);
     const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), 100);
     const threshold = opts.threshold ?? 0;
-    const ranking = opts.ranking ?? 'vector';
+    const ranking = opts.ranking ?? 'hybrid';
+    if (ranking !== 'hybrid' && ranking !== 'vector' && ranking !== 'lexical')
+      throw new MemwardenError('INPUT_INVALID', 'ranking must be hybrid, vector or lexical', {
+        details: { field: 'ranking' },
+      });
     let tiers = opts.mode === 'research' ? [...SourceTiers] : [...NORMAL_TIERS];
     if (opts.allowTiers !== undefined) tiers = tiers.filter((t) => opts.allowTiers?.includes(t));
     const nowNs = this.d.clock.nowNs();
@@ -94,24 +95,29 @@ export class SearchEngine {
       await pipeline.observeQuery(opts.principal, queryEmbedding);
     const filters = {
       tiers,
-      ...(opts.filters?.kind === undefined ? {} : { kinds: [opts.filters.kind] }),
-      ...(opts.filters?.source === undefined ? {} : { uri: opts.filters.source }),
+      ...(filter === undefined ? {} : { filter }),
       nowNs,
-      // Over-fetch so entries dropped by verification do not shrink the answer.
-      limit: Math.min(limit * 2 + 4, 1000),
+      // Over-fetch so entries dropped by verification do not shrink the answer; a fused
+      // ranking needs a deeper candidate list from each side (ADR 0050).
+      limit:
+        ranking === 'vector'
+          ? Math.min(limit * 2 + 4, 1000)
+          : Math.min(Math.max(limit * 3, FUSION_CANDIDATES), 1000),
     };
-    const model = ranking === 'vector' ? this.d.readModel : undefined;
+    const q = {
+      ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
+      ...(ranking === 'vector' ? {} : { text: query }),
+      ...filters,
+    };
+    const model = this.d.readModel;
     const hits =
-      (model !== undefined && queryEmbedding !== undefined
-        ? await model.search(opts.principal, { ...filters, embedding: queryEmbedding })
-        : undefined) ??
-      (await view.searchEntries({
-        ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
-        ...(ranking === 'vector' ? {} : { text: query }),
-        ...filters,
-      }));
+      (model !== undefined && (q.embedding !== undefined || q.text !== undefined)
+        ? await model.search(opts.principal, q)
+        : undefined) ?? (await view.searchEntries(q));
 
-    const scored = rank(hits, ranking).filter((h) => h.score >= threshold);
+    const ranked = rank(hits, ranking);
+    if (recency !== undefined) applyRecency(ranked, recency, nowNs);
+    const scored = ranked.filter((h) => h.score >= threshold);
     const results: SearchHit[] = [];
     const dropped: { id: string; code: string }[] = [];
     // Verify the result set at once (one batch for the hits needed, `Ledger.verifyMany`), in
@@ -186,7 +192,7 @@ export class SearchEngine {
     const seal = toHex(this.d.random.randomBytes(16));
     const context = renderSegments(
       results.map((r) => ({
-        id: r.memory.id,
+        id: r.memory.versionId,
         label: r.memory.label,
         tier: r.memory.tier,
         authority: effectiveAuthority(r.memory.tier, r.memory.label),
@@ -243,40 +249,75 @@ export class SearchEngine {
   }
 }
 
-/** Order candidates: cosine for vector, lexical score, or reciprocal-rank fusion for hybrid. */
-function rank(
+/**
+ * Order candidates: cosine for vector, BM25 for lexical, and for hybrid (the default) a convex
+ * combination of the two scores, each min–max normalised over the candidates (ADR 0050):
+ * score = ½·(v − v_min)/(v_max − v_min) + ½·(l − l_min)/(l_max − l_min), in [0, 1]. Equal
+ * weights, not tuned: on LoCoMo it beats both dense and BM25 rankings, and reciprocal-rank
+ * fusion (docs/eval/locomo).
+ */
+export function rank(
   hits: readonly { entry: StoredEntry; vectorScore?: number; lexicalScore?: number }[],
   ranking: 'vector' | 'lexical' | 'hybrid',
 ): { entry: StoredEntry; score: number }[] {
+  const byScore = (a: { entry: StoredEntry; score: number }, b: { entry: StoredEntry; score: number }): number =>
+    b.score - a.score || a.entry.leafIndex - b.entry.leafIndex;
   if (ranking === 'vector') {
     return hits
-      .map((h) => ({ entry: h.entry, score: h.vectorScore ?? 0 }))
-      .sort((a, b) => b.score - a.score);
+      .filter((h) => h.vectorScore !== undefined)
+      .map((h) => ({ entry: h.entry, score: h.vectorScore as number }))
+      .sort(byScore);
   }
   if (ranking === 'lexical') {
     return hits
-      .map((h) => ({ entry: h.entry, score: h.lexicalScore ?? 0 }))
-      .sort((a, b) => b.score - a.score);
+      .filter((h) => (h.lexicalScore ?? 0) > 0)
+      .map((h) => ({ entry: h.entry, score: h.lexicalScore as number }))
+      .sort(byScore);
   }
-  const byVec = [...hits]
-    .filter((h) => h.vectorScore !== undefined)
-    .sort((a, b) => (b.vectorScore ?? 0) - (a.vectorScore ?? 0));
-  const byLex = [...hits]
-    .filter((h) => (h.lexicalScore ?? 0) > 0)
-    .sort((a, b) => (b.lexicalScore ?? 0) - (a.lexicalScore ?? 0));
-  const fused = new Map<string, { entry: StoredEntry; score: number }>();
-  const add = (list: typeof hits, i: number) => {
-    const h = list[i];
-    if (h === undefined) return;
-    const cur = fused.get(h.entry.id) ?? { entry: h.entry, score: 0 };
-    cur.score += 1 / (RRF_K + i + 1);
-    fused.set(h.entry.id, cur);
-  };
-  byVec.forEach((_, i) => add(byVec, i));
-  byLex.forEach((_, i) => add(byLex, i));
-  // Normalise so the best possible fused score (rank 1 in both lists) is 1.
-  const best = 2 / (RRF_K + 1);
-  return [...fused.values()]
-    .map((f) => ({ entry: f.entry, score: f.score / best }))
-    .sort((a, b) => b.score - a.score);
+  const span = (xs: number[]): [number, number] =>
+    xs.length === 0 ? [0, 0] : [Math.min(...xs), Math.max(...xs)];
+  const [vMin, vMax] = span(hits.flatMap((h) => (h.vectorScore === undefined ? [] : [h.vectorScore])));
+  const [lMin, lMax] = span(hits.map((h) => h.lexicalScore ?? 0));
+  const norm = (x: number, lo: number, hi: number): number => (hi > lo ? (x - lo) / (hi - lo) : 0);
+  return hits
+    .map((h) => ({
+      entry: h.entry,
+      score:
+        FUSION_WEIGHT * (h.vectorScore === undefined ? 0 : norm(h.vectorScore, vMin, vMax)) +
+        (1 - FUSION_WEIGHT) * norm(h.lexicalScore ?? 0, lMin, lMax),
+    }))
+    .sort(byScore);
+}
+
+/** Weight of the dense score in the hybrid fusion (the lexical one gets the rest). */
+const FUSION_WEIGHT = 0.5;
+/** Candidates fetched from each side for a fused ranking (at least). */
+const FUSION_CANDIDATES = 30;
+const MAX_HALF_LIFE_MS = 100 * 365 * 24 * 3600 * 1000;
+
+function checkRecency(r: unknown): { halfLifeNs: number } | undefined {
+  if (r === undefined) return undefined;
+  const h = (r as { halfLifeMs?: unknown } | null)?.halfLifeMs;
+  if (typeof h !== 'number' || !Number.isFinite(h) || h <= 0 || h > MAX_HALF_LIFE_MS)
+    throw new MemwardenError('INPUT_INVALID', 'recency.halfLifeMs must be a positive number of ms', {
+      details: { field: 'recency' },
+    });
+  return { halfLifeNs: h * 1e6 };
+}
+
+/**
+ * Recency-aware ranking: each score × 2^(−age / half-life), the age from the memory's event
+ * time (else its write time) to now (a future event counts as now). Re-sorted in place.
+ */
+function applyRecency(
+  ranked: { entry: StoredEntry; score: number }[],
+  r: { halfLifeNs: number },
+  nowNs: bigint,
+): void {
+  for (const h of ranked) {
+    const at = h.entry.eventAtNs ?? h.entry.createdAtNs ?? nowNs;
+    const age = at >= nowNs ? 0 : Number(nowNs - at);
+    h.score *= 2 ** (-age / r.halfLifeNs);
+  }
+  ranked.sort((a, b) => b.score - a.score || a.entry.leafIndex - b.entry.leafIndex);
 }

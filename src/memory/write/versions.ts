@@ -25,9 +25,23 @@ export class Versions {
     private readonly writer: WritePath,
   ) {}
 
+  /**
+   * The entry `id` names for `principal`: the live version of the memory with that id (ids are
+   * stable across updates, ADR 0049), else the entry with that version id.
+   */
+  async resolve(id: string, principal: string): Promise<StoredEntry | undefined> {
+    const view = this.ctx.view(principal);
+    if (typeof id !== 'string' || id.length === 0 || id.length > 64 || id.includes('\u0000'))
+      throw new MemwardenError('INPUT_INVALID', 'a memory id is a short string', { details: { field: 'id' } });
+    const versions = await view.findEntriesBy({ memoryId: id });
+    let current: StoredEntry | undefined;
+    for (const v of versions) if (v.supersededBy === undefined) current = v;
+    return current ?? (await view.getEntry(id));
+  }
+
   /** Load an entry the principal owns (OPERATOR rows are readable but not theirs to change). */
   private async owned(id: string, principal: string): Promise<StoredEntry> {
-    const stored = await this.ctx.view(principal).getEntry(id);
+    const stored = await this.resolve(id, principal);
     if (stored === undefined || stored.deleted === true) {
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     }
@@ -42,7 +56,13 @@ export class Versions {
   async update(
     id: string,
     content: string,
-    opts: { principal: string; reason?: string; ttlMs?: number | null },
+    opts: {
+      principal: string;
+      reason?: string;
+      ttlMs?: number | null;
+      metadata?: Readonly<Record<string, unknown>>;
+      eventAt?: string | number | Date;
+    },
   ): Promise<MemoryRecord> {
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
     const old = await this.owned(id, opts.principal);
@@ -56,22 +76,30 @@ export class Versions {
     if (!prev.ok) throw new MemwardenError(prev.code, 'stored entry failed verification');
     // A new version keeps the old one's signed lineage: an update never launders a label.
     const kept: WriteLineage = { parents: prev.entry.parents, weights: prev.entry.weights, label: prev.entry.label };
+    // The new version keeps the memory's scopes, and its metadata and event time unless given.
+    const e = prev.entry;
+    const metadata = opts.metadata ?? e.meta;
+    const eventAt = opts.eventAt ?? (e.evt === undefined ? undefined : nsToIso(e.evt));
     const next = await this.writer.commit(
       content,
       {
         principal: opts.principal,
         tier: old.tier,
-        kind: prev.entry.kind,
-        ...(prev.entry.uri === undefined ? {} : { source: prev.entry.uri }),
+        kind: e.kind,
+        ...(e.uri === undefined ? {} : { source: e.uri }),
         ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
+        ...(metadata === undefined ? {} : { metadata }),
+        ...(eventAt === undefined ? {} : { eventAt }),
+        ...(e.run === undefined ? {} : { runId: e.run }),
+        ...(e.agent === undefined ? {} : { agentId: e.agent }),
       },
       old.tier,
       kept,
-      { sup: id },
+      { sup: old.id },
     );
     // The ledger marks the old version superseded in the new version's commit transaction
     // (its system scope: RLS forbids changing OPERATOR rows to every app principal, ADR 0007).
-    await this.ctx.audit(opts.principal, 'entry.updated', id, {
+    await this.ctx.audit(opts.principal, 'entry.updated', old.id, {
       by: next.id,
       reason: opts.reason ?? null,
     });
@@ -101,8 +129,8 @@ export class Versions {
           ? v.entry.exp - v.entry.ts
           : tierSpan(this.ctx.retention.ttlMs[v.entry.tier]);
     if (span === undefined) return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
-    const exp = await this.ctx.view(opts.principal).extendExpiry(id, now + span);
-    await this.ctx.audit(opts.principal, 'entry.renewed', id, {
+    const exp = await this.ctx.view(opts.principal).extendExpiry(stored.id, now + span);
+    await this.ctx.audit(opts.principal, 'entry.renewed', stored.id, {
       expiresAt: exp === undefined ? null : nsToIso(exp),
     });
     return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, exp);
@@ -110,11 +138,11 @@ export class Versions {
 
   /** Signed tombstone; the entry disappears from reads, its leaf stays provable. */
   async delete(id: string, opts: { principal: string; reason: string }): Promise<void> {
-    await this.owned(id, opts.principal);
+    const stored = await this.owned(id, opts.principal);
     if (typeof opts.reason !== 'string' || opts.reason.length === 0) {
       throw new MemwardenError('INPUT_INVALID', 'a deletion needs a reason');
     }
-    await this.ctx.ledger.tombstone(id, opts.reason, opts.principal);
+    await this.ctx.ledger.tombstone(stored.id, opts.reason, opts.principal);
   }
 
   async deleteAll(opts: { principal: string; reason?: string }): Promise<number> {
@@ -137,7 +165,7 @@ export class Versions {
   async history(id: string, opts: { principal: string }): Promise<HistoryEvent[]> {
     const view = this.ctx.view(opts.principal);
     // Walk back to the first version, then forward through supersededBy.
-    let first = await view.getEntry(id);
+    let first = await this.resolve(id, opts.principal);
     if (first === undefined)
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     for (let guard = 0; guard < 10_000; guard++) {
@@ -154,13 +182,31 @@ export class Versions {
       const v = await this.ctx.ledger.verifyStored(cur);
       if (!v.ok) break;
       const memory = toMemoryRecord(v.entry, v.leafIndex, cur.bytes, cur.expiresAtNs);
+      const before = events.findLast((x) => x.action === 'add' || x.action === 'update');
       events.push({
         action: v.entry.sup === undefined ? 'add' : 'update',
         id: cur.id,
+        memoryId: memory.id,
+        ...(v.entry.sup === undefined ? {} : { supersedes: v.entry.sup }),
+        ...(v.entry.sup === undefined || before?.memory === undefined
+          ? {}
+          : { previous: before.memory.content }),
         actor: v.entry.writer,
         at: memory.createdAt,
         memory,
       });
+      // A lower-tier write that contradicted this version was stored beside it (issue 20).
+      for (const a of await this.ctx.storage.listAudit({ limit: 50, subject: cur.id })) {
+        if (a.action !== 'entry.supersede_refused' || typeof a.details.by !== 'string') continue;
+        events.push({
+          action: 'conflict',
+          id: a.details.by,
+          memoryId: memory.id,
+          actor: a.actor,
+          at: nsToIso(a.atNs),
+          reason: `a ${String(a.details.tier)} write may not supersede ${String(a.details.over)} memory`,
+        });
+      }
       if (cur.deleted === true) {
         // The tombstone's audit record is written by the ledger (system scope); the subject is
         // an entry this principal can see, so reading it here leaks nothing.

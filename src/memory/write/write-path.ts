@@ -18,7 +18,10 @@ import { extractFacts } from '../detect/pipeline.js';
 import type { LineageWriter, ResolvedLineage } from './lineage.js';
 import { toMemoryRecord } from '../read/records.js';
 import type { WriteScreen } from '../detect/screen.js';
-import { findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
+import { UNTRUSTED_WRITE_TIERS, flaggedOf, needsExtraction } from './write.js';
+import { type Decision, type LlmConsolidation, type NewFact, candidatesFor, decide } from './consolidate.js';
+import { checkEventAt, checkMetadata, checkScopeId } from '../scope.js';
+import type { JsonObject } from '../../core/entry/meta.js';
 import type { DetectionHooks } from '../detect/calibration.js';
 
 /** What a held write carries so approval can replay it exactly. */
@@ -37,6 +40,27 @@ export interface WritePathDeps {
   readonly screens: readonly WriteScreen[];
   readonly detection: DetectionHooks | undefined;
   readonly extractor: LlmProvider | undefined;
+  /** The LLM consolidation step; absent: the deterministic default (`./consolidate.ts`). */
+  readonly consolidation?: LlmConsolidation | undefined;
+}
+
+/** The entry v2 fields of an add (metadata, event time, scopes), checked. */
+export function v2Fields(opts: AddOptions): {
+  meta?: JsonObject;
+  evt?: bigint;
+  run?: string;
+  agent?: string;
+} {
+  const meta = checkMetadata(opts.metadata);
+  const evt = checkEventAt(opts.eventAt);
+  const run = checkScopeId(opts.runId, 'runId');
+  const agent = checkScopeId(opts.agentId, 'agentId');
+  return {
+    ...(meta === undefined ? {} : { meta }),
+    ...(evt === undefined ? {} : { evt }),
+    ...(run === undefined ? {} : { run }),
+    ...(agent === undefined ? {} : { agent }),
+  };
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -52,6 +76,7 @@ export class WritePath {
     const tier: SourceTier = opts.tier ?? 'USER_OBSERVED';
     await this.checkWrite(content, opts.principal, tier, opts.source);
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
+    v2Fields(opts); // metadata, event time and scopes refused here, before anything is written
     // Lineage first: an unknown or unverifiable parent rejects the write before anything else.
     const resolved = await this.lineage.resolve(this.ctx.view(opts.principal), {
       principal: opts.principal,
@@ -111,23 +136,98 @@ export class WritePath {
       }
     }
     if (findings.length > 0) return this.hold(content, opts, tier, lineage, findings);
-    const threshold = this.ctx.retention.nearDuplicateThreshold;
-    if (threshold !== null && tier !== 'OPERATOR') {
-      const dup = await findNearDuplicate(this.ctx.view(opts.principal), this.ctx.ledger, {
-        principal: opts.principal,
-        embedding,
-        threshold,
+    return this.consolidateAndCommit(content, { ...opts, embedding }, tier, lineage);
+  }
+
+  /**
+   * Consolidation (issue 20, `./consolidate.ts`) in place of the near-duplicate refusal:
+   * ADD, UPDATE (a signed new version of the memory, same id) or NOOP (already remembered);
+   * a lower tier never supersedes a higher one (stored beside, audited). Untrusted tiers keep
+   * SMSR's flood bound (§VIII): their near-duplicate of an existing memory is a NOOP. A
+   * version superseded meanwhile by a concurrent write is decided again.
+   */
+  private async consolidateAndCommit(
+    content: string,
+    opts: AddOptions & { embedding: Float32Array },
+    tier: SourceTier,
+    lineage: WriteLineage,
+  ): Promise<AddResult> {
+    const fact: NewFact = {
+      principal: opts.principal,
+      content,
+      kind: opts.kind ?? 'fact',
+      tier,
+      label: lineage.label,
+      embedding: opts.embedding,
+      metadata: checkMetadata(opts.metadata),
+      evt: checkEventAt(opts.eventAt),
+      runId: checkScopeId(opts.runId, 'runId'),
+      agentId: checkScopeId(opts.agentId, 'agentId'),
+    };
+    for (let attempt = 0; ; attempt++) {
+      const candidates = await candidatesFor(this.ctx.view(opts.principal), this.ctx.ledger, fact, {
         nowNs: this.ctx.clock.nowNs(),
         model: this.ctx.readModel,
       });
-      if (dup !== undefined) {
+      let d: Decision =
+        this.d.consolidation === undefined
+          ? decide(fact, candidates)
+          : await this.d.consolidation.decide(fact, candidates);
+      const threshold = this.ctx.retention.nearDuplicateThreshold;
+      const nearest = candidates[0];
+      if (
+        d.event === 'ADD' &&
+        !('conflict' in d) &&
+        threshold !== null &&
+        UNTRUSTED_WRITE_TIERS.has(tier) &&
+        nearest !== undefined &&
+        nearest.similarity >= threshold
+      ) {
         this.ctx.metrics.recordRejected('near_duplicate');
-        throw new MemwardenError('STORAGE_CONFLICT', 'a near-duplicate of an existing memory', {
-          details: { reason: 'near_duplicate', of: dup.id, similarity: Number(dup.similarity.toFixed(4)) },
+        d = { event: 'NOOP', existing: nearest };
+      }
+      if (d.event === 'NOOP') {
+        const e = d.existing;
+        return {
+          status: 'stored',
+          event: 'NOOP',
+          memory: toMemoryRecord(e.entry, e.leafIndex, e.stored.bytes, e.stored.expiresAtNs),
+        };
+      }
+      if (d.event === 'ADD') {
+        const memory = await this.commit(content, opts, tier, lineage);
+        if (!('conflict' in d)) return { status: 'stored', event: 'ADD', memory };
+        const old = d.conflict;
+        await this.ctx.audit(opts.principal, 'entry.supersede_refused', old.stored.id, {
+          by: memory.versionId,
+          tier,
+          over: old.entry.tier,
         });
+        return {
+          status: 'stored',
+          event: 'ADD',
+          memory,
+          conflict: { with: old.entry.lid ?? old.entry.id, reason: 'lower_tier' },
+        };
+      }
+      const target = d.target;
+      try {
+        const memory = await this.commit(content, opts, tier, lineage, { sup: target.stored.id });
+        await this.ctx.audit(opts.principal, 'entry.updated', target.stored.id, {
+          by: memory.versionId,
+          reason: 'consolidation',
+        });
+        return {
+          status: 'stored',
+          event: 'UPDATE',
+          memory,
+          previous: toMemoryRecord(target.entry, target.leafIndex, target.stored.bytes, target.stored.expiresAtNs),
+        };
+      } catch (e) {
+        // Superseded meanwhile (a concurrent update of the same memory): decide again.
+        if (!(e instanceof MemwardenError) || e.code !== 'STORAGE_CONFLICT' || attempt >= 2) throw e;
       }
     }
-    return { status: 'stored', memory: await this.commit(content, { ...opts, embedding }, tier, lineage) };
   }
 
   /** Extraction (Pattern 3): each short fact the model finds is written as its own entry. */
@@ -177,6 +277,7 @@ export class WritePath {
     }
     return {
       status: 'stored',
+      event: 'ADD',
       memory: first,
       ...(others.length === 0 ? {} : { extra: others }),
       ...(held.length === 0 ? {} : { heldFacts: held.map((h) => h.reviewId) }),
@@ -285,6 +386,7 @@ export class WritePath {
           ...(ttl === null ? {} : { exp: now + BigInt(Math.round(ttl)) * NS_PER_MS }),
           ...(extra?.sup === undefined ? {} : { sup: extra.sup }),
           ...(extra?.rev === undefined ? {} : { rev: extra.rev }),
+          ...v2Fields(opts),
         },
         { embedding, ...(limit === null ? {} : { quota: { dayKey: dayKey(now), limit } }) },
       );

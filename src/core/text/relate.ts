@@ -1,0 +1,315 @@
+/**
+ * @module core/text/relate
+ * The deterministic consolidation rule (issue 20, ADR 0051): how a new fact relates to an
+ * existing one with a similar meaning — `same` (the same words), `update` (the same subject
+ * with a changed value: a negation added or removed, a number / time / date changed, or the
+ * value of a single-valued relation replaced), or `distinct` (anything else: both are kept).
+ *
+ * The rule compares word sequences (lower-cased runs of letters and digits, no stop-word
+ * removal): it takes the longest common prefix P and suffix S and looks at the one changed
+ * span in between (old R → new A). It errs towards `distinct`: a wrong `update` would hide a
+ * true memory behind a new version, a wrong `distinct` only keeps both.
+ * - negation: the two differ only by negation words (`not`, `no`, `never`, `n't`, …) → update;
+ * - number / time / date: R and A both hold a number, time, weekday, month or relative day,
+ *   the span follows a predicate word ("is", "at", "on", "costs", "has", …: a value, where
+ *   after a noun it names a thing — "tea number 3", "invoice 1001") and is not itself the
+ *   subject: it ends the sentence or is followed by a unit or a preposition, not by a verb
+ *   ("Invoice 1001 is due" vs "Invoice 1002 is due" are two invoices) → update;
+ * - single-valued relation: P ends with a cue of a relation that holds one value at a time
+ *   ("lives in", "moved to", "works at", "is called", "… name is", "favourite … is", …) and the
+ *   span ends the sentence or is followed by a preposition → update ("likes apples" vs "likes
+ *   pears" stays distinct: liking is not single-valued);
+ * - spans longer than four words on either side are never an update.
+ */
+
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** Words for the comparison (no stop words removed: "not" matters here). */
+export function words(text: string): string[] {
+  return (text.toLowerCase().match(WORD) ?? []) as string[];
+}
+
+/** Negation words on their own. */
+const NEGATION: ReadonlySet<string> = new Set(['not', 'no', 'never', 'nor', 'neither', 'cannot']);
+
+/** Negated auxiliaries ("isn't" → isn, t) and their positive form. */
+const POSITIVE: Readonly<Record<string, string>> = {
+  isn: 'is',
+  aren: 'are',
+  wasn: 'was',
+  weren: 'were',
+  don: 'do',
+  doesn: 'does',
+  didn: 'did',
+  hasn: 'has',
+  haven: 'have',
+  hadn: 'had',
+  couldn: 'could',
+  shouldn: 'should',
+  wouldn: 'would',
+  mustn: 'must',
+  won: 'will',
+  cannot: 'can',
+};
+
+const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'dec',
+];
+const RELATIVE_DAYS = [
+  'today',
+  'tomorrow',
+  'yesterday',
+  'tonight',
+  'noon',
+  'midnight',
+  'morning',
+  'afternoon',
+  'evening',
+];
+const TEMPORAL: ReadonlySet<string> = new Set([...WEEKDAYS, ...MONTHS, ...RELATIVE_DAYS]);
+
+/** Words that follow a value without making it a subject. */
+const UNITS: ReadonlySet<string> = new Set([
+  'am',
+  'pm',
+  'h',
+  'hours',
+  'hour',
+  'minutes',
+  'minute',
+  'min',
+  'days',
+  'day',
+  'weeks',
+  'week',
+  'months',
+  'month',
+  'years',
+  'year',
+  'old',
+  'kg',
+  'g',
+  'lbs',
+  'lb',
+  'km',
+  'miles',
+  'm',
+  'cm',
+  'percent',
+  'dollars',
+  'euros',
+  'eur',
+  'usd',
+  'o',
+  'clock',
+  'sharp',
+]);
+
+const PREPOSITIONS: ReadonlySet<string> = new Set([
+  'at',
+  'on',
+  'in',
+  'by',
+  'for',
+  'from',
+  'to',
+  'until',
+  'till',
+  'with',
+  'before',
+  'after',
+  'during',
+  'instead',
+  'now',
+  'and',
+]);
+
+/**
+ * Cues of single-valued relations: the words right before the changed span (the last
+ * element may be `*`, any one word, for "favourite <thing> is").
+ */
+const SINGLE_VALUED: readonly (readonly string[])[] = [
+  ['lives', 'in'],
+  ['live', 'in'],
+  ['living', 'in'],
+  ['lives', 'at'],
+  ['moved', 'to'],
+  ['relocated', 'to'],
+  ['works', 'at'],
+  ['works', 'for'],
+  ['work', 'at'],
+  ['work', 'for'],
+  ['working', 'at'],
+  ['employed', 'at'],
+  ['employed', 'by'],
+  ['located', 'in'],
+  ['based', 'in'],
+  ['born', 'in'],
+  ['born', 'on'],
+  ['is', 'called'],
+  ['is', 'named'],
+  ['name', 'is'],
+  ['name', 'was'],
+  ['birthday', 'is'],
+  ['address', 'is'],
+  ['email', 'is'],
+  ['number', 'is'],
+  ['password', 'is'],
+  ['code', 'is'],
+  ['status', 'is'],
+  ['deadline', 'is'],
+  ['price', 'is'],
+  ['is', 'now'],
+  ['are', 'now'],
+  ['favourite', '*', 'is'],
+  ['favorite', '*', 'is'],
+  ['favourite', 'is'],
+  ['favorite', 'is'],
+  ['married', 'to'],
+  ['engaged', 'to'],
+  ['dating'],
+  ['costs'],
+  ['scheduled', 'for'],
+  ['rescheduled', 'to'],
+  ['is', 'due'],
+  ['due', 'on'],
+  ['due', 'by'],
+];
+
+/** Words after which a number or date is a value, not a name. */
+const NUMERIC_CUES: ReadonlySet<string> = new Set([
+  'is',
+  'are',
+  'was',
+  'were',
+  'be',
+  'been',
+  'now',
+  'at',
+  'on',
+  'by',
+  'to',
+  'until',
+  'till',
+  'from',
+  'in',
+  'for',
+  'since',
+  'about',
+  'around',
+  'costs',
+  'cost',
+  'has',
+  'have',
+  'had',
+  'weighs',
+  'earns',
+  'turns',
+  'turned',
+  'takes',
+  'lasts',
+]);
+
+function isValueWord(w: string): boolean {
+  return /\d/.test(w) || TEMPORAL.has(w);
+}
+
+function endsWithCue(prefix: readonly string[]): boolean {
+  return SINGLE_VALUED.some((cue) => {
+    if (cue.length > prefix.length) return false;
+    const tail = prefix.slice(prefix.length - cue.length);
+    return cue.every((c, i) => c === '*' || c === tail[i]);
+  });
+}
+
+/** Strip negation words; negated auxiliaries become positive; trailing `s` of verbs folded. */
+function positive(ws: readonly string[]): { ws: string[]; negations: number } {
+  let negations = 0;
+  const out: string[] = [];
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i] as string;
+    const prev = i > 0 ? ws[i - 1] : undefined;
+    if (w === 't' && prev !== undefined && (prev === 'can' || prev === 'ain')) {
+      negations++; // "can't": the t carries the negation
+      continue;
+    }
+    if (w === 't' && prev !== undefined && POSITIVE[prev] !== undefined) continue; // "isn't"
+    const p = POSITIVE[w];
+    if (p !== undefined) {
+      negations++;
+      out.push(p);
+      continue;
+    }
+    if (NEGATION.has(w)) {
+      negations++;
+      continue;
+    }
+    out.push(w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
+  }
+  // "does not like" vs "likes": drop the auxiliaries a negation brings.
+  return { ws: out.filter((w) => w !== 'does' && w !== 'do' && w !== 'did'), negations };
+}
+
+export type Relation = 'same' | 'update' | 'distinct';
+
+/** How `next` relates to `prev` (see the module comment). */
+export function relate(prev: string, next: string): Relation {
+  const a = words(prev);
+  const b = words(next);
+  if (a.length === 0 || b.length === 0) return 'distinct';
+  if (a.length === b.length && a.every((w, i) => w === b[i])) return 'same';
+  // Negation: equal once negations are stripped, an odd difference in their number.
+  const pa = positive(a);
+  const pb = positive(b);
+  if (
+    pa.ws.length === pb.ws.length &&
+    pa.ws.every((w, i) => w === pb.ws[i]) &&
+    (pa.negations + pb.negations) % 2 === 1
+  )
+    return 'update';
+  let p = 0;
+  while (p < a.length && p < b.length && a[p] === b[p]) p++;
+  let s = 0;
+  while (s < a.length - p && s < b.length - p && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
+  const removed = a.slice(p, a.length - s);
+  const added = b.slice(p, b.length - s);
+  if (p === 0) return 'distinct'; // no shared subject
+  if (removed.length > 4 || added.length > 4 || removed.length === 0 || added.length === 0)
+    return 'distinct';
+  const prefix = a.slice(0, p);
+  const next1 = s === 0 ? undefined : a[a.length - s];
+  // A span followed by a verb is (part of) the subject: "Invoice 1001 is due".
+  const tailOk = next1 === undefined || PREPOSITIONS.has(next1) || UNITS.has(next1);
+  if (!tailOk) return 'distinct';
+  // A number is a value only after a predicate ("is 31", "at 3pm", "on Monday", "costs 5"):
+  // after a noun it names the thing ("tea number 3", "invoice 1001"), a distinct fact.
+  const last = prefix[prefix.length - 1] as string;
+  if (removed.some(isValueWord) && added.some(isValueWord) && NUMERIC_CUES.has(last))
+    return 'update';
+  if (endsWithCue(prefix)) return 'update';
+  return 'distinct';
+}

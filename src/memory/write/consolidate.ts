@@ -1,0 +1,238 @@
+/**
+ * @module memory/write/consolidate
+ * Consolidation instead of refusal (issue 20, ADR 0051): before a write is committed, decide
+ * what it does to what is already remembered — `ADD` (a new memory), `UPDATE` (a signed new
+ * version superseding an existing one, same memory id), or `NOOP` (the same content is already
+ * remembered: the existing record, nothing written). A distinct fact is never an error.
+ *
+ * One stage with a narrow contract, so the write pipeline calls it where the near-duplicate
+ * refusal used to be: `candidates` (the principal's own live, verified memories of the same
+ * kind and scope nearest the new embedding) then `decide` — the deterministic default
+ * (`core/text/relate`) or an LLM through the provider port (`LlmConsolidation`, Mem0's
+ * update step). Either way the security rule applies last and cannot be overridden: a write
+ * of a lower tier (or a less safe lineage label) never supersedes a memory of a higher one —
+ * it is stored beside it (`ADD` with `conflict`), and the refusal is audited.
+ */
+import { MemwardenError } from '../../core/errors.js';
+import { type JsonObject, jsonEqual } from '../../core/entry/meta.js';
+import type { SignedEntry } from '../../core/entry/index.js';
+import { relate, words } from '../../core/text/index.js';
+import { type SourceTier, type TrustLabel, labelValue, tierRank } from '../../core/trust.js';
+import type { LlmProvider } from '../../ports/llm.js';
+import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
+import type { Ledger } from '../log/ledger.js';
+import type { ReadModel } from '../read/read-model.js';
+import { parseFilter } from '../../core/filter/index.js';
+
+/** What is being written, as consolidation sees it. */
+export interface NewFact {
+  readonly principal: string;
+  readonly content: string;
+  readonly kind: string;
+  readonly tier: SourceTier;
+  readonly label: TrustLabel;
+  readonly embedding: Float32Array;
+  readonly metadata?: JsonObject | undefined;
+  readonly evt?: bigint | undefined;
+  readonly runId?: string | undefined;
+  readonly agentId?: string | undefined;
+}
+
+/** An existing memory close to the new fact: its row, its verified record, the cosine. */
+export interface Existing {
+  readonly stored: StoredEntry;
+  readonly entry: SignedEntry;
+  readonly leafIndex: number;
+  readonly similarity: number;
+}
+
+export type Decision =
+  | { readonly event: 'ADD' }
+  | { readonly event: 'ADD'; readonly conflict: Existing }
+  | { readonly event: 'NOOP'; readonly existing: Existing }
+  | { readonly event: 'UPDATE'; readonly target: Existing };
+
+/** Candidates nearer than this cosine are considered (the rule itself decides). */
+export const CANDIDATE_FLOOR = 0.5;
+/** How many nearest memories are looked at. */
+export const CANDIDATES = 5;
+/** Kinds that record events (conversation turns): never superseded, only deduplicated. */
+export const EVENT_KINDS: ReadonlySet<string> = new Set([
+  'turn',
+  'message',
+  'event',
+  'observation',
+]);
+
+/**
+ * The principal's own live, verified memories of the same kind and scope nearest the new
+ * embedding (cosine ≥ {@link CANDIDATE_FLOOR}), nearest first — from the read model when there
+ * is one, else the database (filters pushed into SQL).
+ */
+export async function candidatesFor(
+  view: StorageBackend,
+  ledger: Ledger,
+  fact: NewFact,
+  opts: { nowNs: bigint; model?: ReadModel | undefined },
+): Promise<Existing[]> {
+  // Same kind, same run scope and same agent scope (both absent counts as the same).
+  const filter = parseFilter({
+    AND: [
+      { kind: fact.kind },
+      fact.runId === undefined ? { NOT: { runId: '*' } } : { runId: fact.runId },
+      fact.agentId === undefined ? { NOT: { agentId: '*' } } : { agentId: fact.agentId },
+    ],
+  });
+  const q = {
+    embedding: fact.embedding,
+    nowNs: opts.nowNs,
+    limit: CANDIDATES,
+    ...(filter === undefined ? {} : { filter }),
+  };
+  const hits =
+    (await opts.model?.search(fact.principal, { ...q, minScore: CANDIDATE_FLOOR - 1e-4 })) ??
+    (await view.searchEntries(q));
+  const own = hits.filter(
+    (h) =>
+      h.entry.owner === fact.principal &&
+      h.entry.deleted !== true &&
+      h.entry.supersededBy === undefined &&
+      (h.vectorScore ?? -1) >= CANDIDATE_FLOOR,
+  );
+  const verdicts = await ledger.verifyMany(own.map((h) => h.entry));
+  const out: Existing[] = [];
+  own.forEach((h, i) => {
+    const v = verdicts[i];
+    if (v === undefined || !v.ok || v.entry.ns !== fact.principal) return;
+    out.push({
+      stored: h.entry,
+      entry: v.entry,
+      leafIndex: v.leafIndex,
+      similarity: h.vectorScore ?? -1,
+    });
+  });
+  return out.sort((a, b) => b.similarity - a.similarity);
+}
+
+/** May a write of (tier, label) supersede `old`? Never from a lower tier or a less safe label. */
+export function maySupersede(fact: Pick<NewFact, 'tier' | 'label'>, old: SignedEntry): boolean {
+  return (
+    tierRank(fact.tier) <= tierRank(old.tier) && labelValue(fact.label) <= labelValue(old.label)
+  );
+}
+
+const sameWords = (a: string, b: string): boolean => {
+  const x = words(a);
+  const y = words(b);
+  return x.length === y.length && x.every((w, i) => w === y[i]);
+};
+
+/** Same content (word for word), same metadata, same event time: nothing new to remember. */
+function isSame(fact: NewFact, e: SignedEntry): boolean {
+  return (
+    sameWords(fact.content, e.content) &&
+    jsonEqual(fact.metadata ?? null, e.meta ?? null) &&
+    fact.evt === e.evt
+  );
+}
+
+/** Apply the tier rule to a wished-for update. */
+function guarded(fact: NewFact, target: Existing): Decision {
+  return maySupersede(fact, target.entry)
+    ? { event: 'UPDATE', target }
+    : { event: 'ADD', conflict: target };
+}
+
+/**
+ * The deterministic default. For each candidate, nearest first: the same content (and
+ * metadata and event time) → NOOP, unless the new write is more trusted than the existing
+ * one (then UPDATE: the same fact re-signed at the higher tier); the same words with other
+ * metadata or event time → UPDATE; `relate` says `update` → UPDATE. Event kinds (turns) are
+ * never updated, only deduplicated. The tier rule turns a forbidden UPDATE into ADD beside.
+ */
+export function decide(fact: NewFact, candidates: readonly Existing[]): Decision {
+  for (const c of candidates) {
+    if (isSame(fact, c.entry)) {
+      const higher =
+        tierRank(fact.tier) < tierRank(c.entry.tier) ||
+        labelValue(fact.label) < labelValue(c.entry.label);
+      return higher ? { event: 'UPDATE', target: c } : { event: 'NOOP', existing: c };
+    }
+  }
+  if (EVENT_KINDS.has(fact.kind)) return { event: 'ADD' };
+  for (const c of candidates) {
+    if (sameWords(fact.content, c.entry.content)) return guarded(fact, c); // metadata / time changed
+    if (relate(c.entry.content, fact.content) === 'update') return guarded(fact, c);
+  }
+  return { event: 'ADD' };
+}
+
+/**
+ * Mem0's update step through the provider port: the model sees the new fact and the nearest
+ * memories (numbered, never their ids) and answers `{"event": "ADD" | "UPDATE" | "NONE",
+ * "index": n}`. Its answer is checked (a known event, an index in range); anything else —
+ * including a transport failure — falls back to ADD (no supersession without a reason). The
+ * tier rule applies to the model's UPDATE exactly as to the default's.
+ */
+export class LlmConsolidation {
+  constructor(private readonly llm: LlmProvider) {}
+
+  async decide(fact: NewFact, candidates: readonly Existing[]): Promise<Decision> {
+    for (const c of candidates) if (isSame(fact, c.entry)) return decide(fact, [c]);
+    if (candidates.length === 0 || EVENT_KINDS.has(fact.kind)) return { event: 'ADD' };
+    let text: string;
+    try {
+      const r = await this.llm.generate({
+        json: true,
+        temperature: 0,
+        messages: [
+          { role: 'system', content: CONSOLIDATION_PROMPT },
+          {
+            role: 'user',
+            content: JSON.stringify({
+              new_fact: fact.content,
+              memories: candidates.map((c, i) => ({ index: i, text: c.entry.content })),
+            }),
+          },
+        ],
+      });
+      text = r.text;
+    } catch (e) {
+      if (e instanceof MemwardenError) return { event: 'ADD' };
+      throw e;
+    }
+    const answer = parseAnswer(text, candidates.length);
+    if (answer === undefined || answer.event === 'ADD') return { event: 'ADD' };
+    const c = candidates[answer.index] as Existing;
+    if (answer.event === 'NONE') return { event: 'NOOP', existing: c };
+    return guarded(fact, c);
+  }
+}
+
+export const CONSOLIDATION_PROMPT = [
+  'You maintain a memory store. Compare the new fact with the existing memories.',
+  'Answer with one JSON object: {"event": "ADD" | "UPDATE" | "NONE", "index": <memory index>}.',
+  'UPDATE: the new fact replaces one memory (the same subject, a changed value, a correction or a negation).',
+  'NONE: one memory already says the same thing. ADD: the new fact is new information.',
+  'Give "index" for UPDATE and NONE only.',
+].join('\n');
+
+function parseAnswer(
+  text: string,
+  n: number,
+): { event: 'ADD' } | { event: 'UPDATE' | 'NONE'; index: number } | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text.trim().replace(/^```(?:json)?\s*|\s*```$/g, ''));
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const event = (v as { event?: unknown }).event;
+  if (event === 'ADD') return { event };
+  if (event !== 'UPDATE' && event !== 'NONE') return undefined;
+  const index = (v as { index?: unknown }).index;
+  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= n)
+    return undefined;
+  return { event, index };
+}
