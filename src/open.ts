@@ -83,6 +83,8 @@ export interface OpenOptions {
     false | DetectionPipeline | (AutoDetectionOptions & { readonly benign?: readonly string[] });
   /** Extraction model (article Pattern 3): untrusted content is stored as extracted facts. */
   readonly extractor?: LlmProvider;
+  /** The LLM consolidation step (ADD / UPDATE / NOOP); absent: the deterministic default. */
+  readonly consolidator?: LlmProvider;
   /**
    * The in-process read model (ADR 0018): vector search and the near-duplicate check served
    * from verified in-process partitions, kept current by observing this process's writes. On by
@@ -208,6 +210,7 @@ export class Memory extends MemoryCore {
       embedder,
       ...pickDetection(opts.detection),
       ...(opts.extractor === undefined ? {} : { extractor: opts.extractor }),
+      ...(opts.consolidator === undefined ? {} : { consolidator: opts.consolidator }),
       clock,
       random,
       retention: retentionConfig(opts.retention),

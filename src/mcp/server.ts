@@ -19,6 +19,7 @@ import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { renderSegments } from '../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../core/trust.js';
 import type { HistoryEvent, MemoryApi, MemoryRecord, SearchResult } from '../memory/api.js';
+import type { ChatTurn } from '../memory/write/conversation.js';
 import { GraphMemory, type WriteContext } from '../memory/graph/graph.js';
 import { KG_TOOL_SCHEMAS, KnowledgeGraphTools } from '../memory/graph/knowledge-graph.js';
 import type { Ledger } from '../memory/log/ledger.js';
@@ -141,6 +142,12 @@ function optStrs(o: Record<string, unknown>, k: string): string[] | undefined {
     bad(`${k} must be an array of ids`);
   return v as string[];
 }
+function optObj(o: Record<string, unknown>, k: string): Record<string, unknown> | undefined {
+  const v = o[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) bad(`${k} must be an object`);
+  return v as Record<string, unknown>;
+}
 const opt = <K extends string, V>(k: K, v: V | undefined): { [P in K]?: V } =>
   (v === undefined ? {} : { [k]: v }) as { [P in K]?: V };
 
@@ -150,6 +157,7 @@ const opt = <K extends string, V>(k: K, v: V | undefined): { [P in K]?: V } =>
 export function recordView(m: MemoryRecord): Record<string, unknown> {
   return {
     id: m.id,
+    versionId: m.versionId,
     content: m.content,
     kind: m.kind,
     tier: m.tier,
@@ -157,6 +165,10 @@ export function recordView(m: MemoryRecord): Record<string, unknown> {
     authority: m.authority,
     writer: m.writer,
     ...opt('source', m.source),
+    ...opt('runId', m.runId),
+    ...opt('agentId', m.agentId),
+    ...opt('metadata', m.metadata),
+    ...opt('eventAt', m.eventAt),
     parents: [...m.parents],
     createdAt: m.createdAt,
     ...opt('expiresAt', m.expiresAt),
@@ -170,7 +182,7 @@ export function renderRecords(ms: readonly MemoryRecord[]): string {
   const seal = randomBytes(16).toString('hex');
   return renderSegments(
     ms.map((m) => ({
-      id: m.id,
+      id: m.versionId,
       label: m.label,
       tier: m.tier,
       authority: effectiveAuthority(m.tier, m.label),
@@ -208,9 +220,32 @@ async function memoryTool(
   const a = argsObj(raw);
   switch (name) {
     case 'add_memory': {
+      const v2 = {
+        ...opt('metadata', optObj(a, 'metadata')),
+        ...opt('eventAt', optStr(a, 'eventAt', 64)),
+        ...opt('runId', optStr(a, 'runId', 256)),
+        ...opt('agentId', optStr(a, 'agentId', 256)),
+      };
+      if (a.messages !== undefined) {
+        if (a.content !== undefined) bad('give content or messages, not both');
+        if (!Array.isArray(a.messages)) bad('messages must be an array');
+        const c = await m.add(a.messages as ChatTurn[], {
+          principal,
+          tier: b.tier,
+          ...v2,
+          ...opt('kind', optStr(a, 'kind', 64)),
+          ...opt('source', optStr(a, 'source')),
+        });
+        return ok(renderRecords(c.results.map((x) => x.memory)), {
+          status: 'stored',
+          results: c.results.map((x) => ({ event: x.event, memory: recordView(x.memory) })),
+          held: c.held.map((h) => ({ reviewId: h.reviewId, reasons: [...h.reasons] })),
+        });
+      }
       const r = await m.add(reqStr(a, 'content'), {
         principal,
         tier: b.tier,
+        ...v2,
         ...opt('kind', optStr(a, 'kind', 64)),
         ...opt('source', optStr(a, 'source')),
         ...opt('threadId', optStr(a, 'threadId', 256)),
@@ -218,7 +253,11 @@ async function memoryTool(
         ...opt('derived', a.derived === undefined ? undefined : a.derived === true),
       });
       if (r.status === 'stored')
-        return ok(renderRecords([r.memory]), { status: 'stored', memory: recordView(r.memory) });
+        return ok(renderRecords([r.memory]), {
+          status: 'stored',
+          event: r.event,
+          memory: recordView(r.memory),
+        });
       const text = `held for review (review ${r.reviewId}): ${r.reasons.join('; ')}`;
       return ok(text, { status: 'pending_review', reviewId: r.reviewId, reasons: [...r.reasons] });
     }
@@ -232,9 +271,17 @@ async function memoryTool(
         ...opt('mode', optEnum(a, 'mode', ['normal', 'research'] as const)),
         ...opt('ranking', optEnum(a, 'ranking', ['vector', 'lexical', 'hybrid'] as const)),
         ...opt('threadId', optStr(a, 'threadId', 256)),
-        ...(kind === undefined && source === undefined
+        ...opt('runId', optStr(a, 'runId', 256)),
+        ...opt('agentId', optStr(a, 'agentId', 256)),
+        ...(kind === undefined && source === undefined && a.filters === undefined
           ? {}
-          : { filters: { ...opt('kind', kind), ...opt('source', source) } }),
+          : {
+              filters: {
+                ...(a.filters === undefined ? {} : { AND: [optObj(a, 'filters') ?? {}] }),
+                ...opt('kind', kind),
+                ...opt('source', source),
+              },
+            }),
       });
       return ok(r.context === '' ? '(no memories matched)' : r.context, {
         results: r.results.map((h) => ({

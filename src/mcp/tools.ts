@@ -20,6 +20,7 @@ const recordSchema = {
   type: 'object',
   properties: {
     id: str,
+    versionId: str,
     content: str,
     kind: str,
     tier: str,
@@ -27,6 +28,10 @@ const recordSchema = {
     authority: str,
     writer: str,
     source: str,
+    runId: str,
+    agentId: str,
+    metadata: { type: 'object' },
+    eventAt: str,
     parents: strs,
     createdAt: str,
     expiresAt: str,
@@ -65,20 +70,50 @@ const memoryTools: readonly Tool[] = [
     inputSchema: {
       type: 'object',
       properties: {
-        content: { type: 'string', description: 'The memory text' },
+        content: { type: 'string', description: 'The memory text (or give messages)' },
+        messages: {
+          type: 'array',
+          description: 'A conversation instead of content: each turn (or extracted fact) stored',
+          items: {
+            type: 'object',
+            properties: {
+              role: { type: 'string', enum: ['user', 'assistant', 'tool', 'system'] },
+              content: str,
+              name: str,
+              eventAt: str,
+            },
+            required: ['role', 'content'],
+          },
+        },
+        metadata: { type: 'object', description: 'JSON metadata, signed and filterable' },
+        eventAt: { type: 'string', description: 'When it happened (ISO 8601)' },
+        runId: { type: 'string', description: 'Run / session scope' },
+        agentId: { type: 'string', description: 'Agent scope' },
         kind: { type: 'string', description: 'Entry kind (default note)' },
         source: { type: 'string', description: 'Source URI, e.g. chat:session-1:turn-4' },
         threadId: { type: 'string', description: 'Conversation thread (lineage auto-attribution)' },
         parents: { ...strs, description: 'Entry ids that were in context when this was written' },
         derived: { type: 'boolean', description: 'The content was derived by the model' },
       },
-      required: ['content'],
     },
     outputSchema: {
       type: 'object',
       properties: {
         status: { type: 'string', enum: ['stored', 'pending_review'] },
+        event: { type: 'string', enum: ['ADD', 'UPDATE', 'NOOP'] },
         memory: recordSchema,
+        results: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              event: { type: 'string', enum: ['ADD', 'UPDATE', 'NOOP'] },
+              memory: recordSchema,
+            },
+            required: ['event', 'memory'],
+          },
+        },
+        held: { type: 'array', items: { type: 'object' } },
         reviewId: str,
         reasons: strs,
       },
@@ -107,6 +142,13 @@ const memoryTools: readonly Tool[] = [
         kind: str,
         source: str,
         threadId: str,
+        filters: {
+          type: 'object',
+          description:
+            'Mem0-style filters (metadata, tier, kind, source, runId, agentId, createdAt, eventAt)',
+        },
+        runId: str,
+        agentId: str,
       },
       required: ['query'],
     },

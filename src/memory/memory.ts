@@ -57,6 +57,7 @@ import { readModelOf } from './read/read-model.js';
 import { ReviewQueue } from './write/reviews.js';
 import { Versions } from './write/versions.js';
 import { WritePath } from './write/write-path.js';
+import { LlmConsolidation } from './write/consolidate.js';
 import {
   type ChatTurn,
   type ConversationOptions,
@@ -110,6 +111,12 @@ export interface MemoryOptions {
    * stored as its own entry. Absent: long untrusted content is held (`extraction_required`).
    */
   readonly extractor?: LlmProvider;
+  /**
+   * The LLM consolidation step (Mem0's update step, issue 20): decides ADD / UPDATE / NOOP for
+   * a write against its nearest memories. Absent: the deterministic default. The tier rule
+   * holds either way (`write/consolidate.ts`).
+   */
+  readonly consolidator?: LlmProvider;
 }
 
 export class Memory implements MemoryApi {
@@ -185,6 +192,7 @@ export class Memory implements MemoryApi {
       screens: opts.screens ?? [new MarkerScreen()],
       detection,
       extractor: opts.extractor,
+      consolidation: opts.consolidator === undefined ? undefined : new LlmConsolidation(opts.consolidator),
     });
     this.versions = new Versions(ctx, this.writer);
     const embedder = opts.embedder;

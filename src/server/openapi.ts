@@ -48,7 +48,8 @@ const schemas: Record<string, Json> = {
   ),
   MemoryRecord: obj(
     {
-      id: str,
+      id: { ...str, description: 'the memory id: stable across updates' },
+      versionId: { ...str, description: 'the id of this signed version (the log entry)' },
       content: str,
       kind: str,
       tier: { enum: [...SourceTiers] },
@@ -58,6 +59,11 @@ const schemas: Record<string, Json> = {
       writer: str,
       kid: str,
       source: str,
+      runId: str,
+      agentId: str,
+      metadata: { type: 'object', description: 'caller metadata, signed with the memory' },
+      eventAt: { type: 'string', format: 'date-time' },
+      eventAtNs: { type: 'string', pattern: '^[0-9]+$' },
       parents: arr(str),
       weights: arr({ type: 'number' }),
       createdAt: { type: 'string', format: 'date-time' },
@@ -75,6 +81,7 @@ const schemas: Record<string, Json> = {
     },
     [
       'id',
+      'versionId',
       'content',
       'kind',
       'tier',
@@ -91,6 +98,35 @@ const schemas: Record<string, Json> = {
       'leafData',
       'bytes',
     ],
+  ),
+  StoredMemory: {
+    description:
+      'the memory (as MemoryRecord) plus what the add did: ADD, UPDATE (a new version of the same memory; previous is the version superseded) or NOOP (already remembered, nothing written)',
+    type: 'object',
+    required: ['id', 'versionId', 'content', 'event'],
+    properties: {
+      event: { enum: ['ADD', 'UPDATE', 'NOOP'] },
+      previous: ref('MemoryRecord'),
+      conflict: obj({ with: str, reason: { const: 'lower_tier' } }, ['with', 'reason']),
+    },
+  },
+  ConversationResult: obj(
+    {
+      results: arr(
+        obj(
+          {
+            event: { enum: ['ADD', 'UPDATE', 'NOOP'] },
+            memory: ref('MemoryRecord'),
+            message: int,
+            previous: ref('MemoryRecord'),
+            conflict: obj({ with: str, reason: { const: 'lower_tier' } }, ['with', 'reason']),
+          },
+          ['event', 'memory'],
+        ),
+      ),
+      held: arr(obj({ reviewId: str, reasons: arr(str), message: int }, ['reviewId', 'reasons'])),
+    },
+    ['results', 'held'],
   ),
   PendingReview: obj({ status: { const: 'pending_review' }, reviewId: str, reasons: arr(str) }, [
     'status',
@@ -121,8 +157,11 @@ const schemas: Record<string, Json> = {
   ),
   HistoryEvent: obj(
     {
-      action: { enum: ['add', 'update', 'delete'] },
+      action: { enum: ['add', 'update', 'delete', 'conflict'] },
       id: str,
+      memoryId: str,
+      supersedes: str,
+      previous: str,
       actor: str,
       at: str,
       reason: str,
@@ -256,7 +295,12 @@ const v1: Record<string, Record<string, Json>> = {
       summary: 'Add a memory (signed and logged), or hold it for review',
       requestBody: body('AddBody'),
       responses: {
-        '201': ok('stored', ref('MemoryRecord')),
+        '201': ok('stored (ADD or UPDATE); with messages: the conversation result', {
+          oneOf: [ref('StoredMemory'), ref('ConversationResult')],
+        }),
+        '200': ok('already remembered (NOOP), nothing written', {
+          oneOf: [ref('StoredMemory'), ref('ConversationResult')],
+        }),
         '202': ok('held for review', ref('PendingReview')),
         ...errors(400, 413, 415),
       },
@@ -264,7 +308,14 @@ const v1: Record<string, Record<string, Json>> = {
     get: {
       operationId: 'listMemories',
       summary: "The principal's memories",
-      parameters: [q('limit', { type: 'integer', minimum: 0, maximum: 1000 }), q('offset', int)],
+      parameters: [
+        q('limit', { type: 'integer', minimum: 0, maximum: 1000 }),
+        q('offset', int),
+        q('source', str),
+        q('runId', str),
+        q('agentId', str),
+        q('filters', { type: 'string', description: 'Mem0-style filters as JSON text' }),
+      ],
       responses: {
         '200': ok('memories', obj({ memories: arr(ref('MemoryRecord')) }, ['memories'])),
         ...errors(400),

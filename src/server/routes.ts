@@ -119,7 +119,20 @@ export function registerRoutes(
     let vector: Float32Array | undefined;
     try {
       body = await readJson(c, AddBodySchema);
-      assertContentSize(body.content, 'content');
+      if ((body.content === undefined) === (body.messages === undefined))
+        throw new MemwardenError('INPUT_INVALID', 'give exactly one of content, messages', {
+          details: { field: 'content' },
+        });
+      if (body.content !== undefined) assertContentSize(body.content, 'content');
+      for (const m of body.messages ?? []) assertContentSize(m.content, 'messages');
+      if (body.messages !== undefined && body.embedding !== undefined)
+        throw new MemwardenError('INPUT_INVALID', 'embedding goes with content, not messages', {
+          details: { field: 'embedding' },
+        });
+      if (body.messages === undefined && body.infer !== undefined)
+        throw new MemwardenError('INPUT_INVALID', 'infer goes with messages', {
+          details: { field: 'infer' },
+        });
       vector = clientVector(body.embedding, acceptVectors);
     } catch (e) {
       // Refused at the door: count it with the memory layer's own refusals.
@@ -130,14 +143,39 @@ export function registerRoutes(
       );
       throw e;
     }
-    const { content, embedding: _sent, ...rest } = body;
+    const { content, messages, infer, embedding: _sent, ...rest } = body;
+    if (messages !== undefined) {
+      const r = await memory.add(
+        messages.map((m) => defined(m)),
+        {
+          ...defined(rest),
+          ...(infer === undefined ? {} : { infer }),
+          principal: c.get('principal'),
+        },
+      );
+      return c.json(
+        { results: r.results, held: r.held },
+        r.results.some((x) => x.event !== 'NOOP') ? 201 : 200,
+      );
+    }
     const opts: AddOptions = {
       ...defined(rest),
       ...(vector === undefined ? {} : { embedding: vector }),
       principal: c.get('principal'),
     };
-    const r = await memory.add(content, opts);
-    if (r.status === 'stored') return c.json(r.memory, 201);
+    const r = await memory.add(content as string, opts);
+    if (r.status === 'stored') {
+      // The memory, and what the add did (consolidation): NOOP wrote nothing (200).
+      return c.json(
+        {
+          ...r.memory,
+          event: r.event,
+          ...(r.previous === undefined ? {} : { previous: r.previous }),
+          ...(r.conflict === undefined ? {} : { conflict: r.conflict }),
+        },
+        r.event === 'NOOP' ? 200 : 201,
+      );
+    }
     return c.json({ status: r.status, reviewId: r.reviewId, reasons: r.reasons }, 202);
   });
 
@@ -149,7 +187,7 @@ export function registerRoutes(
     const opts: SearchOptions = {
       ...defined(flat),
       ...(vector === undefined ? {} : { embedding: vector }),
-      ...(filters === undefined ? {} : { filters: defined(filters) }),
+      ...(filters === undefined ? {} : { filters }),
       principal: c.get('principal'),
     };
     const r = await memory.search(query, opts);
@@ -191,8 +229,26 @@ export function registerRoutes(
   });
 
   app.get('/v1/memories', async (c) => {
-    const q = readQuery(c, ListQuerySchema);
-    const memories = await memory.getAll({ ...defined(q), principal: c.get('principal') });
+    const { filters, ...q } = readQuery(c, ListQuerySchema);
+    let parsed: unknown;
+    if (filters !== undefined) {
+      try {
+        parsed = JSON.parse(filters);
+      } catch {
+        throw new MemwardenError('INPUT_INVALID', 'filters must be JSON', {
+          details: { field: 'filters' },
+        });
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new MemwardenError('INPUT_INVALID', 'filters must be a JSON object', {
+          details: { field: 'filters' },
+        });
+    }
+    const memories = await memory.getAll({
+      ...defined(q),
+      ...(parsed === undefined ? {} : { filters: parsed as Record<string, unknown> }),
+      principal: c.get('principal'),
+    });
     return c.json({ memories });
   });
 
@@ -212,6 +268,8 @@ export function registerRoutes(
     const m = await memory.update(id, body.content, {
       principal: c.get('principal'),
       ...(body.reason === undefined ? {} : { reason: body.reason }),
+      ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
+      ...(body.eventAt === undefined ? {} : { eventAt: body.eventAt }),
     });
     return c.json(m);
   });

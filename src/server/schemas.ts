@@ -24,8 +24,34 @@ const MAX_TTL_MS = 100 * 365 * 24 * 3600 * 1000;
  */
 const Embedding = z.array(z.number()).min(1).max(4096);
 
-export const AddBodySchema = z.strictObject({
+/** Caller metadata: a JSON object (signed with the memory; issue 20). */
+const Metadata = z.record(z.string().min(1).max(256), z.json());
+/** An instant: ISO 8601 text or epoch milliseconds. */
+const Instant = z.union([z.string().min(1).max(64), z.number()]);
+/** A run / agent scope id. */
+const ScopeId = z.string().min(1).max(256);
+/** Mem0-style filters (`core/filter`); the memory layer checks them (400 `INPUT_INVALID`). */
+const Filters = z.record(z.string().min(1).max(512), z.json());
+
+/** One message of a conversation add. */
+const Message = z.strictObject({
+  role: z.enum(['user', 'assistant', 'tool', 'system']),
   content: z.string().min(1),
+  name: z.string().min(1).max(128).optional(),
+  eventAt: Instant.optional(),
+  metadata: Metadata.optional(),
+});
+
+export const AddBodySchema = z.strictObject({
+  /** The memory's text; or give `messages` (a conversation) instead. */
+  content: z.string().min(1).optional(),
+  messages: z.array(Message).min(1).max(1000).optional(),
+  /** With `messages`: false stores the turns even when an extraction model is configured. */
+  infer: z.boolean().optional(),
+  metadata: Metadata.optional(),
+  eventAt: Instant.optional(),
+  runId: ScopeId.optional(),
+  agentId: ScopeId.optional(),
   tier: Tier.optional(),
   source: z.string().min(1).max(2048).optional(),
   kind: z.string().min(1).max(64).optional(),
@@ -49,17 +75,19 @@ export const SearchBodySchema = z.strictObject({
   allowTiers: z.array(Tier).min(1).max(SourceTiers.length).optional(),
   threadId: z.string().min(1).max(128).optional(),
   embedding: Embedding.optional(),
-  filters: z
-    .strictObject({
-      kind: z.string().min(1).max(64).optional(),
-      source: z.string().min(1).max(2048).optional(),
-    })
-    .optional(),
+  /** Mem0-style filters on metadata, tier, kind, source, runId, agentId, createdAt, eventAt. */
+  filters: Filters.optional(),
+  runId: ScopeId.optional(),
+  agentId: ScopeId.optional(),
+  /** Recency-aware ranking: scores halve every `halfLifeMs` of age (event time, else write time). */
+  recency: z.strictObject({ halfLifeMs: z.number().positive().max(MAX_TTL_MS) }).optional(),
 });
 
 export const UpdateBodySchema = z.strictObject({
   content: z.string().min(1),
   reason: Reason.optional(),
+  metadata: Metadata.optional(),
+  eventAt: Instant.optional(),
 });
 
 export const ReasonBodySchema = z.strictObject({ reason: Reason.optional() });
@@ -88,6 +116,11 @@ const QueryInt = (max: number) =>
 export const ListQuerySchema = z.strictObject({
   limit: QueryInt(1000).optional(),
   offset: QueryInt(1_000_000_000).optional(),
+  source: z.string().min(1).max(2048).optional(),
+  runId: ScopeId.optional(),
+  agentId: ScopeId.optional(),
+  /** Mem0-style filters as JSON text. */
+  filters: z.string().min(2).max(16_384).optional(),
 });
 export const ReviewsQuerySchema = z.strictObject({
   status: z.enum(['pending', 'approved', 'rejected']).optional(),

@@ -86,10 +86,10 @@ describe('client embeddings over HTTP', () => {
     const b = await call('on', '/v1/memories', { content: 'Alice swims on Tuesdays', embedding: axis(200) });
     expect([a.status, b.status]).toEqual([201, 201]);
     // The query text says "parks"; the vector points at the swimming entry: the vector ranks.
-    const s = await call('on', '/v1/memories/search', { query: 'where does Alice park', limit: 1, embedding: axis(200) });
+    const s = await call('on', '/v1/memories/search', { query: 'where does Alice park', limit: 1, ranking: 'vector', embedding: axis(200) });
     expect(s.status).toBe(200);
     expect(s.json.results.map((r: any) => r.memory.id)).toEqual([b.json.id]);
-    const s2 = await call('on', '/v1/memories/search', { query: 'where does Alice park', limit: 1, embedding: axis(10).map((x) => x * 7) });
+    const s2 = await call('on', '/v1/memories/search', { query: 'where does Alice park', limit: 1, ranking: 'vector', embedding: axis(10).map((x) => x * 7) });
     expect(s2.json.results.map((r: any) => r.memory.id)).toEqual([a.json.id]);
     expect(s2.json.results[0].score).toBeGreaterThan(0.99); // normalised before ranking
   });

@@ -85,8 +85,10 @@ describe('/openapi.json', () => {
     expect(doc.components.schemas['AddBody']).toMatchObject({
       type: 'object',
       additionalProperties: false,
-      required: ['content'],
     });
+    // content or messages (a conversation), metadata, event time and scopes (issue 20)
+    for (const k of ['content', 'messages', 'metadata', 'eventAt', 'runId', 'agentId'])
+      expect((doc.components.schemas['AddBody'] as { properties: object }).properties).toHaveProperty(k);
     // every $ref resolves
     for (const m of r.text.matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g))
       expect(doc.components.schemas[m[1] as string]).toBeDefined();

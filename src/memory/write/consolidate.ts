@@ -143,28 +143,38 @@ function guarded(fact: NewFact, target: Existing): Decision {
     : { event: 'ADD', conflict: target };
 }
 
+/** Is `a` at least as trusted as `b` (tier and lineage label both)? */
+function atLeast(
+  a: { tier: SourceTier; label: TrustLabel },
+  b: { tier: SourceTier; label: TrustLabel },
+): boolean {
+  return tierRank(a.tier) <= tierRank(b.tier) && labelValue(a.label) <= labelValue(b.label);
+}
+
 /**
- * The deterministic default. For each candidate, nearest first: the same content (and
- * metadata and event time) → NOOP, unless the new write is more trusted than the existing
- * one (then UPDATE: the same fact re-signed at the higher tier); the same words with other
- * metadata or event time → UPDATE; `relate` says `update` → UPDATE. Event kinds (turns) are
- * never updated, only deduplicated. The tier rule turns a forbidden UPDATE into ADD beside.
+ * The deterministic default. The same content (and metadata and event time) as a memory at
+ * least as trusted → NOOP. Otherwise the candidates it corrects — the same words with other
+ * metadata or time, or `relate` says `update` — decide: one of equal trust is the memory being
+ * corrected (UPDATE); else a less trusted one is superseded by the better source (UPDATE);
+ * else only more trusted ones: stored beside them (ADD with `conflict`, the tier rule). Event
+ * kinds (turns) are never updated, only deduplicated. Nothing related → ADD.
  */
 export function decide(fact: NewFact, candidates: readonly Existing[]): Decision {
   for (const c of candidates) {
-    if (isSame(fact, c.entry)) {
-      const higher =
-        tierRank(fact.tier) < tierRank(c.entry.tier) ||
-        labelValue(fact.label) < labelValue(c.entry.label);
-      return higher ? { event: 'UPDATE', target: c } : { event: 'NOOP', existing: c };
-    }
+    if (isSame(fact, c.entry) && atLeast(c.entry, fact)) return { event: 'NOOP', existing: c };
   }
   if (EVENT_KINDS.has(fact.kind)) return { event: 'ADD' };
-  for (const c of candidates) {
-    if (sameWords(fact.content, c.entry.content)) return guarded(fact, c); // metadata / time changed
-    if (relate(c.entry.content, fact.content) === 'update') return guarded(fact, c);
-  }
-  return { event: 'ADD' };
+  const related = candidates.filter(
+    (c) =>
+      sameWords(fact.content, c.entry.content) ||
+      relate(c.entry.content, fact.content) === 'update',
+  );
+  const equal = related.find((c) => atLeast(c.entry, fact) && atLeast(fact, c.entry));
+  if (equal !== undefined) return { event: 'UPDATE', target: equal };
+  const lower = related.find((c) => atLeast(fact, c.entry));
+  if (lower !== undefined) return { event: 'UPDATE', target: lower };
+  const higher = related[0];
+  return higher === undefined ? { event: 'ADD' } : { event: 'ADD', conflict: higher };
 }
 
 /**
@@ -178,7 +188,8 @@ export class LlmConsolidation {
   constructor(private readonly llm: LlmProvider) {}
 
   async decide(fact: NewFact, candidates: readonly Existing[]): Promise<Decision> {
-    for (const c of candidates) if (isSame(fact, c.entry)) return decide(fact, [c]);
+    for (const c of candidates)
+      if (isSame(fact, c.entry) && atLeast(c.entry, fact)) return { event: 'NOOP', existing: c };
     if (candidates.length === 0 || EVENT_KINDS.has(fact.kind)) return { event: 'ADD' };
     let text: string;
     try {

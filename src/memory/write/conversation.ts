@@ -71,6 +71,8 @@ export const MAX_MESSAGES = 1000;
 const ROLES = new Set(['user', 'assistant', 'tool', 'system']);
 /** Most earlier user turns an assistant turn names as parents. */
 const ASSISTANT_PARENTS = 8;
+/** Messages written concurrently (one group commit takes them together). */
+const WRITE_WINDOW = 64;
 
 function checkTurns(messages: unknown): readonly ChatTurn[] {
   if (!Array.isArray(messages) || messages.length === 0 || messages.length > MAX_MESSAGES)
@@ -159,7 +161,7 @@ export class ConversationWriter {
     const held: { reviewId: string; reasons: readonly string[]; message: number }[] = [];
     const userVersions: string[] = [];
     const { infer: _i, ...base } = opts;
-    for (const { m, i } of stored) {
+    const one = async ({ m, i }: { m: ChatTurn; i: number }): Promise<AddResult> => {
       const metadata = {
         ...opts.metadata,
         ...m.metadata,
@@ -173,37 +175,53 @@ export class ConversationWriter {
         metadata,
         ...(eventAt === undefined ? {} : { eventAt }),
       };
-      let r: AddResult;
-      if (m.role === 'tool') {
-        r = await this.writer.add(turnText(m), {
+      if (m.role === 'tool')
+        return this.writer.add(turnText(m), {
           ...common,
           tier: 'EXTERNAL_TOOL',
           kind: opts.kind ?? 'tool_result',
         });
-      } else if (m.role === 'user') {
-        r = await this.writer.add(turnText(m), {
+      if (m.role === 'user')
+        return this.writer.add(turnText(m), {
           ...common,
           tier,
           parents: [],
           embedding: vectorOf.get(i) as Float32Array,
         });
-      } else {
-        const parents = userVersions.slice(-ASSISTANT_PARENTS);
-        r = await this.writer.add(turnText(m), {
-          ...common,
-          tier,
-          derived: true,
-          parents,
-          embedding: vectorOf.get(i) as Float32Array,
-        });
-      }
-      if (r.status === 'pending_review') {
-        held.push({ reviewId: r.reviewId, reasons: r.reasons, message: i });
-        continue;
-      }
-      if (m.role === 'user' && r.event !== 'NOOP') userVersions.push(r.memory.versionId);
-      results.push(item(r, i));
-      for (const x of r.extra ?? []) results.push({ event: 'ADD', memory: x, message: i });
+      return this.writer.add(turnText(m), {
+        ...common,
+        tier,
+        derived: true,
+        parents: userVersions.slice(-ASSISTANT_PARENTS),
+        embedding: vectorOf.get(i) as Float32Array,
+      });
+    };
+    // Consecutive messages that do not depend on each other (all but an assistant turn, whose
+    // parents are the user turns before it) are written concurrently, so the ledger's group
+    // commit takes them in few transactions; results keep the messages' order.
+    let i = 0;
+    while (i < stored.length) {
+      let j = i + 1;
+      if ((stored[i] as { m: ChatTurn }).m.role !== 'assistant')
+        while (
+          j < stored.length &&
+          j - i < WRITE_WINDOW &&
+          (stored[j] as { m: ChatTurn }).m.role !== 'assistant'
+        )
+          j++;
+      const group = stored.slice(i, j);
+      const outs = await Promise.all(group.map(one));
+      outs.forEach((r, g) => {
+        const { m, i: index } = group[g] as { m: ChatTurn; i: number };
+        if (r.status === 'pending_review') {
+          held.push({ reviewId: r.reviewId, reasons: r.reasons, message: index });
+          return;
+        }
+        if (m.role === 'user' && r.event !== 'NOOP') userVersions.push(r.memory.versionId);
+        results.push(item(r, index));
+        for (const x of r.extra ?? []) results.push({ event: 'ADD', memory: x, message: index });
+      });
+      i = j;
     }
     return { status: 'stored', results, held };
   }
