@@ -19,6 +19,7 @@ const GROUPS = {
   vector: () => import('./vector.mjs'),
   partition: () => import('./partition.mjs'),
   'pglite-worker': () => import('./pglite-worker.mjs'),
+  conversation: () => import('./conversation.mjs'),
 };
 
 const { values } = parseArgs({

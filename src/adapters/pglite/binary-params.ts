@@ -158,6 +158,19 @@ export function int4Array(vs: readonly number[]): Uint8Array {
 
 export const byteaArray = (vs: readonly Uint8Array[]): Uint8Array => arrayParam(OID.bytea, vs);
 
+/** An `int[]` whose absent elements are NULL. */
+export const int4ArrayOpt = (vs: readonly (number | undefined)[]): Uint8Array =>
+  arrayParam(
+    OID.int4,
+    vs.map((v) => {
+      if (v === undefined) return null;
+      if (!Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31) throw outOfRange('integer');
+      const b = new Uint8Array(4);
+      new DataView(b.buffer).setInt32(0, v);
+      return b;
+    }),
+  );
+
 /** A `jsonb[]` of JSON texts (the jsonb send format: version byte 1, then the text). */
 export const jsonbArray = (vs: readonly (string | undefined)[]): Uint8Array =>
   arrayParam(

@@ -18,6 +18,7 @@ import type { DataOp } from './staged.js';
 import { MemwardenError } from '../../core/errors.js';
 import type { LeafRecord, NodeRecord, StoredEntry } from '../../ports/storage.js';
 import { checkEmbedding } from '../sql/rank.js';
+import { tokenize } from '../../core/text/index.js';
 import { type Scope, ENTER_SCOPE_SQL, scopeOwner, scopeParams } from '../sql/queryable.js';
 import { MOVE_HEAD_SQL, checkLeafIndices } from '../sql/log.js';
 import { QUOTA_UPSERT_SQL, type QuotaUpsertArgs, fastQuotaUpsert } from '../sql/records.js';
@@ -28,6 +29,7 @@ import {
   byteaArray,
   int4Array,
   int8Array,
+  int4ArrayOpt,
   int8Param,
   jsonbArray,
   runPipeline,
@@ -49,12 +51,12 @@ export async function enterScopeBinary(db: PgliteDb, scope: Scope): Promise<void
 
 /** The new-entry columns, in the order of {@link putEntriesStatement}'s arrays. */
 const ENTRY_COLS =
-  'id, owner, tier, bytes, leaf_index, mac_kid, mac, writer, kind, created_ns, expires_ns, content, uri, src_hash, embedding_vec, memory_id, event_ns, metadata, run_id, agent_id';
+  'id, owner, tier, bytes, leaf_index, mac_kid, mac, writer, kind, created_ns, expires_ns, content, uri, src_hash, embedding_vec, memory_id, event_ns, metadata, run_id, agent_id, lex_len';
 
 const PUT_ENTRIES_SQL = `INSERT INTO entries (${ENTRY_COLS})
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::bigint[], $6::text[],
     $7::bytea[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[],
-    $14::text[], $15::vector[], $16::text[], $17::bigint[], $18::jsonb[], $19::text[], $20::text[])`;
+    $14::text[], $15::vector[], $16::text[], $17::bigint[], $18::jsonb[], $19::text[], $20::text[], $21::int[])`;
 
 /** The entries insert; `vectorOid`: the OID of pgvector's `vector` type in this database. */
 export function putEntriesStatement(
@@ -89,6 +91,9 @@ export function putEntriesStatement(
       ),
       textArray(es.map((e) => e.runId)),
       textArray(es.map((e) => e.agentId)),
+      int4ArrayOpt(
+        es.map((e) => (e.content === undefined ? undefined : tokenize(e.content).length)),
+      ),
     ],
   };
 }

@@ -15,6 +15,7 @@ import type { StoredEntry, TierCount } from '../../ports/storage.js';
 import type { JsonObject } from '../../core/entry/meta.js';
 import type { EntryFilter } from '../../core/filter/index.js';
 import { filterSql } from './filter-sql.js';
+import { tokenize } from '../../core/text/index.js';
 import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
 import type { RowVectorCache } from './row-vectors.js';
 import type { Queryable } from './queryable.js';
@@ -70,7 +71,7 @@ export async function putEntry(q: Queryable, f: SqlFeatures, e: StoredEntry): Pr
   await putEntries(q, f, [e]);
 }
 
-const PUT_COLS = 20;
+const PUT_COLS = 21;
 /** `($1, …, $15::vector)` for row `i` of a multi-row INSERT, cached (built once per row number). */
 const TUPLES = { vector: [] as string[], 'real[]': [] as string[] };
 function tuple(i: number, embType: 'vector' | 'real[]'): string {
@@ -134,12 +135,13 @@ export async function putEntries(
         e.metadata === undefined ? null : JSON.stringify(e.metadata),
         e.runId ?? null,
         e.agentId ?? null,
+        e.content === undefined ? null : tokenize(e.content).length,
         emb,
       );
       return tuple(i, embType);
     });
     await q.query(
-      `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, memory_id, event_ns, metadata, run_id, agent_id, ${embCol})
+      `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, memory_id, event_ns, metadata, run_id, agent_id, lex_len, ${embCol})
        VALUES ${tuples.join(', ')}`,
       params,
     );

@@ -8,7 +8,9 @@
  * - `event_ns`: the event time (what the memory is about), for time filters and ranking;
  * - `metadata`: the caller's metadata as `jsonb`, for filters pushed into SQL (`./filter-sql.ts`);
  *   a GIN index (`jsonb_path_ops`) serves the containment pre-test of equality conditions;
- * - `run_id`, `agent_id`: the run / session and agent scopes within the principal.
+ * - `run_id`, `agent_id`: the run / session and agent scopes within the principal;
+ * - `lex_len`: the content's length in BM25 tokens (`core/text`), computed by the adapter on
+ *   insert, for the collection statistics of lexical ranking (ADR 0050).
  * New columns of `entries` inherit its table-level grants and row-level security.
  */
 import type { Migration } from './schema.js';
@@ -19,6 +21,7 @@ ALTER TABLE entries ADD COLUMN event_ns  bigint;
 ALTER TABLE entries ADD COLUMN metadata  jsonb;
 ALTER TABLE entries ADD COLUMN run_id    text;
 ALTER TABLE entries ADD COLUMN agent_id  text;
+ALTER TABLE entries ADD COLUMN lex_len   int;
 CREATE INDEX entries_memory_id_idx ON entries (memory_id) WHERE memory_id IS NOT NULL;
 CREATE INDEX entries_event_idx     ON entries (owner, event_ns) WHERE event_ns IS NOT NULL;
 CREATE INDEX entries_run_idx       ON entries (owner, run_id) WHERE run_id IS NOT NULL;

@@ -11,14 +11,23 @@
  *   with the backend's row-vector cache (`./row-vectors.js`) only the ids and row versions of
  *   the candidates are read per query. Exact, but O(candidates) per query — fine for tens of
  *   thousands of rows, not for millions (use pgvector there).
- * - Lexical: PostgreSQL full text over the stored `content_tsv` (GIN index, `simple`
- *   configuration); the query's words are OR-ed (plainto_tsquery ANDs them) and ranked with
- *   `ts_rank(…, 32)` = rank/(rank+1) ∈ (0, 1).
+ * - Lexical: BM25 (`core/text`, ADR 0050). PostgreSQL full text over the stored `content_tsv`
+ *   (GIN index, `simple` configuration) finds the candidates — rows matching any query term —
+ *   and the collection statistics (rows, mean `lex_len`, per-term document frequency); the
+ *   candidates are scored in-process from their content, as the read model and the in-memory
+ *   backend score them.
  */
 import type { SearchHit, SearchQuery, StoredEntry } from '../../ports/storage.js';
 import { type SqlFeatures, Where, entryCols, entryOut, live } from './entries.js';
 import type { Queryable } from './queryable.js';
 import { filterSql } from './filter-sql.js';
+import {
+  type Bm25Stats,
+  bm25,
+  queryTerms,
+  termFrequencies,
+  tokenize,
+} from '../../core/text/index.js';
 import { bytesOut } from './codec.js';
 import {
   checkSearchQuery,
@@ -28,10 +37,6 @@ import {
   float4Literal,
   norm2,
 } from './rank.js';
-
-/** The tsquery of `$n`: its words OR-ed. The ' & ' separator never occurs inside a lexeme. */
-const tsQuery = (p: string): string =>
-  `replace(plainto_tsquery('simple', ${p})::text, ' & ', ' | ')::tsquery`;
 
 function filters(q: SearchQuery): Where {
   const w = live(new Where(), { nowNs: q.nowNs });
@@ -159,39 +164,101 @@ async function candidateVectors(qr: Queryable, f: SqlFeatures, w: Where): Promis
   return out;
 }
 
+/** `to_tsquery('simple', …)` text OR-ing the terms (alphanumeric runs: nothing to escape). */
+const orQuery = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
+
+/**
+ * BM25 statistics of the scope's current memories (not deleted, not superseded, embedded;
+ * expired ones count until they are gone — what the read model holds): the rows, their mean
+ * BM25 length (`lex_len`, stored on insert) and each term's document frequency, in one scan.
+ */
+async function bm25StatsOf(
+  qr: Queryable,
+  f: SqlFeatures,
+  terms: readonly string[],
+): Promise<Bm25Stats> {
+  const emb = f.vector ? 'embedding_vec' : 'embedding';
+  const params: unknown[] = [];
+  const dfs = terms.map((t) => {
+    params.push(`'${t}'`);
+    return `count(*) FILTER (WHERE content_tsv @@ to_tsquery('simple', $${params.length})) AS df${params.length - 1}`;
+  });
+  const { rows } = await qr.query(
+    `SELECT count(*) AS n, avg(lex_len)::float8 AS avg${dfs.map((d) => `, ${d}`).join('')}
+       FROM entries WHERE NOT deleted AND superseded_by IS NULL AND ${emb} IS NOT NULL`,
+    params,
+  );
+  const r = rows[0] ?? {};
+  const df = new Map(terms.map((t, i) => [t, Number(r[`df${i}`] ?? 0)]));
+  return { n: Number(r.n ?? 0), avgLen: Number(r.avg ?? 0), df: (t) => df.get(t) ?? 0 };
+}
+
+/** Full-text candidates examined per lexical search (re-scored with BM25 here). */
+const LEXICAL_POOL = 200;
+
+/**
+ * Lexical ranking: BM25 (`core/text`). The database finds the candidates — rows matching any
+ * query term (GIN full-text index), at most max(4·limit, 200) by `ts_rank` — and the
+ * collection statistics; the candidates are scored with BM25 here, from their content.
+ */
 async function lexicalTop(
   qr: Queryable,
   f: SqlFeatures,
   q: SearchQuery,
   text: string,
 ): Promise<SearchHit[]> {
+  const terms = queryTerms(text);
+  if (terms.length === 0) return [];
   const w = filters(q);
-  const t = tsQuery(w.param(text));
+  const t = `to_tsquery('simple', ${w.param(orQuery(terms))})`;
   const { rows } = await qr.query(
-    `SELECT ${entryCols(f, 'e')}, t.lscore FROM (
-       SELECT id, ts_rank(content_tsv, qq.query, 32) AS lscore, leaf_index
-         FROM entries, (SELECT ${t} AS query) qq
-        WHERE ${w.sql()} AND content_tsv @@ qq.query
-        ORDER BY lscore DESC, leaf_index LIMIT ${w.param(q.limit)}) t
-     JOIN entries e ON e.id = t.id ORDER BY t.lscore DESC, t.leaf_index`,
+    `SELECT id, content, leaf_index FROM entries, (SELECT ${t} AS query) qq
+      WHERE ${w.sql()} AND content_tsv @@ qq.query
+      ORDER BY ts_rank(content_tsv, qq.query, 32) DESC, leaf_index
+      LIMIT ${w.param(Math.max(q.limit * 4, LEXICAL_POOL))}`,
     w.params,
   );
-  return rows.map((r) => ({ entry: entryOut(r), lexicalScore: Number(r.lscore) }));
+  if (rows.length === 0) return [];
+  const stats = await bm25StatsOf(qr, f, terms);
+  const scored = rows
+    .map((r) => {
+      const toks = tokenize(typeof r.content === 'string' ? r.content : '');
+      return {
+        id: String(r.id),
+        li: Number(r.leaf_index),
+        s: bm25(terms, termFrequencies(toks), toks.length, stats),
+      };
+    })
+    .filter((x) => x.s > 0)
+    .sort((a, b) => b.s - a.s || a.li - b.li)
+    .slice(0, q.limit);
+  if (scored.length === 0) return [];
+  const full = await qr.query(`SELECT ${entryCols(f)} FROM entries WHERE id = ANY($1::text[])`, [
+    scored.map((x) => x.id),
+  ]);
+  const byId = new Map(full.rows.map((r) => [String(r.id), entryOut(r)]));
+  return scored.flatMap((x) => {
+    const entry = byId.get(x.id);
+    return entry === undefined ? [] : [{ entry, lexicalScore: x.s }];
+  });
 }
 
-/** Lexical scores (0 = no word matched) of the given rows. */
+/** BM25 scores (0 = no term matched) of rows already in hand, with the scope's statistics. */
 async function lexicalOf(
   qr: Queryable,
-  ids: readonly string[],
+  f: SqlFeatures,
+  entries: readonly StoredEntry[],
   text: string,
 ): Promise<Map<string, number>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await qr.query(
-    `SELECT e.id, CASE WHEN e.content_tsv @@ qq.query THEN ts_rank(e.content_tsv, qq.query, 32) ELSE 0 END AS lscore
-       FROM entries e, (SELECT ${tsQuery('$2')} AS query) qq WHERE e.id = ANY($1::text[])`,
-    [[...ids], text],
+  const terms = queryTerms(text);
+  if (entries.length === 0 || terms.length === 0) return new Map();
+  const stats = await bm25StatsOf(qr, f, terms);
+  return new Map(
+    entries.map((e) => {
+      const toks = tokenize(e.content ?? '');
+      return [e.id, bm25(terms, termFrequencies(toks), toks.length, stats)];
+    }),
   );
-  return new Map(rows.map((r) => [String(r.id), Number(r.lscore)]));
 }
 
 const byScores = (a: SearchHit, b: SearchHit): number =>
@@ -226,10 +293,8 @@ export async function searchEntries(
       );
     } else m.lexicalScore = h.lexicalScore ?? 0;
   }
-  const need = [...merged.values()]
-    .filter((m) => m.lexicalScore === undefined)
-    .map((m) => m.entry.id);
-  const lscores = await lexicalOf(qr, need, text);
-  for (const id of need) merged.get(id)!.lexicalScore = lscores.get(id) ?? 0;
+  const need = [...merged.values()].filter((m) => m.lexicalScore === undefined).map((m) => m.entry);
+  const lscores = await lexicalOf(qr, f, need, text);
+  for (const e of need) merged.get(e.id)!.lexicalScore = lscores.get(e.id) ?? 0;
   return [...merged.values()].sort(byScores);
 }
