@@ -15,7 +15,7 @@ module.exports = {
     {
       name: 'core-is-pure',
       severity: 'error',
-      comment: 'src/core is the pure domain: it imports only itself (and node:crypto for primitives).',
+      comment: 'src/core is the pure domain: it imports only itself (and node:crypto for primitives, node:url for IDNA, the Unicode confusables table).',
       from: { path: '^src/core/' },
       to: {
         pathNot: [
@@ -23,8 +23,11 @@ module.exports = {
           '^node_modules/cbor2/',
           '^node_modules/ajv/',
           '^node_modules/graphology',
+          '^node_modules/unhomoglyph/',
           '^crypto$',
           '^node:crypto$',
+          '^url$',
+          '^node:url$',
         ],
       },
     },

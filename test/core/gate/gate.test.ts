@@ -191,6 +191,7 @@ describe('Layer 1 verdict modes', () => {
     const v = decide(Gate.fromDocument(bankingPolicy('deny')), {
       call: { tool: 'send_email', arguments: { to: 'me@example.com', body: `Reminder: ACME bill, IBAN ${GOOD_IBAN}` } },
       context,
+      userRequest: 'mail me@example.com a reminder about the ACME bill',
     });
     expect(v.kind).toBe('allow');
     expect(v.usedSources).toEqual([expect.objectContaining({ kind: 'segment', entryId: BILL_ID })]);
@@ -232,7 +233,8 @@ describe('sentinels the gate will not be fooled by', () => {
       context: foreign,
       sources: { recipient: [{ value: ATTACKER_IBAN, sourceClass: 'trusted_bill', entryId: BILL_ID }] },
     });
-    expect(v.kind).toBe('deny');
+    // Nothing under this seal: the value traces to nothing → ask the user, never allow (ADR 0043).
+    expect([v.kind, v.reason]).toEqual(['require_user', 'untraced_value']);
     expect(v.rejectedSources).toContainEqual(expect.objectContaining({ why: 'not_in_context' }));
   });
 });
@@ -266,7 +268,8 @@ describe('policy rules, unknown tools, malformed calls', () => {
     let deep: unknown = 'x';
     for (let i = 0; i < 20; i++) deep = { deep };
     expect(decide(Gate.fromDocument(bankingPolicy('deny')), { call: { tool: 'send_email', arguments: { deep } } }).reason).toBe('malformed_call');
-    expect(gate.decide({ call: send(GOOD_IBAN, 1), context: 'x', seal: 'not-a-seal' }).kind).toBe('deny');
+    // A seal that is not one: no segment parses, the IBAN traces to nothing → never allowed.
+    expect(gate.decide({ call: send(GOOD_IBAN, 1), context: 'x', seal: 'not-a-seal' }).kind).toBe('require_user');
   });
   it('every verdict carries an audit record', () => {
     const v = decide(gate, { call: send(ATTACKER_IBAN, 5000), context: ctx(TODO), sources: { recipient: [todo(ATTACKER_IBAN)] } });

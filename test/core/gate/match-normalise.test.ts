@@ -29,7 +29,9 @@ describe('normText', () => {
   it('valueKey: numeric strings equal numbers; the prefilter keeps every numeric form', () => {
     for (const [s, n] of [['98.50', 98.5], ['+5', 5], ['-2', -2], ['.5', 0.5], ['1e3', 1000], [' 7 ', 7]] as const)
       expect(valueKey(s)).toBe(valueKey(n));
-    expect(valueKey('GB33BUKB20201555555555')).toBe('s:gb33bukb20201555555555');
+    // IBAN / account / phone numbers key on their compact form, so separators do not matter.
+    expect(valueKey('GB33BUKB20201555555555')).toBe('c:gb33bukb20201555555555');
+    expect(valueKey('GB33 BUKB 2020 1555 5555 55')).toBe(valueKey('GB33BUKB20201555555555'));
     expect(valueKey('true')).not.toBe(valueKey(true));
   });
 });
