@@ -18,6 +18,7 @@ describe('public API surface', () => {
         "Gate",
         "GraphMemory",
         "KnowledgeGraphTools",
+        "LabelTrustingGate",
         "Ledger",
         "LmSelfEval",
         "Memory",

@@ -73,8 +73,11 @@ export interface CanonValue {
 // ---------------------------------------------------------------------------------------------
 
 /** Invisible format characters: soft hyphen, combining grapheme joiner, zero-width and bidi controls, variation selectors, fillers. */
-const INVISIBLE =
-  /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
+// eslint-disable-next-line no-misleading-character-class -- combining marks are matched one by one, on purpose
+const INVISIBLE = new RegExp(
+  '[\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]',
+  'g',
+);
 
 function isAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
@@ -157,9 +160,9 @@ const DOMAIN_OBF_RE = new RegExp(
   `(${LABEL})((?:(?:\\s*${OPEN}\\s*(?:${DOT_WORDS}|\\.)\\s*${CLOSE}\\s*|\\s+(?:${DOT_WORDS})\\s+)${LABEL})+)`,
   'gu',
 );
-const DOT_SPLIT = new RegExp(DOT, 'u');
+const DOT_SPLIT = new RegExp(DOT, 'gu');
 const URL_RE = /\b(h(?:tt|xx)ps?|ftp)(?:\[:\]|:)\/\/[^\s<>"'|]+/gu;
-const NON_ASCII_DOMAIN_RE = /[\p{L}\p{N}-]*[^\x00-\x7f][\p{L}\p{N}-]*(?:\.[\p{L}\p{N}-]+)+/gu;
+const NON_ASCII_DOMAIN_RE = /[\p{L}\p{N}-]*\P{ASCII}[\p{L}\p{N}-]*(?:\.[\p{L}\p{N}-]+)+/gu;
 
 /** A domain's IDNA ASCII form, trailing dot dropped; '' when it is not a valid domain. */
 export function asciiDomain(d: string): string {
@@ -170,7 +173,7 @@ export function asciiDomain(d: string): string {
 
 function splitDomain(spelled: string): string {
   return spelled
-    .split(new RegExp(DOT_SPLIT.source, 'gu'))
+    .split(DOT_SPLIT)
     .map((x) => x.trim())
     .filter((x) => x !== '')
     .join('.');
@@ -302,7 +305,12 @@ const SUFFIX_RE = /(?<![\d.,])(\d+(?:[.,]\d+)?)\s?(k|thousand|m|million|mio)\b/g
 
 /** Parse a numeric string in any common format to a number, or undefined. */
 export function parseAmount(s: string): number | undefined {
-  const t = cleanText(s)
+  return amountOf(cleanText(s));
+}
+
+/** {@link parseAmount} of clean text. */
+function amountOf(clean: string): number | undefined {
+  const t = clean
     .replace(/^(?:[$€£¥]|eur|usd|gbp|chf)\s*/, '')
     .replace(/\s*(?:[$€£¥]|eur|usd|gbp|chf|euros?|dollars?|pounds?)$/, '')
     .trim();
@@ -519,69 +527,103 @@ const PATH_VALUE = /^(?:~?\/|[a-z]:\\)/;
 
 /**
  * The kind and canonical search form of a string value (clean it first with {@link cleanText}).
- * Numbers in tool calls (`typeof v === 'number'`) are amounts and never reach here.
+ * Numbers in tool calls (`typeof v === 'number'`) are amounts and never reach here. Hot path:
+ * one scan of the characters decides which parsers can apply at all.
  */
 export function canonString(clean: string): CanonValue {
-  if (clean.length === 0 || clean.length > 256) return { kind: 'text', form: clean, view: 'text' };
+  const n = clean.length;
+  if (n === 0 || n > 256) return { kind: 'text', form: clean, view: 'text' };
+  let at = false;
+  let digit = false;
+  let dot = false;
+  let space = false;
+  let odd = false; // brackets, %, non-ASCII, ':' — the rarer parsers
+  for (let i = 0; i < n; i++) {
+    const c = clean.charCodeAt(i);
+    if (c >= 48 && c <= 57) digit = true;
+    else if (c === 64) at = true;
+    else if (c === 46) dot = true;
+    else if (c === 32) space = true;
+    else if (c > 127 || c === 37 || c === 58 || c === 40 || c === 91 || c === 123 || c === 60)
+      odd = true;
+  }
   const c0 = clean.charCodeAt(0);
-  if (clean.includes('@') || HAS_AT_WORD.test(` ${clean} `)) {
-    if (EMAIL_VALUE.test(clean)) {
-      const at = clean.lastIndexOf('@');
-      const e = email(clean.slice(0, at), clean.slice(at + 1));
-      if (e !== undefined)
-        return e === clean
-          ? { kind: 'email', form: e, view: 'text' }
-          : { kind: 'email', form: e, view: 'text', unicode: clean };
-    }
+  if (at && EMAIL_VALUE.test(clean)) {
+    const i = clean.lastIndexOf('@');
+    const e = odd ? email(clean.slice(0, i), clean.slice(i + 1)) : plainEmail(clean, i);
+    if (e !== undefined)
+      return e === clean
+        ? { kind: 'email', form: e, view: 'text' }
+        : { kind: 'email', form: e, view: 'text', unicode: clean };
+  }
+  if ((space || odd) && HAS_AT_WORD.test(` ${clean} `)) {
     const ex = extras(clean);
     if (ex.length === 1 && (ex[0] as string).includes('@'))
       return { kind: 'email', form: ex[0] as string, view: 'text' };
   }
-  if (SCHEME.test(clean) || clean.startsWith('www.') || clean.startsWith('hxxp')) {
-    const u = canonicalUrl(clean);
-    if (u !== undefined)
-      return isAscii(clean)
-        ? { kind: 'url', form: u, view: 'text' }
-        : { kind: 'url', form: u, view: 'text', unicode: clean };
+  if (odd || clean.startsWith('www.') || clean.startsWith('hxxp')) {
+    if (SCHEME.test(clean) || clean.startsWith('www.') || clean.startsWith('hxxp')) {
+      const u = canonicalUrl(clean);
+      if (u !== undefined)
+        return isAscii(clean)
+          ? { kind: 'url', form: u, view: 'text' }
+          : { kind: 'url', form: u, view: 'text', unicode: clean };
+    }
   }
-  if (PATH_VALUE.test(clean)) return { kind: 'path', form: clean, view: 'text' };
-  if (
-    !clean.includes(' ') &&
-    clean.includes('.') &&
-    DOMAIN_VALUE.test(clean) &&
-    !/^\d/.test(clean)
-  ) {
+  if (c0 === 47 || c0 === 126 || (odd && PATH_VALUE.test(clean))) {
+    if (PATH_VALUE.test(clean)) return { kind: 'path', form: clean, view: 'text' };
+  }
+  if (dot && !space && !(c0 >= 48 && c0 <= 57) && DOMAIN_VALUE.test(clean)) {
     const d = asciiDomain(clean);
     if (d !== '')
       return d === clean
         ? { kind: 'domain', form: d, view: 'text' }
         : { kind: 'domain', form: d, view: 'text', unicode: clean };
   }
-  if ((c0 >= 48 && c0 <= 57) || c0 === 43 || (c0 >= 97 && c0 <= 122)) {
-    const compact = clean.replace(/[\s\-./()]/g, '');
-    if (IBAN_VALUE.test(compact)) return { kind: 'iban', form: compact, view: 'compact' };
-    const digits = compact.replace(/^\+/, '');
-    if (/^\d+$/.test(digits)) {
-      if (
-        SEPARATED_DIGITS.test(clean) &&
-        (c0 === 43 || /[\s\-()]/.test(clean)) &&
-        digits.length >= 7 &&
-        digits.length <= 15
-      )
-        return { kind: 'phone', form: digits, view: 'compact' };
-      if (digits.length >= 6 && !/[.,]/.test(clean))
-        return { kind: 'account', form: digits, view: 'compact' };
+  if (digit) {
+    if ((c0 >= 48 && c0 <= 57) || c0 === 43 || (c0 >= 97 && c0 <= 122)) {
+      const compact =
+        space || dot || odd || clean.includes('-') || clean.includes('/')
+          ? clean.replace(/[\s\-./()]/g, '')
+          : clean;
+      if (IBAN_VALUE.test(compact)) return { kind: 'iban', form: compact, view: 'compact' };
+      const digits = compact.charCodeAt(0) === 43 ? compact.slice(1) : compact;
+      if (ALL_DIGITS.test(digits)) {
+        if (
+          (c0 === 43 || /[\s\-()]/.test(clean)) &&
+          digits.length >= 7 &&
+          digits.length <= 15 &&
+          SEPARATED_DIGITS.test(clean)
+        )
+          return { kind: 'phone', form: digits, view: 'compact' };
+        if (digits.length >= 6 && !dot && !clean.includes(','))
+          return { kind: 'account', form: digits, view: 'compact' };
+      }
     }
-  }
-  const amount = parseAmount(clean);
-  if (amount !== undefined && Number.isFinite(amount))
-    return { kind: 'amount', form: String(amount), view: 'number' };
-  if (/\d{4}/.test(clean) && clean.length <= 24) {
-    const d = parseDate(clean);
-    if (d !== undefined) return { kind: 'date', form: d, view: 'text' };
+    const amount = amountOf(clean);
+    if (amount !== undefined && Number.isFinite(amount))
+      return { kind: 'amount', form: String(amount), view: 'number' };
+    if (n <= 24 && /\d{4}/.test(clean)) {
+      const d = parseDate(clean);
+      if (d !== undefined) return { kind: 'date', form: d, view: 'text' };
+    }
+  } else if (space && n <= 80 && WORDS_ONLY.test(clean) && NUMBER_WORD_RE.test(clean)) {
+    const w = wordsToNumber(clean.replace(/\s*(?:euros?|dollars?|pounds?|eur|usd|gbp)$/, ''));
+    if (w !== undefined) return { kind: 'amount', form: String(w), view: 'number' };
   }
   return { kind: 'text', form: clean, view: 'text' };
 }
+const ALL_DIGITS = /^\d+$/;
+const WORDS_ONLY = /^[a-z\s-]+$/;
+const NUMBER_WORD_RE = new RegExp(`\\b${NUMBER_WORD}\\b`);
+
+/** A plain ASCII address: the domain's trailing dot dropped, nothing else to do. */
+function plainEmail(clean: string, at: number): string | undefined {
+  const d = clean.endsWith('.') ? clean.slice(at + 1, -1) : clean.slice(at + 1);
+  if (!d.includes('.')) return undefined;
+  return d.length === n1(clean, at) ? clean : `${clean.slice(0, at)}@${d}`;
+}
+const n1 = (clean: string, at: number): number => clean.length - at - 1;
 
 /**
  * The pieces of a canonical value that, found in an untrusted segment, mean the value was

@@ -50,6 +50,7 @@ import {
   canonValue,
   collectNeedles,
   keyMentionedIn,
+  keyOf,
   keyValue,
   needles as emptyNeedles,
   segmentMentioned,
@@ -303,7 +304,9 @@ export class Gate {
         if (this.policy.sourceClasses.get(cls)?.origin === 'user_request')
           checked.push(this.#check(gp, { value: proposed, sourceClass: cls }, input, pc));
 
-    const proposedKey = valueKey(proposed);
+    const pv = canonValue(proposed);
+    const proposedKey =
+      typeof proposed === 'string' || typeof proposed === 'number' ? keyOf(pv) : valueKey(proposed);
     let ok: Checked | undefined;
     let matched = 0;
     for (const c of checked)
@@ -319,7 +322,6 @@ export class Gate {
       exempt.add(gp.name);
       return;
     }
-    const pv = canonValue(proposed);
     // fromContext classes: the gate finds the value in a sealed segment itself.
     if (pv !== undefined)
       for (const cls of gp.sources) {

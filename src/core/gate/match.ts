@@ -108,7 +108,7 @@ export interface Governing {
 
 function addString(clean: string, out: Needles, gov: Governing | undefined): void {
   out.text.push(clean);
-  const cv = canonString(clean);
+  const cv = canonValue(clean) ?? { kind: 'text' as const, form: clean, view: 'text' as const };
   if (cv.view === 'text') {
     if (cv.form !== clean) out.text.push(cv.form);
   } else if (cv.view === 'compact') out.compact.push(cv.form);
@@ -258,15 +258,37 @@ export function segmentMentioned(pc: ParsedContext, i: number, needles: Needles)
   return false;
 }
 
+/**
+ * Canonical forms of recent strings: a pure function of the string, and an agent turn asks
+ * about the same values (claims, recipients) again and again. Bounded; cleared when full.
+ */
+const MEMO_MAX = 2048;
+const memo = new Map<string, CanonValue | null>();
+
 /** The canonical form of a single value, or undefined for values that are never mentioned. */
 export function canonValue(value: unknown): CanonValue | undefined {
   if (typeof value === 'string') {
+    const hit = memo.get(value);
+    if (hit !== undefined) return hit ?? undefined;
     const c = cleanText(value);
-    return c.length === 0 ? undefined : canonString(c);
+    const cv = c.length === 0 ? undefined : canonString(c);
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(value, cv ?? null);
+    return cv;
   }
   if (typeof value === 'number' && Number.isFinite(value))
     return { kind: 'amount', form: String(value), view: 'number' };
   return undefined;
+}
+
+/** The {@link valueKey} of a canonical value. */
+export function keyOf(cv: CanonValue | undefined): string {
+  if (cv === undefined) return 's:';
+  return cv.view === 'number'
+    ? `n:${cv.form}`
+    : cv.view === 'compact'
+      ? `c:${cv.form}`
+      : `s:${cv.form}`;
 }
 
 /**
@@ -277,15 +299,7 @@ export function canonValue(value: unknown): CanonValue | undefined {
  */
 export function valueKey(v: unknown): string {
   if (typeof v === 'number') return Number.isFinite(v) ? `n:${v}` : `x:${v}`;
-  if (typeof v === 'string') {
-    const cv = canonValue(v);
-    if (cv === undefined) return 's:';
-    return cv.view === 'number'
-      ? `n:${cv.form}`
-      : cv.view === 'compact'
-        ? `c:${cv.form}`
-        : `s:${cv.form}`;
-  }
+  if (typeof v === 'string') return keyOf(canonValue(v));
   try {
     return `j:${JSON.stringify(v) ?? String(v)}`;
   } catch {
