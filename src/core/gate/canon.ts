@@ -73,11 +73,12 @@ export interface CanonValue {
 // ---------------------------------------------------------------------------------------------
 
 /** Invisible format characters: soft hyphen, combining grapheme joiner, zero-width and bidi controls, variation selectors, fillers. */
-// eslint-disable-next-line no-misleading-character-class -- combining marks are matched one by one, on purpose
+/* eslint-disable no-misleading-character-class -- combining marks are matched one by one, on purpose */
 const INVISIBLE = new RegExp(
   '[\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]',
   'g',
 );
+/* eslint-enable no-misleading-character-class */
 
 function isAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
