@@ -197,6 +197,10 @@ const schemas: Record<string, Json> = {
       rejectedSources: arr(ref('SourceRef')),
       repairs: arr({ type: 'object' }),
       unauthorisedParams: arr(str),
+      untracedParams: {
+        ...arr(str),
+        description: 'governed parameters whose value traces to nothing (not the request, no segment)',
+      },
     },
     required: [
       'tool',

@@ -250,8 +250,10 @@ describe.skipIf(!haveChromium && !CI)('review console in headless Chromium', () 
     expect(text).toContain('send_money');
     expect(text).toContain('lookup_calendar');
     expect(text).toContain(aliceId);
-    // the e-mail quoting the untrusted web entry was denied, the harmless lookup allowed
-    expect(await page.locator('tr[data-verdict="deny"]').count()).toBe(2);
+    // the e-mail quoting the untrusted web entry was denied, the harmless lookup allowed, and the
+    // transfer to an account no memory mentions waits for the user (fails closed, issue 18)
+    expect(await page.locator('tr[data-verdict="deny"]').count()).toBe(1);
+    expect(await page.locator('tr[data-verdict="require_user"]').count()).toBe(1);
     expect(await page.locator('tr[data-verdict="allow"]').count()).toBe(1);
     await shot(page, 'gate');
 
