@@ -270,7 +270,13 @@ const v1: Record<string, Record<string, Json>> = {
       summary: "The principal's memories",
       parameters: [q('limit', { type: 'integer', minimum: 0, maximum: 1000 }), q('offset', int)],
       responses: {
-        '200': ok('memories', obj({ memories: arr(ref('MemoryRecord')) }, ['memories'])),
+        '200': ok(
+          'memories; `unverified` names the visible entries that failed verification (not returned in `memories`)',
+          obj({ memories: arr(ref('MemoryRecord')), unverified: arr(ref('UnverifiedEntry')) }, [
+            'memories',
+            'unverified',
+          ]),
+        ),
         ...errors(400),
       },
     },
