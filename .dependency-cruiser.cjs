@@ -23,6 +23,7 @@ module.exports = {
           '^node_modules/cbor2/',
           '^node_modules/ajv/',
           '^node_modules/graphology',
+          '^node_modules/wink-',
           '^crypto$',
           '^node:crypto$',
         ],
@@ -34,6 +35,13 @@ module.exports = {
       comment: 'graphology (community detection) is imported only by the pure graph algorithms in src/core/graph.',
       from: { pathNot: '^src/core/graph/' },
       to: { path: '^node_modules/graphology' },
+    },
+    {
+      name: 'nlp-only-in-core-detect',
+      severity: 'error',
+      comment: 'wink-nlp and its English model (the instruction screen\'s tagger) are imported only by src/core/detect.',
+      from: { pathNot: '^src/core/detect/' },
+      to: { path: '^node_modules/wink-' },
     },
     {
       name: 'cbor-only-in-codec',
