@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { OpenAiCompatibleProvider } from '../adapters/llm/index.js';
 import { registerEvalAuthselect } from '../eval/authselect/index.js';
 import { registerEvalDetect } from '../eval/detect/index.js';
+import { registerEvalInjections } from '../eval/injections/index.js';
 import { measureTimings, timingsCsv } from '../eval/memlineage/timings.js';
 import {
   LlmAgent,
@@ -68,5 +69,6 @@ export function registerEval(program: Command): Command {
     });
   registerEvalAuthselect(ev);
   registerEvalDetect(ev);
+  registerEvalInjections(ev);
   return ev;
 }
