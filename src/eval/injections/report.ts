@@ -73,11 +73,11 @@ export function textSummary(r: InjectionsEvalReport): string {
     L.push(
       '',
       `what each detector contributes (tier ${c.tier}; MemSAD / MemSAD+ / probes calibrated on ${c.reference} LoCoMo memories, history ${c.queries} LoCoMo questions)`,
-      '  detector             instr-TPR false-fact-TPR benign-FPR only-catch',
+      '  detector             instr-TPR false-fact-TPR benign-FPR only-catch benign flagged by source',
     );
     for (const d of c.rows)
       L.push(
-        `  ${d.detector.padEnd(20)} ${f3(d.instructionTpr).padEnd(9)} ${f3(d.falseFactTpr).padEnd(14)} ${f4(d.benignFpr).padEnd(10)} ${d.onlyCatches}`,
+        `  ${d.detector.padEnd(20)} ${f3(d.instructionTpr).padEnd(9)} ${f3(d.falseFactTpr).padEnd(14)} ${f4(d.benignFpr).padEnd(10)} ${String(d.onlyCatches).padEnd(10)} ${JSON.stringify(d.benignFlaggedByGroup)}`,
       );
   }
   L.push(
@@ -112,8 +112,8 @@ ${ticks}
 <text x="${W / 2}" y="${W - 6}" font-size="10" text-anchor="middle">FPR on benign (0–0.1)</text>
 <text x="10" y="${W / 2}" font-size="10" transform="rotate(-90 10 ${W / 2})" text-anchor="middle">TPR, instruction attacks</text>
 <text x="${W / 2}" y="16" font-size="11" text-anchor="middle">${esc(c.tier)} — AUROC ${f3(c.auroc)}</text>
-<text x="${P + 6}" y="${P + 14}" font-size="9" fill="#d62728">● default: TPR ${f3(c.operating.tpr)}, FPR ${f4(c.operating.fpr)}</text>
-<text x="${P + 6}" y="${P + 26}" font-size="9" fill="#1f77b4">■ keyword filter: TPR ${f3(c.keyword.tpr)}, FPR ${f4(c.keyword.fpr)}</text>
+<text x="${P + 40}" y="${y(0.16)}" font-size="9" fill="#d62728">● default: TPR ${f3(c.operating.tpr)}, FPR ${f4(c.operating.fpr)}</text>
+<text x="${P + 40}" y="${y(0.08)}" font-size="9" fill="#1f77b4">■ keyword filter: TPR ${f3(c.keyword.tpr)}, FPR ${f4(c.keyword.fpr)}</text>
 </svg>`;
 }
 
@@ -148,10 +148,10 @@ export function htmlReport(r: InjectionsEvalReport): string {
   const contrib =
     c === undefined
       ? '<p>(not run: pass <code>--locomo</code>)</p>'
-      : `<p>Tier ${c.tier}. MemSAD, MemSAD+ (gated) and the proactive probes are calibrated as the default calibrates a principal: on ${c.reference} of its own memories (LoCoMo observations and dialogue turns not in the dev file) and a query history of ${c.queries} LoCoMo questions — real user queries, none a victim query. <em>only-catch</em>: instruction attacks no other detector flagged.</p><table><tr><th>detector</th><th>instruction TPR</th><th>false-fact TPR</th><th>benign FPR</th><th>only-catch</th></tr>${c.rows
+      : `<p>Tier ${c.tier}. MemSAD, MemSAD+ (gated) and the proactive probes are calibrated as the default calibrates a principal: on ${c.reference} of its own memories (LoCoMo observations and dialogue turns not in the dev file) and a query history of ${c.queries} LoCoMo questions — real user queries, none a victim query. <em>only-catch</em>: instruction attacks no other detector flagged.</p><table><tr><th>detector</th><th>instruction TPR</th><th>false-fact TPR</th><th>benign FPR</th><th>only-catch</th><th>benign flagged, by source</th></tr>${c.rows
           .map(
             (d) =>
-              `<tr><td>${esc(d.detector)}</td><td>${f3(d.instructionTpr)}</td><td>${f3(d.falseFactTpr)}</td><td>${f4(d.benignFpr)}</td><td>${d.onlyCatches}</td></tr>`,
+              `<tr><td>${esc(d.detector)}</td><td>${f3(d.instructionTpr)}</td><td>${f3(d.falseFactTpr)}</td><td>${f4(d.benignFpr)}</td><td>${d.onlyCatches}</td><td><code>${esc(JSON.stringify(d.benignFlaggedByGroup))}</code></td></tr>`,
           )
           .join('')}</table>`;
   const th = TIERS.map((t) => `${t} ${r.model.thresholds[t].toFixed(2)}`).join(', ');

@@ -124,6 +124,8 @@ export interface DetectorContribution {
   readonly benignFpr: number;
   /** Instruction attacks this detector alone caught (no other detector flagged them). */
   readonly onlyCatches: number;
+  /** Benign texts it flagged, per source group (where its false positives come from). */
+  readonly benignFlaggedByGroup: Record<string, number>;
 }
 
 export interface InjectionsEvalReport {
@@ -395,6 +397,12 @@ async function contribution(
         : share(ben, d),
     onlyCatches:
       d === 'any' ? 0 : ins.filter((i) => fired[i]?.has(d) === true && fired[i]?.size === 1).length,
+    benignFlaggedByGroup: ben.reduce<Record<string, number>>((acc, i) => {
+      const hit = d === 'any' ? (fired[i]?.size ?? 0) > 0 : fired[i]?.has(d) === true;
+      const g = (scored[i] as Scored).group;
+      if (hit) acc[g] = (acc[g] ?? 0) + 1;
+      return acc;
+    }, {}),
   }));
   return { reference: reference.length, queries: queries.length, tier, rows };
 }
