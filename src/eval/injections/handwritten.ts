@@ -5,7 +5,10 @@
  * redistributed are narrow (BIPIA's e-mails, AgentDojo's environment texts); what a memory
  * layer stores most — what people say about themselves, to each other and to their assistant
  * — comes only from LoCoMo there, which is CC BY-NC and so is evaluated on, never trained on.
- * These fill that gap. Written without looking at which texts the screen got wrong.
+ * These fill that gap. None is copied or paraphrased from any corpus; but they were written
+ * after a first prototype (features only, no such texts) had flagged 1.4 % of LoCoMo — mostly
+ * chat questions and encouragement — so the chat turns below answer a gap seen on LoCoMo, and
+ * LoCoMo's false-positive rate is not a blind figure (ADR 0040).
  *
  * - `HANDWRITTEN_STATEMENTS`: statement-form texts in the registers a memory holds (personal
  *   facts, third-person observations, chat turns with their questions and encouragement,
