@@ -24,6 +24,7 @@ module.exports = {
           '^node_modules/ajv/',
           '^node_modules/graphology',
           '^node_modules/unhomoglyph/',
+          '^node_modules/wink-',
           '^crypto$',
           '^node:crypto$',
           '^url$',
@@ -37,6 +38,13 @@ module.exports = {
       comment: 'graphology (community detection) is imported only by the pure graph algorithms in src/core/graph.',
       from: { pathNot: '^src/core/graph/' },
       to: { path: '^node_modules/graphology' },
+    },
+    {
+      name: 'nlp-only-in-core-detect',
+      severity: 'error',
+      comment: 'wink-nlp and its English model (the instruction screen\'s tagger) are imported only by src/core/detect.',
+      from: { pathNot: '^src/core/detect/' },
+      to: { path: '^node_modules/wink-' },
     },
     {
       name: 'cbor-only-in-codec',

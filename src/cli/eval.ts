@@ -21,6 +21,7 @@ import { VerdictModes, type VerdictMode } from '../core/gate/index.js';
 import { DEFAULT_LINEAGE_OPTIONS } from '../core/lineage/index.js';
 import { registerEvalAuthselect } from '../eval/authselect/index.js';
 import { registerEvalDetect } from '../eval/detect/index.js';
+import { registerEvalInjections } from '../eval/injections/index.js';
 import { measureTimings, timingsCsv } from '../eval/memlineage/timings.js';
 import {
   LlmAgent,
@@ -136,5 +137,6 @@ export function registerEval(program: Command): Command {
     });
   registerEvalAuthselect(ev);
   registerEvalDetect(ev);
+  registerEvalInjections(ev);
   return ev;
 }
