@@ -20,6 +20,7 @@ const GROUPS = {
   partition: () => import('./partition.mjs'),
   'pglite-worker': () => import('./pglite-worker.mjs'),
   conversation: () => import('./conversation.mjs'),
+  'serve-startup': () => import('./serve-startup.mjs'),
 };
 
 const { values } = parseArgs({

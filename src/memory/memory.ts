@@ -22,6 +22,7 @@ import { ActionChecker, gateFor } from './action/actions.js';
 import { formatVerifierKey } from '../core/merkle/index.js';
 import { MemwardenError } from '../core/errors.js';
 import { gateDecisions, lineageOf } from './read/inspect.js';
+import { Investigator } from './read/investigate.js';
 import type {
   ActionVerdict,
   AddOptions,
@@ -33,6 +34,9 @@ import type {
   GetAllOptions,
   HistoryEvent,
   InclusionProofView,
+  InvestigatedEntry,
+  InvestigateOptions,
+  InvestigationPage,
   LineageGraph,
   MemoryApi,
   PrincipalInfo,
@@ -40,6 +44,7 @@ import type {
   ReviewItem,
   SearchOptions,
   SearchResult,
+  UnverifiedEntry,
 } from './api.js';
 import { type RetentionConfig, retentionConfig } from './config.js';
 import { MemoryContext } from './context.js';
@@ -49,7 +54,11 @@ import { SearchEngine } from './read/search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect/pipeline.js';
 import { SharedDetection, callerVector } from './write/write.js';
-import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './detect/calibration.js';
+import {
+  AutoDetection,
+  type AutoDetectionOptions,
+  type DetectionHooks,
+} from './detect/calibration.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './write/lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './log/proofs.js';
 import { Principals } from './identity/principals.js';
@@ -133,6 +142,7 @@ export class Memory implements MemoryApi {
   private readonly reviews: ReviewQueue;
   private readonly principals: Principals;
   private readonly detection: DetectionHooks | undefined;
+  private readonly investigator: Investigator;
 
   constructor(opts: MemoryOptions) {
     this.ledger = opts.ledger;
@@ -181,18 +191,26 @@ export class Memory implements MemoryApi {
       lineageConfig({
         ...(opts.lineage === undefined ? {} : { options: opts.lineage }),
         ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
-        ...(opts.explicitParentsOnly === undefined ? {} : { explicitParentsOnly: opts.explicitParentsOnly }),
+        ...(opts.explicitParentsOnly === undefined
+          ? {}
+          : { explicitParentsOnly: opts.explicitParentsOnly }),
       }),
     );
     const lineageOptions = this.lineage.config.options;
-    this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.ledger, audit, lineageOptions);
+    this.actions = new ActionChecker(
+      gateFor(opts.policy, lineageOptions),
+      this.ledger,
+      audit,
+      lineageOptions,
+    );
     this.dimensions = opts.embedder.dimensions;
     this.writer = new WritePath(ctx, this.lineage, {
       embedder: opts.embedder,
       screens: opts.screens ?? [new MarkerScreen()],
       detection,
       extractor: opts.extractor,
-      consolidation: opts.consolidator === undefined ? undefined : new LlmConsolidation(opts.consolidator),
+      consolidation:
+        opts.consolidator === undefined ? undefined : new LlmConsolidation(opts.consolidator),
     });
     this.versions = new Versions(ctx, this.writer);
     const embedder = opts.embedder;
@@ -204,13 +222,17 @@ export class Memory implements MemoryApi {
         const vs = await embedder.embed(texts);
         ctx.metrics.observeEmbedding(Number(process.hrtime.bigint() - t0) / 1e9);
         if (vs.length !== texts.length)
-          throw new MemwardenError('EMBEDDING_FAILED', 'embedder returned the wrong number of vectors');
+          throw new MemwardenError(
+            'EMBEDDING_FAILED',
+            'embedder returned the wrong number of vectors',
+          );
         return vs;
       },
       opts.extractor,
     );
     this.reviews = new ReviewQueue(ctx, this.writer, this.lineage);
     this.principals = new Principals(ctx);
+    this.investigator = new Investigator(ctx, opts.embedder);
     ctx.metrics.setEntriesCollector(async () => {
       const counts = await ctx.storage.countEntries({ nowNs: ctx.clock.nowNs() });
       return Object.fromEntries(counts.map((c) => [c.tier, c.count]));
@@ -237,7 +259,10 @@ export class Memory implements MemoryApi {
     if (Array.isArray(content)) return this.conversation.add(content, opts as ConversationOptions);
     const o = opts as AddOptions;
     if (o.embedding === undefined) return this.writer.add(content as string, o);
-    return this.writer.add(content as string, { ...o, embedding: callerVector(o.embedding, this.dimensions) });
+    return this.writer.add(content as string, {
+      ...o,
+      embedding: callerVector(o.embedding, this.dimensions),
+    });
   }
 
   // ---- read path (search.ts) -----------------------------------------------------------------
@@ -278,6 +303,13 @@ export class Memory implements MemoryApi {
    * `agentId` as in search, pushed into the database.
    */
   async getAll(opts: GetAllOptions): Promise<MemoryRecord[]> {
+    return (await this.getAllChecked(opts)).memories;
+  }
+
+  /** {@link getAll}, with the entries that failed verification named (read/investigate.ts). */
+  async getAllChecked(
+    opts: GetAllOptions,
+  ): Promise<{ memories: MemoryRecord[]; unverified: UnverifiedEntry[] }> {
     const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 100), 1), 1000);
     const offset = Math.max(Math.trunc(opts.offset ?? 0), 0);
     if (!Number.isSafeInteger(limit) || !Number.isSafeInteger(offset))
@@ -293,12 +325,7 @@ export class Memory implements MemoryApi {
       nowNs: this.ctx.clock.nowNs(),
       ...(filter === undefined ? {} : { filter }),
     });
-    const out: MemoryRecord[] = [];
-    for (const r of rows) {
-      const m = await this.search_.verified(r, opts.principal);
-      if (m !== undefined) out.push(m);
-    }
-    return out;
+    return this.investigator.checked(opts.principal, rows);
   }
 
   private isLive(e: StoredEntry): boolean {
@@ -371,7 +398,12 @@ export class Memory implements MemoryApi {
 
   async ancestors(id: string, opts: { principal: string }): Promise<LineageGraph> {
     const e = await this.versions.resolve(id, opts.principal);
-    const g = await lineageOf(this.view(opts.principal), this.ledger, e?.id ?? id, this.ctx.clock.nowNs());
+    const g = await lineageOf(
+      this.view(opts.principal),
+      this.ledger,
+      e?.id ?? id,
+      this.ctx.clock.nowNs(),
+    );
     if (g === undefined)
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     return g;
@@ -381,6 +413,20 @@ export class Memory implements MemoryApi {
     this.view(opts.principal); // refuses an empty principal
     const p = await this.ctx.storage.getPrincipal(opts.principal);
     return gateDecisions(this.ctx.storage, opts.principal, p?.kind, opts.limit);
+  }
+
+  /**
+   * Entries newest first in every state, filtered, in keyset pages, each re-verified (a failing
+   * one listed with its reason). An operator's call reads across principals — the only such
+   * read — and is audited as `operator.investigate`; anyone else's covers its own scope.
+   */
+  investigate(opts: InvestigateOptions): Promise<InvestigationPage> {
+    return this.investigator.investigate(opts);
+  }
+
+  /** One entry as the investigation view opens it (an operator: any principal's, audited). */
+  investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
+    return this.investigator.entry(id, opts.principal);
   }
 
   async verifierKey(): Promise<string> {
@@ -408,7 +454,10 @@ export class Memory implements MemoryApi {
    * Register a principal (its Ed25519 key held by the host) and issue a bearer API key. The
    * secret is returned once; only its SHA-256 is stored.
    */
-  createPrincipal(kind: PrincipalKind, name: string): Promise<{ id: string; kid: string; apiKey: string }> {
+  createPrincipal(
+    kind: PrincipalKind,
+    name: string,
+  ): Promise<{ id: string; kid: string; apiKey: string }> {
     return this.principals.create(kind, name);
   }
 

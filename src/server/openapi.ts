@@ -236,6 +236,10 @@ const schemas: Record<string, Json> = {
       rejectedSources: arr(ref('SourceRef')),
       repairs: arr({ type: 'object' }),
       unauthorisedParams: arr(str),
+      untracedParams: {
+        ...arr(str),
+        description: 'governed parameters whose value traces to nothing (not the request, no segment)',
+      },
     },
     required: [
       'tool',
@@ -317,7 +321,13 @@ const v1: Record<string, Record<string, Json>> = {
         q('filters', { type: 'string', description: 'Mem0-style filters as JSON text' }),
       ],
       responses: {
-        '200': ok('memories', obj({ memories: arr(ref('MemoryRecord')) }, ['memories'])),
+        '200': ok(
+          'memories; `unverified` names the visible entries that failed verification (not returned in `memories`)',
+          obj({ memories: arr(ref('MemoryRecord')), unverified: arr(ref('UnverifiedEntry')) }, [
+            'memories',
+            'unverified',
+          ]),
+        ),
         ...errors(400),
       },
     },

@@ -244,12 +244,13 @@ export function registerRoutes(
           details: { field: 'filters' },
         });
     }
-    const memories = await memory.getAll({
+    // Entries that fail verification are named in `unverified` (id, code), not dropped silently.
+    const r = await memory.getAllChecked({
       ...defined(q),
       ...(parsed === undefined ? {} : { filters: parsed as Record<string, unknown> }),
       principal: c.get('principal'),
     });
-    return c.json({ memories });
+    return c.json({ memories: r.memories, unverified: r.unverified });
   });
 
   app.get('/v1/memories/:id', async (c) => {

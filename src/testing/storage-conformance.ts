@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { MemwardenError } from '../core/errors.js';
+import { browseCases } from './conformance/browse.js';
 import { bulkCases } from './conformance/bulk.js';
 import { isolationCases } from './conformance/isolation.js';
 import { memoryApiCases } from './conformance/memory-api.js';
@@ -351,4 +352,5 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
   ...bulkCases,
   ...scanCases,
   ...filterCases,
+  ...browseCases,
 ];
