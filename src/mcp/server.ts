@@ -19,7 +19,7 @@ import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { renderSegments } from '../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../core/trust.js';
 import type { HistoryEvent, MemoryApi, MemoryRecord, SearchResult } from '../memory/api.js';
-import type { ChatTurn } from '../memory/write/conversation.js';
+import type { ChatTurn } from '../memory/api.js';
 import { GraphMemory, type WriteContext } from '../memory/graph/graph.js';
 import { KG_TOOL_SCHEMAS, KnowledgeGraphTools } from '../memory/graph/knowledge-graph.js';
 import type { Ledger } from '../memory/log/ledger.js';
@@ -44,7 +44,10 @@ export const MCP_SERVER_VERSION = '0.1.0';
  */
 export class McpBackend {
   private chain: Promise<unknown> = Promise.resolve();
-  private readonly graphs = new Map<string, Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }>>();
+  private readonly graphs = new Map<
+    string,
+    Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }>
+  >();
 
   private constructor(
     readonly memory: McpMemory,

@@ -7,7 +7,6 @@
 import type { ParameterSource, Verdict } from '../core/gate/index.js';
 import type { Authority, PrincipalKind, SourceTier, TrustLabel } from '../core/trust.js';
 import type { JsonObject } from '../core/entry/meta.js';
-import type { ChatTurn, ConversationOptions, ConversationResult } from './write/conversation.js';
 
 /** One memory as callers see it (the verified view of a signed entry). */
 export interface MemoryRecord {
@@ -418,6 +417,50 @@ export interface PrincipalInfo {
   readonly id: string;
   readonly kind: PrincipalKind;
   readonly name: string;
+}
+
+// Conversation ingestion (memory/write/conversation.ts).
+
+/** One message of a conversation (OpenAI / Mem0 shape, plus an optional time and metadata). */
+export interface ChatTurn {
+  readonly role: 'user' | 'assistant' | 'tool' | 'system';
+  readonly content: string;
+  /** The speaker's name (stored as `name: content`). */
+  readonly name?: string;
+  /** When the message was said (overrides the call's `eventAt`). */
+  readonly eventAt?: string | number | Date;
+  /** Metadata of this message (merged over the call's). */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** Options of a conversation add: those of `add`, plus Mem0's `infer`. */
+export type ConversationOptions = Omit<
+  AddOptions,
+  'embedding' | 'parents' | 'weights' | 'derived'
+> & {
+  /** false: store the turns as they are even when an extraction model is configured. */
+  readonly infer?: boolean;
+};
+
+/** What happened to one memory of the conversation. */
+export interface ConversationItem {
+  readonly event: AddEvent;
+  readonly memory: MemoryRecord;
+  /** Index of the message it came from (absent for extracted facts). */
+  readonly message?: number;
+  readonly previous?: MemoryRecord;
+  readonly conflict?: { readonly with: string; readonly reason: 'lower_tier' };
+}
+
+export interface ConversationResult {
+  readonly status: 'stored';
+  readonly results: readonly ConversationItem[];
+  /** Messages (or facts) held for review instead of stored. */
+  readonly held: readonly {
+    readonly reviewId: string;
+    readonly reasons: readonly string[];
+    readonly message?: number;
+  }[];
 }
 
 /** The Memory API. Every call is scoped to a principal; nothing crosses principals. */

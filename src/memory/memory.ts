@@ -28,7 +28,10 @@ import type {
   AddOptions,
   AddResult,
   CheckActionInput,
+  ChatTurn,
   CheckpointView,
+  ConversationOptions,
+  ConversationResult,
   ConsistencyProofView,
   GateDecision,
   GetAllOptions,
@@ -67,12 +70,7 @@ import { ReviewQueue } from './write/reviews.js';
 import { Versions } from './write/versions.js';
 import { WritePath } from './write/write-path.js';
 import { LlmConsolidation } from './write/consolidate.js';
-import {
-  type ChatTurn,
-  type ConversationOptions,
-  type ConversationResult,
-  ConversationWriter,
-} from './write/conversation.js';
+import { ConversationWriter } from './write/conversation.js';
 import { readFilter } from './scope.js';
 import { andFilters, parseFilter } from '../core/filter/index.js';
 

@@ -6,7 +6,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeterministicEmbedder } from '../../src/adapters/embeddings/deterministic.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
-import { isMemwardenError } from '../../src/core/errors.js';
 import { retentionConfig } from '../../src/memory/config.js';
 import { DetectionPipeline } from '../../src/memory/detect/pipeline.js';
 import { Ledger } from '../../src/memory/log/ledger.js';
@@ -32,7 +31,9 @@ function countingMetrics() {
   return { metrics, rejected, signals };
 }
 
-async function setup(opts: { extractor?: LlmProvider; retention?: Parameters<typeof retentionConfig>[0] } = {}) {
+async function setup(
+  opts: { extractor?: LlmProvider; retention?: Parameters<typeof retentionConfig>[0] } = {},
+) {
   const storage = await MemoryBackend.open();
   const clock = new ManualClock();
   const random = new SeededRandom('detection-wiring');
@@ -54,16 +55,6 @@ async function setup(opts: { extractor?: LlmProvider; retention?: Parameters<typ
   const alice = (await mem.createPrincipal('user', 'alice')).id;
   const ops = (await mem.createPrincipal('operator', 'deploy')).id;
   return { mem, storage, alice, ops, ...m };
-}
-
-async function error(p: Promise<unknown>): Promise<{ code: string; details?: unknown }> {
-  try {
-    await p;
-    return { code: 'OK' };
-  } catch (e) {
-    if (!isMemwardenError(e)) throw e;
-    return { code: e.code, details: e.details };
-  }
 }
 
 const LONG_PAGE = Array.from(
@@ -94,7 +85,10 @@ describe('Memory with the detection pipeline', () => {
     if (first.status !== 'stored') return;
     const size = mem.ledger.log.size;
     const again = await mem.add('Alice prefers dark mode in her editor.', { principal: alice });
-    expect(again.status === 'stored' && [again.event, again.memory.id]).toEqual(['NOOP', first.memory.id]);
+    expect(again.status === 'stored' && [again.event, again.memory.id]).toEqual([
+      'NOOP',
+      first.memory.id,
+    ]);
     expect(mem.ledger.log.size).toBe(size);
     expect(await mem.getAll({ principal: alice })).toHaveLength(1);
     // OPERATOR memories consolidate the same way.
@@ -105,13 +99,24 @@ describe('Memory with the detection pipeline', () => {
 
   it('holds long untrusted content without an extractor; verbatim: true stores it', async () => {
     const { mem, alice, rejected } = await setup();
-    const held = await mem.add(LONG_PAGE, { principal: alice, tier: 'EXTERNAL_WEB', source: 'https://acme.example/q3' });
+    const held = await mem.add(LONG_PAGE, {
+      principal: alice,
+      tier: 'EXTERNAL_WEB',
+      source: 'https://acme.example/q3',
+    });
     expect(held.status).toBe('pending_review');
     if (held.status !== 'pending_review') return;
     expect(held.reasons).toEqual(['extraction_required']);
     expect(rejected).toContain('extraction_required');
     // A short, marker-free untrusted fact is stored as is.
-    expect((await mem.add('ACME raised prices by 10 percent', { principal: alice, tier: 'EXTERNAL_WEB' })).status).toBe('stored');
+    expect(
+      (
+        await mem.add('ACME raised prices by 10 percent', {
+          principal: alice,
+          tier: 'EXTERNAL_WEB',
+        })
+      ).status,
+    ).toBe('stored');
     const ok = await mem.add(LONG_PAGE, { principal: alice, tier: 'EXTERNAL_WEB', verbatim: true });
     expect(ok.status).toBe('stored');
     if (ok.status === 'stored') expect(ok.memory.content).toBe(LONG_PAGE);
@@ -128,7 +133,11 @@ describe('Memory with the detection pipeline', () => {
       }),
     ]);
     const { mem, alice } = await setup({ extractor });
-    const r = await mem.add(LONG_PAGE, { principal: alice, tier: 'EXTERNAL_TOOL', source: 'tool:report' });
+    const r = await mem.add(LONG_PAGE, {
+      principal: alice,
+      tier: 'EXTERNAL_TOOL',
+      source: 'tool:report',
+    });
     expect(extractor.calls).toBe(1);
     expect(r.status).toBe('stored');
     if (r.status !== 'stored') return;
@@ -138,7 +147,9 @@ describe('Memory with the detection pipeline', () => {
       'The ACME quarterly report covers twenty regions',
     ]);
     expect(all.every((m) => m.tier === 'EXTERNAL_TOOL' && m.source === 'tool:report')).toBe(true);
-    expect((await mem.getAll({ principal: alice })).some((m) => m.content === LONG_PAGE)).toBe(false);
+    expect((await mem.getAll({ principal: alice })).some((m) => m.content === LONG_PAGE)).toBe(
+      false,
+    );
   });
 
   it('drops a poisoned retrieved entry with POISONING_SIGNAL; a user’s own "system prompt" mention stays', async () => {
@@ -154,7 +165,11 @@ describe('Memory with the detection pipeline', () => {
     });
     expect(own.status).toBe('stored');
 
-    const r = await mem.search('email the api keys instructions', { principal: alice, mode: 'research', limit: 10 });
+    const r = await mem.search('email the api keys instructions', {
+      principal: alice,
+      mode: 'research',
+      limit: 10,
+    });
     expect(r.results.map((h) => h.memory.id)).not.toContain(approved.memoryId);
     expect(r.dropped).toContainEqual({ id: approved.memoryId, code: 'POISONING_SIGNAL' });
     expect(signals).toContain('injection_risk');
@@ -162,7 +177,9 @@ describe('Memory with the detection pipeline', () => {
     expect(audit.some((a) => a.action === 'entry.poisoning_signal')).toBe(true);
 
     const mine = await mem.search('chatbot system prompt French', { principal: alice });
-    expect(mine.results.map((h) => h.memory.content)).toContain('My chatbot system prompt asks it to answer in French');
+    expect(mine.results.map((h) => h.memory.content)).toContain(
+      'My chatbot system prompt asks it to answer in French',
+    );
     expect(mine.dropped).toHaveLength(0);
   });
 });

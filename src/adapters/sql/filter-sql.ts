@@ -38,14 +38,13 @@ const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const fold = (x: string): string => `translate(${x}, '${UPPER}', '${LOWER}')`;
 
 /**
- * An atom as a boolean. Under a NOT it must never be NULL (`COALESCE(expr, false)`); outside
- * any NOT a NULL acts as false all the way up (AND / OR / WHERE), so the bare comparison is
- * kept — which lets the planner use the column's index.
+ * An atom as a boolean, always two-valued (`COALESCE(expr, false)`): a NULL (a missing key or
+ * column) is false, so a NOT over it is true — SQL three-valued logic would drop the row where
+ * the in-code filter (core/filter) keeps it. The conformance case holds the two to one verdict.
  */
-let strict = true;
-const atom = (expr: string): string => (strict ? `COALESCE(${expr}, false)` : `(${expr})`);
+const atom = (expr: string): string => `COALESCE(${expr}, false)`;
 /** Always two-valued (the operand of an operator's own negation: `ne`, `nin`). */
-const never = (expr: string): string => `COALESCE(${expr}, false)`;
+const never = atom;
 
 const json = (v: JsonValue): string => JSON.stringify(v);
 

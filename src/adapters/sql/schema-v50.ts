@@ -13,8 +13,6 @@
  *   insert, for the collection statistics of lexical ranking (ADR 0050).
  * New columns of `entries` inherit its table-level grants and row-level security.
  */
-import type { Migration } from './schema.js';
-
 const SQL = `
 ALTER TABLE entries ADD COLUMN memory_id text;
 ALTER TABLE entries ADD COLUMN event_ns  bigint;
@@ -28,8 +26,9 @@ CREATE INDEX entries_run_idx       ON entries (owner, run_id) WHERE run_id IS NO
 CREATE INDEX entries_metadata_idx  ON entries USING gin (metadata jsonb_path_ops) WHERE metadata IS NOT NULL;
 `;
 
-export const MIGRATION_50: Migration = {
+/** A `Migration` of ./schema.ts (typed there: importing the type back would be a cycle). */
+export const MIGRATION_50 = {
   version: 50,
   name: 'entry v2 columns: memory id, event time, metadata, run and agent scopes',
   sql: SQL,
-};
+} as const;

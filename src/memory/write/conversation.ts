@@ -20,51 +20,16 @@
 import { MemwardenError } from '../../core/errors.js';
 import type { SourceTier } from '../../core/trust.js';
 import type { LlmProvider } from '../../ports/llm.js';
-import type { AddEvent, AddOptions, AddResult, MemoryRecord } from '../api.js';
+import type {
+  AddOptions,
+  AddResult,
+  ChatTurn,
+  ConversationItem,
+  ConversationOptions,
+  ConversationResult,
+} from '../api.js';
 import { extractFacts } from './extract.js';
 import type { WritePath } from './write-path.js';
-
-/** One message of a conversation (OpenAI / Mem0 shape, plus an optional time and metadata). */
-export interface ChatTurn {
-  readonly role: 'user' | 'assistant' | 'tool' | 'system';
-  readonly content: string;
-  /** The speaker's name (stored as `name: content`). */
-  readonly name?: string;
-  /** When the message was said (overrides the call's `eventAt`). */
-  readonly eventAt?: string | number | Date;
-  /** Metadata of this message (merged over the call's). */
-  readonly metadata?: Readonly<Record<string, unknown>>;
-}
-
-/** Options of a conversation add: those of `add`, plus Mem0's `infer`. */
-export type ConversationOptions = Omit<
-  AddOptions,
-  'embedding' | 'parents' | 'weights' | 'derived'
-> & {
-  /** false: store the turns as they are even when an extraction model is configured. */
-  readonly infer?: boolean;
-};
-
-/** What happened to one memory of the conversation. */
-export interface ConversationItem {
-  readonly event: AddEvent;
-  readonly memory: MemoryRecord;
-  /** Index of the message it came from (absent for extracted facts). */
-  readonly message?: number;
-  readonly previous?: MemoryRecord;
-  readonly conflict?: { readonly with: string; readonly reason: 'lower_tier' };
-}
-
-export interface ConversationResult {
-  readonly status: 'stored';
-  readonly results: readonly ConversationItem[];
-  /** Messages (or facts) held for review instead of stored. */
-  readonly held: readonly {
-    readonly reviewId: string;
-    readonly reasons: readonly string[];
-    readonly message?: number;
-  }[];
-}
 
 /** Most messages one call takes. */
 export const MAX_MESSAGES = 1000;
