@@ -1,14 +1,16 @@
 /**
  * Issue 20's four surprises, with the real local model (all-MiniLM-L6-v2, the vectors that
  * made the near-duplicate check refuse corrections at cosine ≥ 0.97), on the in-memory backend
- * with the read model and on PGlite without it: a correction (negation, changed time, changed
+ * with the read model, on PGlite and (with MEMWARDEN_TEST_DATABASE_URL) the PostgreSQL server without it: a correction (negation, changed time, changed
  * place) is an UPDATE of the same memory, forty facts that differ in a number are forty ADDs,
  * and a lower tier cannot supersede a higher one. Also the LLM consolidation step through the
  * provider port, against the protocol-level mock of an OpenAI-compatible server.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalMiniLmEmbedder } from '../../src/adapters/embeddings/local-minilm.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
+import { PgBackend } from '../../src/adapters/pg/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { OpenAiCompatibleProvider } from '../../src/adapters/llm/index.js';
 import type { AddResult, MemoryRecord } from '../../src/memory/api.js';
@@ -27,13 +29,36 @@ function stored(r: AddResult): Stored {
   return r;
 }
 
+const url = process.env.MEMWARDEN_TEST_DATABASE_URL;
+const schemas: string[] = [];
+const closers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  while (closers.length > 0) await closers.pop()!();
+  if (url === undefined || schemas.length === 0) return;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  for (const s of schemas) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+  await c.end();
+});
+
 const backends: Record<string, () => Promise<RootStorage>> = {
   'memory + read model': async () => withReadModel(await MemoryBackend.open()),
   pglite: () => PgliteBackend.open({}),
+  ...(url === undefined
+    ? {}
+    : {
+        'PostgreSQL server': () => {
+          const schema = `mw_cons_${process.pid}_${schemas.length}_${Date.now().toString(36)}`;
+          schemas.push(schema);
+          return PgBackend.open({ connectionString: url, schema, maxConnections: 4 });
+        },
+      }),
 };
 
 async function setup(open: () => Promise<RootStorage>, extra = {}) {
-  const { mem } = await testMemory(await open(), 'consolidation', { embedder: model, ...extra });
+  const storage = await open();
+  closers.push(() => storage.close());
+  const { mem } = await testMemory(storage, 'consolidation', { embedder: model, ...extra });
   const alice = (await mem.createPrincipal('user', 'alice')).id;
   return { mem, alice };
 }
@@ -144,11 +169,14 @@ for (const [name, open] of Object.entries(backends)) {
         ['add', fact.memory.versionId],
         ['conflict', web.memory.versionId],
       ]);
-      // The same tier may correct it.
+      // The same tier may correct it — the user's own statement (no parents). Without
+      // `parents: []` the write is auto-attributed to the search above, which returned the web
+      // page: DERIVED_UNTRUSTED, so it may not supersede the verified fact (it updates the page).
       const fix = stored(
         await mem.add('Alice is not allergic to peanuts', {
           principal: alice,
           tier: 'USER_VERIFIED',
+          parents: [],
         }),
       );
       expect([fix.event, fix.memory.id]).toEqual(['UPDATE', fact.memory.id]);
@@ -196,7 +224,9 @@ for (const [name, open] of Object.entries(backends)) {
         'The flight to Lisbon leaves at 9am',
         'The hotel in Lisbon is booked',
       ]);
-      // An update keeps the id, the metadata and the scope; a changed time consolidates.
+      // An update keeps the id, the metadata and the scope; a changed time consolidates —
+      // also when, as here, the write follows a search and so derives from what it returned
+      // (DERIVED_TRUSTED may supersede TRUSTED: the same trust class).
       const b = stored(
         await mem.add('The flight to Lisbon leaves at 11am', {
           principal: alice,
@@ -209,6 +239,7 @@ for (const [name, open] of Object.entries(backends)) {
         a.memory.id,
         'trip-planning',
       ]);
+      expect([b.memory.label, b.memory.parents]).toEqual(['DERIVED_TRUSTED', [a.memory.versionId]]);
       // Bad input: coded, nothing written.
       expect(
         await outcome(mem.add('x', { principal: alice, metadata: { when: new Date() } })),

@@ -17,7 +17,7 @@ import { MemwardenError } from '../../core/errors.js';
 import { type JsonObject, jsonEqual } from '../../core/entry/meta.js';
 import type { SignedEntry } from '../../core/entry/index.js';
 import { relate, words } from '../../core/text/index.js';
-import { type SourceTier, type TrustLabel, labelValue, tierRank } from '../../core/trust.js';
+import { type SourceTier, type TrustLabel, isUntrustedLabel, tierRank } from '../../core/trust.js';
 import type { LlmProvider } from '../../ports/llm.js';
 import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
 import type { Ledger } from '../log/ledger.js';
@@ -114,10 +114,22 @@ export async function candidatesFor(
   return out.sort((a, b) => b.similarity - a.similarity);
 }
 
-/** May a write of (tier, label) supersede `old`? Never from a lower tier or a less safe label. */
+/**
+ * The lineage label's trust class: 0 trusted side (TRUSTED, DERIVED_TRUSTED — label authority
+ * T), 1 untrusted side (DERIVED_UNTRUSTED, EXTERNAL — U). Supersession compares classes, not
+ * derivation steps: a user's correction written after a search is auto-attributed to what the
+ * search returned (MemLineage on_retrieve), so it is DERIVED_TRUSTED when that was trusted —
+ * and must still be able to correct the TRUSTED memory it derives from.
+ */
+const labelClass = (l: TrustLabel): 0 | 1 => (isUntrustedLabel(l) ? 1 : 0);
+
+/**
+ * May a write of (tier, label) supersede `old`? Never from a lower tier or from the untrusted
+ * side of the lineage lattice over the trusted side.
+ */
 export function maySupersede(fact: Pick<NewFact, 'tier' | 'label'>, old: SignedEntry): boolean {
   return (
-    tierRank(fact.tier) <= tierRank(old.tier) && labelValue(fact.label) <= labelValue(old.label)
+    tierRank(fact.tier) <= tierRank(old.tier) && labelClass(fact.label) <= labelClass(old.label)
   );
 }
 
@@ -143,12 +155,12 @@ function guarded(fact: NewFact, target: Existing): Decision {
     : { event: 'ADD', conflict: target };
 }
 
-/** Is `a` at least as trusted as `b` (tier and lineage label both)? */
+/** Is `a` at least as trusted as `b` (tier, and the lineage label's trust class)? */
 function atLeast(
   a: { tier: SourceTier; label: TrustLabel },
   b: { tier: SourceTier; label: TrustLabel },
 ): boolean {
-  return tierRank(a.tier) <= tierRank(b.tier) && labelValue(a.label) <= labelValue(b.label);
+  return tierRank(a.tier) <= tierRank(b.tier) && labelClass(a.label) <= labelClass(b.label);
 }
 
 /**
