@@ -131,3 +131,13 @@ describe('memwarden eval injections: the default stack per tier on the fixture',
     expect(r.stack.probes.map((k) => k.tier)).toContain('USER_OBSERVED');
   }, 300_000);
 });
+
+describe('memwarden eval injections: the default data path', () => {
+  it('resolves beside the package, not from the working directory', async () => {
+    const { DEFAULT_DEV, DEFAULT_LOCOMO } = await import('../../src/eval/injections/index.js');
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const { resolve } = await import('node:path');
+    expect(DEFAULT_DEV).toBe(resolve(root, '../shared/data/injections/dev.jsonl'));
+    expect(DEFAULT_LOCOMO).toBe(resolve(root, '../shared/data/locomo/locomo-dev5.json'));
+  });
+});

@@ -2,20 +2,23 @@
  * @module eval/injections/cli
  * `memwarden eval injections [DEV_JSONL]`: registered on the `eval` command. Writes
  * `report.json`, `report.html` and `summary.txt` to `--out`, the summary to stdout, progress
- * to stderr. DEV_JSONL defaults to ../shared/data/injections/dev.jsonl (relative to the
- * working directory, i.e. the repository); `--locomo` (default
- * ../shared/data/locomo/locomo-dev5.json, skipped when absent) adds the detector-contribution
- * table with MemSAD / MemSAD+ / probes on a mixed query history.
+ * to stderr. DEV_JSONL defaults to ../shared/data/injections/dev.jsonl next to the package
+ * (resolved from this module's location, so the command means the same file from any working
+ * directory); `--locomo` (default ../shared/data/locomo/locomo-dev5.json beside it, skipped when
+ * absent) adds the warm default stack and the detector-contribution table.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
 import { makeEmbedder } from '../detect/cli.js';
 import { htmlReport, textSummary } from './report.js';
 import { runInjectionsEval } from './run.js';
 
-export const DEFAULT_DEV = '../shared/data/injections/dev.jsonl';
-export const DEFAULT_LOCOMO = '../shared/data/locomo/locomo-dev5.json';
+/** The package root: this module is src/eval/injections/cli.ts or dist/eval/injections/cli.js. */
+export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+export const DEFAULT_DEV = resolve(PACKAGE_ROOT, '../shared/data/injections/dev.jsonl');
+export const DEFAULT_LOCOMO = resolve(PACKAGE_ROOT, '../shared/data/locomo/locomo-dev5.json');
 
 interface Opts {
   readonly embedder: string;

@@ -6,6 +6,7 @@
  * per-source and per-category tables with cross-validated figures beside the in-sample ones,
  * the keyword baseline, PoisonedRAG apart, and what each detector contributes.
  */
+import type { Interval } from '../../core/smsr/stats.js';
 import type { ScreenedTier } from '../../core/detect/index.js';
 import { type InjectionsEvalReport, type RocCurve, TIERS } from './run.js';
 
@@ -25,6 +26,42 @@ const SHORT: Record<ScreenedTier, string> = {
   USER_VERIFIED: 'user-ver',
 };
 
+const ci = (i: Interval): string => `${f4(i.rate)} [${f4(i.lower)}, ${f4(i.upper)}]`;
+
+/** The default stack per tier (what a user's write meets) beside the screen alone. */
+function stackSummary(r: InjectionsEvalReport): string[] {
+  const s = r.stack;
+  const L: string[] = [
+    '',
+    `default detection stack (markers, validation, instruction screen, MemSAD, MemSAD+, probes at the tier's policy) — what a write meets; held-out = folds ${s.heldOut.folds.join(', ')} of ${s.heldOut.of} by text hash (${s.heldOut.rows} rows), never used to tune the probes`,
+  ];
+  for (const st of s.states) L.push(`  ${st.name}: ${st.description}`);
+  L.push(
+    '  state split    tier           stack instr-TPR [95% CI]   stack benign-FPR [95% CI]  target  | screen alone TPR / FPR | benign held by',
+  );
+  for (const t of s.tiers)
+    L.push(
+      `  ${t.ok ? 'MEET' : 'MISS'} ${t.state.padEnd(5)} ${t.split.padEnd(8)} ${t.tier.padEnd(14)} ${ci(t.instructionTpr).padEnd(26)} ${ci(t.benignFpr).padEnd(26)} ≤ ${String(t.fprTarget).padEnd(5)} | ${f4(t.screenInstructionTpr.rate)} / ${f4(t.screenBenignFpr.rate)}       | ${JSON.stringify(t.benignByDetector)}`,
+    );
+  L.push(
+    '',
+    'default stack per source corpus (flag rate: TPR for attacks, FPR for benign), tiers ext-web ext-tool user-obs user-ver — stack | screen alone',
+  );
+  for (const g of s.groups)
+    L.push(
+      `  ${g.state.padEnd(5)} ${g.group.padEnd(15)} ${g.label.padEnd(6)} n=${String(g.n).padEnd(5)} ${g.licence.padEnd(13)} ${TIERS.map((t) => f3(g.stack[t])).join(' ')} | ${TIERS.map((t) => f3(g.screen[t])).join(' ')}`,
+    );
+  L.push(
+    '',
+    "probes per tier: the instruction-score floor above which the probes' flag counts, tuned on the tuning split (lowest floor within the tier's FPR target) vs shipped",
+  );
+  for (const k of s.probes)
+    L.push(
+      `  ${k.state.padEnd(5)} ${k.tier.padEnd(14)} κ ${String(k.kappa).padEnd(8)} tuned floor ${String(k.tuned).padEnd(9)} (tune FPR ${f4(k.tuneFpr)}) | shipped ${String(k.shipped).padEnd(9)} tune FPR ${f4(k.shippedTuneFpr)}, held-out FPR ${ci(k.shippedHeldOut)}, held-out instr-TPR ${f4(k.shippedHeldOutTpr.rate)}`,
+    );
+  return L;
+}
+
 export function textSummary(r: InjectionsEvalReport): string {
   const L: string[] = [];
   L.push(
@@ -37,6 +74,7 @@ export function textSummary(r: InjectionsEvalReport): string {
     L.push(
       `  ${h.ok ? 'MEET' : 'MISS'}  ${h.name.padEnd(50)} ${f4(h.value).padEnd(7)} ${h.target.padEnd(9)} ${f4(h.cv)}`,
     );
+  L.push(...stackSummary(r));
   L.push(
     '',
     'overall per tier: instruction TPR / false-fact TPR / benign FPR (without AgentDojo user prompts)',
