@@ -2,10 +2,10 @@
  * @module eval/injections/cli
  * `memwarden eval injections [DEV_JSONL]`: registered on the `eval` command. Writes
  * `report.json`, `report.html` and `summary.txt` to `--out`, the summary to stdout, progress
- * to stderr. DEV_JSONL defaults to ../shared/data/injections/dev.jsonl next to the package
- * (resolved from this module's location, so the command means the same file from any working
- * directory); `--locomo` (default ../shared/data/locomo/locomo-dev5.json beside it, skipped when
- * absent) adds the warm default stack and the detector-contribution table.
+ * to stderr. DEV_JSONL defaults to injections/dev.jsonl in the data folder — MEMWARDEN_EVAL_DATA,
+ * else ../shared/data beside the package (resolved from this module's location, so the command
+ * means the same file from any working directory); `--locomo` (default locomo/locomo-dev5.json
+ * there, skipped when absent) adds the warm default stack and the detector-contribution table.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -17,8 +17,12 @@ import { runInjectionsEval } from './run.js';
 
 /** The package root: this module is src/eval/injections/cli.ts or dist/eval/injections/cli.js. */
 export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-export const DEFAULT_DEV = resolve(PACKAGE_ROOT, '../shared/data/injections/dev.jsonl');
-export const DEFAULT_LOCOMO = resolve(PACKAGE_ROOT, '../shared/data/locomo/locomo-dev5.json');
+/** The public data folder: MEMWARDEN_EVAL_DATA, else ../shared/data beside the package. */
+export const DATA_ROOT = resolve(
+  process.env.MEMWARDEN_EVAL_DATA ?? resolve(PACKAGE_ROOT, '../shared/data'),
+);
+export const DEFAULT_DEV = join(DATA_ROOT, 'injections/dev.jsonl');
+export const DEFAULT_LOCOMO = join(DATA_ROOT, 'locomo/locomo-dev5.json');
 
 interface Opts {
   readonly embedder: string;

@@ -19,7 +19,7 @@
  * shipped floor and its held-out figure — so the shipped floor is checked on texts the tuning
  * never saw.
  */
-import type { ScreenedTier } from '../../core/detect/index.js';
+import { DEFAULT_PROACTIVE_KAPPA, type ScreenedTier } from '../../core/detect/index.js';
 import { type Interval, wilson } from '../../core/smsr/stats.js';
 import { autoDetectionConfig } from '../../memory/detect/calibration.js';
 import { GENERIC_BENIGN_REFERENCE } from '../../memory/detect/benign-reference.js';
@@ -89,7 +89,7 @@ export interface StackGroupFigures {
 export interface ProbeFloorFigures {
   readonly state: StackStateName;
   readonly tier: ScreenedTier;
-  /** The shipped κ the floor was tuned at. */
+  /** The κ the floor was tuned at (the shipped κ; the detector's κ 4 where the probes never hold). */
   readonly kappa: number;
   /**
    * Lowest instruction-score floor of the grid at which the stack's FPR on the tuning split is
@@ -97,7 +97,10 @@ export interface ProbeFloorFigures {
    */
   readonly tuned: number;
   readonly tuneFpr: number;
-  /** The shipped floor, its FPR on the tuning split and its figures on the held-out split. */
+  /**
+   * The shipped floor (∞: the probes never hold this tier), its FPR on the tuning split and its
+   * figures on the held-out split.
+   */
   readonly shipped: number;
   readonly shippedTuneFpr: number;
   readonly shippedHeldOut: Interval;
@@ -243,8 +246,7 @@ export async function runStack(
           screenInstructionTpr: count(ins, (j) => j.row.screen[t]),
           screenBenignFpr: count(ben, (j) => j.row.screen[t]),
           fprTarget: FPR_TARGET[t],
-          ok:
-            benignFpr.rate <= FPR_TARGET[t] && (!external || instructionTpr.rate >= TPR_TARGET),
+          ok: benignFpr.rate <= FPR_TARGET[t] && (!external || instructionTpr.rate >= TPR_TARGET),
           benignByDetector,
         });
       }
@@ -274,7 +276,9 @@ export async function runStack(
         return b.filter((j) => at(j, t, k, floor)).length / Math.max(1, b.length);
       };
       for (const t of TIERS) {
-        const { kappa: k, floor: shipped } = DEFAULT_PROACTIVE_TIERS[t];
+        const { kappa: sk, floor: shipped } = DEFAULT_PROACTIVE_TIERS[t];
+        // A tier whose probes never hold is tuned at the detector's κ: is there a floor at all?
+        const k = Number.isFinite(sk) ? sk : DEFAULT_PROACTIVE_KAPPA;
         const grid = [Number.NEGATIVE_INFINITY, ...FLOOR_GRID, Number.POSITIVE_INFINITY];
         const tuned =
           grid.find((c) => fpr(tune, t, k, c) <= FPR_TARGET[t]) ?? Number.POSITIVE_INFINITY;
@@ -284,10 +288,10 @@ export async function runStack(
           kappa: k,
           tuned,
           tuneFpr: fpr(tune, t, k, tuned),
-          shipped,
-          shippedTuneFpr: fpr(tune, t, k, shipped),
-          shippedHeldOut: count(held.filter(isBenign), (j) => at(j, t, k, shipped)),
-          shippedHeldOutTpr: count(held.filter(isInstr), (j) => at(j, t, k, shipped)),
+          shipped: Number.isFinite(sk) ? shipped : Number.POSITIVE_INFINITY,
+          shippedTuneFpr: fpr(tune, t, sk, shipped),
+          shippedHeldOut: count(held.filter(isBenign), (j) => at(j, t, sk, shipped)),
+          shippedHeldOutTpr: count(held.filter(isInstr), (j) => at(j, t, sk, shipped)),
         });
       }
     }

@@ -70,9 +70,7 @@ export function proactiveTiers(
   const own = c.threshold !== undefined || c.kappa !== undefined;
   const at = (t: ScreenedTier): ProactiveTier | undefined => {
     const set = c.tiers?.[t];
-    const base: ProactiveTier | undefined = own
-      ? undefined
-      : DEFAULT_PROACTIVE_TIERS[t];
+    const base: ProactiveTier | undefined = own ? undefined : DEFAULT_PROACTIVE_TIERS[t];
     if (set === undefined) return base;
     return {
       kappa: set.kappa ?? base?.kappa ?? c.kappa ?? DEFAULT_PROACTIVE_TIERS[t].kappa,
