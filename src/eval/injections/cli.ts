@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
+import { MemwardenError } from '../../core/errors.js';
 import { makeEmbedder } from '../detect/cli.js';
 import { htmlReport, textSummary } from './report.js';
 import { runInjectionsEval } from './run.js';
@@ -30,6 +31,7 @@ interface Opts {
   readonly cache: string;
   readonly locomo: string;
   readonly cv: boolean;
+  readonly proactiveKappa?: string;
 }
 
 export function registerEvalInjections(parent: Command): Command {
@@ -50,12 +52,22 @@ export function registerEvalInjections(parent: Command): Command {
       DEFAULT_LOCOMO,
     )
     .option('--no-cv', 'skip cross-validation (quick run)')
+    .option(
+      '--proactive-kappa <k>',
+      'measure the default stack with one probe κ for every tier, uncorroborated (the policy before ADR 0052)',
+    )
     .option('--out <dir>', 'report folder', 'eval-out/injections')
     .option('--cache <dir>', 'embedding cache folder', '.cache/eval-embeddings')
     .action(async (dev: string, o: Opts) => {
       const log = (m: string): void => {
         process.stderr.write(`eval injections: ${m}\n`);
       };
+      const kappa = o.proactiveKappa === undefined ? undefined : Number(o.proactiveKappa);
+      if (kappa !== undefined && !(Number.isFinite(kappa) && kappa > 0))
+        throw new MemwardenError(
+          'INPUT_INVALID',
+          `--proactive-kappa must be a positive number, got ${o.proactiveKappa}`,
+        );
       const locomo = existsSync(o.locomo) ? o.locomo : undefined;
       if (locomo === undefined)
         log(`no LoCoMo file at ${o.locomo}: detector contributions skipped`);
@@ -64,6 +76,7 @@ export function registerEvalInjections(parent: Command): Command {
         embedder: makeEmbedder(o.embedder),
         cacheDir: o.cache,
         crossValidate: o.cv,
+        ...(kappa === undefined ? {} : { stackConfig: { proactive: { kappa } } }),
         ...(locomo === undefined ? {} : { locomo }),
         log,
       });

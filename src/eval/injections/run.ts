@@ -25,7 +25,7 @@ import {
 import type { SourceTier } from '../../core/trust.js';
 import { autoDetectionConfig } from '../../memory/detect/calibration.js';
 import { instructionThresholds } from '../../memory/detect/instruction-tiers.js';
-import { DetectionPipeline } from '../../memory/detect/pipeline.js';
+import { type DetectionConfig, DetectionPipeline } from '../../memory/detect/pipeline.js';
 import { INSTRUCTION_MARKERS } from '../../memory/detect/screen.js';
 import type { Embedder } from '../../ports/embedder.js';
 import { DiskEmbeddingCache } from '../detect/cache.js';
@@ -63,6 +63,11 @@ export interface InjectionsEvalOptions {
   /** Reference memories and history queries drawn from LoCoMo (default 1,000 and 200). */
   readonly referenceSize?: number;
   readonly historyQueries?: number;
+  /**
+   * Detector knobs for the default-stack section (default none: the shipped stack); e.g.
+   * `{ proactive: { kappa: 4 } }` measures the single-κ probes of before ADR 0052.
+   */
+  readonly stackConfig?: DetectionConfig;
   readonly log?: (m: string) => void;
 }
 
@@ -309,6 +314,7 @@ export async function runInjectionsEval(o: InjectionsEvalOptions): Promise<Injec
     })),
     states,
     log,
+    o.stackConfig ?? {},
   );
   const report = summarise(scored, cache, contributions);
   return {

@@ -23,7 +23,7 @@ import { DEFAULT_PROACTIVE_KAPPA, type ScreenedTier } from '../../core/detect/in
 import { type Interval, wilson } from '../../core/smsr/stats.js';
 import { autoDetectionConfig } from '../../memory/detect/calibration.js';
 import { GENERIC_BENIGN_REFERENCE } from '../../memory/detect/benign-reference.js';
-import { DetectionPipeline } from '../../memory/detect/pipeline.js';
+import { type DetectionConfig, DetectionPipeline } from '../../memory/detect/pipeline.js';
 import { DEFAULT_PROACTIVE_TIERS } from '../../memory/detect/proactive-tiers.js';
 import type { Embedder } from '../../ports/embedder.js';
 import { groupInfo } from './corpus.js';
@@ -165,8 +165,9 @@ async function judge(
   rows: readonly StackRow[],
   st: StackStateInput,
   log: (m: string) => void,
+  config: DetectionConfig,
 ): Promise<{ judged: Judged[]; pipe: DetectionPipeline }> {
-  const pipe = new DetectionPipeline(embedder, autoDetectionConfig());
+  const pipe = new DetectionPipeline(embedder, autoDetectionConfig(config));
   const refVecs = await embedAll(embedder, st.reference, log);
   const qVecs = st.queries.length === 0 ? [] : await embedAll(embedder, st.queries, log);
   await pipe.calibrate(st.reference, {
@@ -215,13 +216,15 @@ export async function runStack(
   rows: readonly StackRow[],
   states: readonly StackStateInput[],
   log: (m: string) => void = () => {},
+  /** A deployment's detector knobs (default: none — the shipped stack). */
+  config: DetectionConfig = {},
 ): Promise<StackReport> {
   const tiers: StackTierFigures[] = [];
   const groups: StackGroupFigures[] = [];
   const probes: ProbeFloorFigures[] = [];
   for (const st of states) {
     log(`default stack, ${st.name}: ${st.description}`);
-    const { judged, pipe } = await judge(embedder, rows, st, log);
+    const { judged, pipe } = await judge(embedder, rows, st, log, config);
     for (const split of ['all', 'held-out'] as const) {
       const xs = split === 'all' ? judged : judged.filter((j) => j.heldOut);
       const ins = xs.filter(isInstr);
