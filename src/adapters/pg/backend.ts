@@ -20,7 +20,12 @@ import pg from 'pg';
 import { MemwardenError } from '../../core/errors.js';
 import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
 import { normaliseDbError, normaliseDriverError, normalised } from '../sql/errors.js';
-import { type MigrationReport, ensureSchema, migrate } from '../sql/migrations.js';
+import {
+  type MigrationReport,
+  type VectorStatus,
+  ensureSchema,
+  migrate,
+} from '../sql/migrations.js';
 import {
   type Queryable,
   type Scope,
@@ -34,6 +39,7 @@ import { lockLogHead } from '../sql/log.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
 import {
   COUNT_SQL,
+  type IndexSpec,
   IndexTracker,
   LIST_INDEXES_SQL,
   type VectorIndexOptions,
@@ -59,8 +65,9 @@ export interface PgBackendOptions {
   readonly maxConnections?: number;
   /**
    * ANN index management with pgvector (`../sql/vector-index.js`): exact scan below `minRows`
-   * (default 10,000) rows with an embedding, an IVFFlat index above, rebuilt as the store
-   * doubles. Without pgvector, vectors are ranked in-process and this does nothing.
+   * (default 10,000) rows with an embedding, an index above — HNSW by default on the server
+   * (`kind: 'ivfflat'` for IVFFlat, rebuilt as the store doubles). Without pgvector, vectors
+   * are ranked in-process and this does nothing.
    */
   readonly vectorIndex?: VectorIndexOptions;
   /**
@@ -123,6 +130,55 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
     client.off('error', onError);
     client.release(broken);
   }
+}
+
+/** Which vector path SQL searches take on this database, and why (`PgBackend.vectorPath`). */
+export interface VectorPath {
+  /** `pgvector`: the database ranks (`<=>`, ANN index); `in-process`: this process ranks `real[]`. */
+  readonly sql: 'pgvector' | 'in-process';
+  /** Why (see `VectorStatus`): `installed`, `created`, `not-available`, `not-permitted`, … */
+  readonly reason: VectorStatus['reason'];
+  /** pgvector's version in this database. */
+  readonly version?: string;
+  /** The ANN index kind searches use above the threshold (pgvector only). */
+  readonly index?: 'hnsw' | 'ivfflat';
+  /** Iterative index scans (pgvector ≥ 0.8): a filtered principal still gets `limit` rows. */
+  readonly iterativeScan?: boolean;
+  /** One sentence for the log and `/healthz`. */
+  readonly summary: string;
+}
+
+function vectorPathOf(st: VectorStatus, index: IndexTracker, iterative: boolean): VectorPath {
+  if (st.vector) {
+    const how =
+      index.kind === 'hnsw'
+        ? `HNSW index (ef_search ${index.efSearch}) from ${index.minRows} rows, exact scan below`
+        : `IVFFlat index (probes ${index.probes}) from ${index.minRows} rows, exact scan below`;
+    return {
+      sql: 'pgvector',
+      reason: st.reason,
+      ...(st.version === undefined ? {} : { version: st.version }),
+      index: index.kind,
+      iterativeScan: iterative,
+      summary:
+        `pgvector ${st.version ?? '?'} (${st.reason === 'created' ? 'created by this role' : 'installed in this database'}): ` +
+        `SQL vector search by ${how}${iterative ? ', iterative scans' : ''}`,
+    };
+  }
+  const why: Record<VectorStatus['reason'], string> = {
+    installed: '',
+    created: '',
+    'not-available': 'the server has no pgvector',
+    'not-permitted':
+      'pgvector is available on the server but not created in this database, and this role may not create it (a superuser runs CREATE EXTENSION vector once)',
+    failed: `pgvector could not be used: ${st.detail ?? 'unknown error'}`,
+    disabled: 'disabled by the caller',
+  };
+  return {
+    sql: 'in-process',
+    reason: st.reason,
+    summary: `no pgvector (${why[st.reason]}): SQL vector search ranks real[] in this process`,
+  };
 }
 
 interface Shared {
@@ -208,22 +264,21 @@ export class PgBackend extends SqlView {
         inTransaction(pool, (c) => fn(asQueryable(c)));
       if (schema !== undefined) await ensureSchema(ownerTx, schema);
       const migration = await migrate(ownerTx);
-      const index = new IndexTracker(opts.vectorIndex);
-      let version: string | undefined;
-      if (migration.vector) {
-        const { rows } = await ownerTx((q) =>
-          q.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'"),
-        );
-        version = rows[0] === undefined ? undefined : String(rows[0].extversion);
-      }
+      const index = new IndexTracker({ kind: 'hnsw', ...opts.vectorIndex });
+      const version = migration.vectorStatus.version;
       // `pg` sends byte arrays as binary parameters: embeddings travel in binary form.
       const cacheEntries = opts.rankCacheEntries ?? 100_000;
       const rowVectors =
         migration.vector || cacheEntries <= 0
           ? {}
           : { rowVectors: new RowVectorCache(cacheEntries) };
-      const features: SqlFeatures = hasIterativeScan(version)
-        ? { vector: migration.vector, ann: { probes: index.probes }, binaryParams: true }
+      const iterative = migration.vector && hasIterativeScan(version);
+      const features: SqlFeatures = iterative
+        ? {
+            vector: true,
+            ann: { kind: index.kind, probes: index.probes, efSearch: index.efSearch },
+            binaryParams: true,
+          }
         : { vector: migration.vector, binaryParams: true, ...rowVectors };
       const b = new PgBackend({ pool, migration, features, index, closed: false }, SYSTEM_SCOPE);
       if (migration.vector && index.auto) await b.maintainVectorIndex();
@@ -237,6 +292,15 @@ export class PgBackend extends SqlView {
   /** Whether the pgvector `vector(384)` column is available (`entries.embedding_vec`). */
   get hasVector(): boolean {
     return this.s.migration.vector;
+  }
+
+  /** Which vector path SQL searches take on this database, and why (logged by `open`). */
+  get vectorPath(): VectorPath {
+    return vectorPathOf(
+      this.s.migration.vectorStatus,
+      this.s.index,
+      this.features.ann !== undefined,
+    );
   }
 
   /**
@@ -271,9 +335,10 @@ export class PgBackend extends SqlView {
             this.systemTx(async (q) =>
               (await q.query(LIST_INDEXES_SQL)).rows.map((r) => String(r.name)),
             ),
-          build: (lists, old) => this.buildIndex(lists, old),
+          build: (spec, old) => this.buildIndex(spec, old),
         },
         this.s.index.minRows,
+        this.s.index.kind,
       ),
     );
   }
@@ -286,7 +351,7 @@ export class PgBackend extends SqlView {
     });
   }
 
-  private async buildIndex(lists: number, old: readonly string[]): Promise<void> {
+  private async buildIndex(spec: IndexSpec, old: readonly string[]): Promise<void> {
     const c = await driver(this.s.pool.connect());
     let broken = false;
     const onError = (): void => {
@@ -298,7 +363,7 @@ export class PgBackend extends SqlView {
       if (rows[0]?.ok !== true) return; // another process is building
       try {
         await c.query(`SET maintenance_work_mem = '256MB'`);
-        await c.query(createIndexSql(lists, true));
+        await c.query(createIndexSql(spec, true));
         for (const n of old) await c.query(`DROP INDEX CONCURRENTLY IF EXISTS "${n}"`);
         await c.query('ANALYZE entries');
       } finally {

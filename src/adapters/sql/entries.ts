@@ -31,10 +31,15 @@ export interface SqlFeatures {
   /** pgvector is installed and `entries.embedding_vec` exists. */
   readonly vector: boolean;
   /**
-   * IVFFlat session settings for vector search (pgvector ≥ 0.8: iterative scans). Absent: the
-   * server's defaults (exact scan when no ANN index exists either way).
+   * ANN session settings for vector search (pgvector ≥ 0.8: iterative scans): IVFFlat probes
+   * (kind absent or `ivfflat`) or HNSW's `ef_search` (`hnsw`). Absent: the server's defaults
+   * (exact scan when no ANN index exists either way).
    */
-  readonly ann?: { readonly probes: number };
+  readonly ann?: {
+    readonly kind?: 'ivfflat' | 'hnsw';
+    readonly probes: number;
+    readonly efSearch?: number;
+  };
   /**
    * The driver sends byte-array parameters in binary format whatever the parameter's type
    * (`pg` does; PGlite does not): embeddings then travel in their binary send format.
