@@ -45,16 +45,33 @@ export async function serve(
     clientEmbeddings: o.acceptClientEmbeddings === true,
     ...(cosign === undefined ? {} : { cosignCheckpoint: cosign }),
     ...(o.reports === undefined ? {} : { console: { reportsDir: o.reports } }),
+    health: () => ({ storage: memory.describeStorage() }),
   });
   const server = await startServer({ app, port: o.port, host: o.host });
+  const storage = memory.describeStorage();
   logger.info(
     {
       url: server.url,
       data: o.data,
-      backend: embedded ? 'pglite' : 'postgres',
+      backend: storage.backend,
       ...(embedded ? { pgliteWorker } : {}),
+      vector: storage.vector,
+      readModel: storage.readModel,
     },
     'memwarden serving',
+  );
+  // Which vector path runs, and why, in one line an operator reads (also in GET /healthz).
+  logger.info(
+    {
+      vectorPath: storage.vector.sql,
+      reason: storage.vector.reason,
+      readModel: storage.readModel.on
+        ? storage.readModel.follower === undefined
+          ? 'on'
+          : `on, following the log (${storage.readModel.follower.synced ? 'synced' : 'not yet synced'})`
+        : 'off',
+    },
+    `vector search: ${storage.readModel.on ? 'in-process read model; ' : ''}SQL path: ${storage.vector.summary}`,
   );
   process.stdout.write(`memwarden listening on ${server.url} (console: ${server.url}/console/)\n`);
   let stopping = false;

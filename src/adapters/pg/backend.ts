@@ -18,7 +18,8 @@
  */
 import pg from 'pg';
 import { MemwardenError } from '../../core/errors.js';
-import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
+import type { StorageBackend, StoreFeed, StoredEntry } from '../../ports/storage.js';
+import { PgFeed, type PgFeedOptions } from './feed.js';
 import { normaliseDbError, normaliseDriverError, normalised } from '../sql/errors.js';
 import {
   type MigrationReport,
@@ -76,6 +77,12 @@ export interface PgBackendOptions {
    * at 384 dimensions; 0 = fetch them with every search).
    */
   readonly rankCacheEntries?: number;
+  /**
+   * The change feed (`./feed.js`, ADR 0037): one more connection, LISTENing for the commits of
+   * every process sharing the schema, opened on the first `feed.follow`. Default on; `false`
+   * leaves `feed` undefined (nothing in this process then keeps in-process state current).
+   */
+  readonly feed?: boolean | PgFeedOptions;
 }
 
 /** Await a driver call; whatever it throws is a database error (`normaliseDriverError`). */
@@ -186,6 +193,7 @@ interface Shared {
   readonly migration: MigrationReport;
   readonly features: SqlFeatures;
   readonly index: IndexTracker;
+  readonly feed: PgFeed | undefined;
   closed: boolean;
 }
 
@@ -251,12 +259,12 @@ export class PgBackend extends SqlView {
     if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
       throw new MemwardenError('INPUT_INVALID', 'schema must be a lower-case SQL identifier');
     }
-    const pool = new pg.Pool({
+    const clientConfig: pg.ClientConfig = {
       connectionString: opts.connectionString,
-      max: opts.maxConnections ?? 10,
       // Extensions (pgvector's type) live in public; our tables in the chosen schema.
       ...(schema === undefined ? {} : { options: `-c search_path=${schema},public` }),
-    });
+    };
+    const pool = new pg.Pool({ ...clientConfig, max: opts.maxConnections ?? 10 });
     // An idle client's socket error must not crash the process; the next checkout reconnects.
     pool.on('error', () => undefined);
     try {
@@ -280,7 +288,17 @@ export class PgBackend extends SqlView {
             binaryParams: true,
           }
         : { vector: migration.vector, binaryParams: true, ...rowVectors };
-      const b = new PgBackend({ pool, migration, features, index, closed: false }, SYSTEM_SCOPE);
+      const feed =
+        opts.feed === false
+          ? undefined
+          : new PgFeed(
+              clientConfig,
+              opts.feed === true || opts.feed === undefined ? {} : opts.feed,
+            );
+      const b = new PgBackend(
+        { pool, migration, features, index, feed, closed: false },
+        SYSTEM_SCOPE,
+      );
       if (migration.vector && index.auto) await b.maintainVectorIndex();
       return b;
     } catch (e) {
@@ -292,6 +310,14 @@ export class PgBackend extends SqlView {
   /** Whether the pgvector `vector(384)` column is available (`entries.embedding_vec`). */
   get hasVector(): boolean {
     return this.s.migration.vector;
+  }
+
+  /**
+   * The change feed of the schema (root backend only): the commits of every process sharing
+   * it, as they happen (ADR 0037).
+   */
+  get feed(): StoreFeed | undefined {
+    return this.scope.kind === 'system' ? this.s.feed : undefined;
   }
 
   /** Which vector path SQL searches take on this database, and why (logged by `open`). */
@@ -433,6 +459,7 @@ export class PgBackend extends SqlView {
   async close(): Promise<void> {
     if (this.scope.kind !== 'system' || this.s.closed) return;
     this.s.closed = true;
+    await this.s.feed?.close();
     await this.s.pool.end();
   }
 }
