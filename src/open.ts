@@ -30,6 +30,7 @@ import {
   withReadModel,
 } from './memory/read/read-model.js';
 import type { FollowerStatus } from './memory/read/follower.js';
+import type { VectorIndexOptions } from './adapters/sql/vector-index.js';
 import type { WriteScreen } from './memory/detect/screen.js';
 import { DetectionPipeline } from './memory/detect/pipeline.js';
 import type { AutoDetectionOptions } from './memory/detect/calibration.js';
@@ -100,6 +101,19 @@ export interface OpenOptions {
    * database).
    */
   readonly readModel?: false | ReadModelOptions;
+  /**
+   * A PostgreSQL server with pgvector: the ANN index SQL vector search uses (default IVFFlat:
+   * cheap inserts; `{ kind: 'hnsw' }` for deployments whose vector searches go to SQL —
+   * `readModel: false`, hybrid ranking — at ~5-8× the insert cost, ADR 0039). Every process
+   * sharing a database must use the same kind.
+   */
+  readonly vectorIndex?: VectorIndexOptions;
+  /**
+   * The connection string for the change feed's LISTEN connection (default: `postgres`; env
+   * MEMWARDEN_FEED_DATABASE_URL). Set it when `postgres` goes through a pooler in transaction
+   * mode (pgbouncer): LISTEN needs a session of its own, directly to PostgreSQL.
+   */
+  readonly postgresFeed?: string;
 }
 
 /** Which storage and vector paths an opened memory runs, and why (`serve` logs it, `/healthz`). */
@@ -194,6 +208,7 @@ export class Memory extends MemoryCore {
     const url = opts.postgres ?? process.env.MEMWARDEN_DATABASE_URL;
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const server = url !== undefined && url !== '';
+    const feedUrl = opts.postgresFeed ?? process.env.MEMWARDEN_FEED_DATABASE_URL;
     const unlock = server || opts.ephemeral === true ? () => undefined : lockDataDir(dataDir);
     let storage: RootStorage;
     let vector: StorageInfo['vector'];
@@ -201,8 +216,13 @@ export class Memory extends MemoryCore {
       const backend = server
         ? await PgBackend.open({
             connectionString: url,
+            ...(opts.vectorIndex === undefined ? {} : { vectorIndex: opts.vectorIndex }),
             // The change feed serves the read model's log follower (ADR 0037).
-            ...(opts.readModel === false ? { feed: false } : {}),
+            ...(opts.readModel === false
+              ? { feed: false }
+              : feedUrl === undefined || feedUrl === ''
+                ? {}
+                : { feedConnectionString: feedUrl }),
           })
         : await PgliteBackend.open({
             ...(opts.ephemeral === true ? {} : { dataDir: path.join(dataDir, 'pgdata') }),

@@ -68,7 +68,7 @@ describe.skipIf(url === undefined)('PostgreSQL backend conformance', () => {
           sql: 'pgvector',
           reason: 'installed',
           version: db.installed,
-          index: 'hnsw',
+          index: 'ivfflat',
           iterativeScan: true,
         });
       } else if (db.available && !db.superuser) {

@@ -100,6 +100,15 @@ export async function putEntries(
   f: SqlFeatures,
   es: readonly StoredEntry[],
 ): Promise<void> {
+  for (const st of putEntriesStatements(f, es)) await q.query(st.sql, st.params);
+}
+
+/** The multi-row INSERTs of {@link putEntries} (one per {@link PUT_CHUNK} rows), unsent. */
+export function putEntriesStatements(
+  f: SqlFeatures,
+  es: readonly StoredEntry[],
+): { sql: string; params: unknown[] }[] {
+  const out: { sql: string; params: unknown[] }[] = [];
   const embCol = f.vector ? 'embedding_vec' : 'embedding';
   const embType = f.vector ? 'vector' : 'real[]';
   const embIn = (v: Float32Array): unknown =>
@@ -132,12 +141,13 @@ export async function putEntries(
       );
       return tuple(i, embType);
     });
-    await q.query(
-      `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, ${embCol})
+    out.push({
+      sql: `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, ${embCol})
        VALUES ${tuples.join(', ')}`,
       params,
-    );
+    });
   }
+  return out;
 }
 
 const optStr = (v: unknown): string | undefined =>
