@@ -32,18 +32,25 @@ type Emit = (changes: readonly EntryChange[]) => void;
  * to be reported" from "committed by another process" (ADR 0037).
  */
 export class LocalCommits {
-  private readonly open = new Set<Promise<unknown>>();
-  track(p: Promise<unknown>): void {
-    this.open.add(p);
+  /** Open transactions that hold the log head (their `lockLogHead` answered). */
+  private readonly holding = new Set<Promise<unknown>>();
+  /** A transaction `run` (its promise) took the log head: track it until it ends. */
+  heldHead(run: Promise<unknown>): void {
+    if (this.holding.has(run)) return;
+    this.holding.add(run);
     const done = (): void => {
-      this.open.delete(p);
+      this.holding.delete(run);
     };
-    p.then(done, done);
+    run.then(done, done);
   }
-  /** Settles once every transaction open now has ended (and reported). */
+  /**
+   * Settles once every transaction that holds the log head now has ended (and reported). Only
+   * those can have appended a committed leaf: one still waiting for the head appends after
+   * every size announced so far.
+   */
   settled(): Promise<void> {
-    if (this.open.size === 0) return Promise.resolve();
-    return Promise.allSettled([...this.open]).then(() => undefined);
+    if (this.holding.size === 0) return Promise.resolve();
+    return Promise.allSettled([...this.holding]).then(() => undefined);
   }
 }
 
@@ -56,6 +63,8 @@ function decorate<S extends StorageBackend>(
   emit: Emit,
   inTx: boolean,
   local: LocalCommits | undefined,
+  /** In a root transaction with `local`: report that it took the log head. */
+  heldHead?: () => void,
 ): S {
   const o: Partial<Record<keyof StorageBackend, unknown>> = {
     putEntry: async (e: StoredEntry): Promise<void> => {
@@ -77,17 +86,26 @@ function decorate<S extends StorageBackend>(
     },
     transaction: <T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> => {
       // Nested: the backend joins the enclosing transaction, so its changes join that buffer.
-      if (inTx) return inner.transaction((tx) => fn(decorate(tx, emit, true, local)));
-      const run = (async () => {
+      if (inTx) return inner.transaction((tx) => fn(decorate(tx, emit, true, local, heldHead)));
+      let run: Promise<T> | undefined;
+      let held = false;
+      const took =
+        local === undefined
+          ? undefined
+          : (): void => {
+              held = true;
+              if (run !== undefined) local.heldHead(run);
+            };
+      run = (async () => {
         const buffer: EntryChange[] = [];
         const push: Emit = (cs) => {
           for (const c of cs) buffer.push(c);
         };
-        const r = await inner.transaction((tx) => fn(decorate(tx, push, true, local)));
+        const r = await inner.transaction((tx) => fn(decorate(tx, push, true, local, took)));
         if (buffer.length > 0) emit(buffer); // committed
         return r;
       })();
-      local?.track(run);
+      if (held) local?.heldHead(run);
       return run;
     },
   };
@@ -101,7 +119,15 @@ function decorate<S extends StorageBackend>(
   const asPrincipal = inner.asPrincipal;
   if (asPrincipal !== undefined) {
     o.asPrincipal = (p: string): StorageBackend =>
-      decorate(asPrincipal.call(inner, p), emit, inTx, local);
+      decorate(asPrincipal.call(inner, p), emit, inTx, local, heldHead);
+  }
+  const lockLogHead = inner.lockLogHead;
+  if (inTx && heldHead !== undefined && lockLogHead !== undefined) {
+    o.lockLogHead = async (): Promise<number> => {
+      const size = await lockLogHead.call(inner);
+      heldHead();
+      return size;
+    };
   }
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(inner, {
