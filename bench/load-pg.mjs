@@ -47,7 +47,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-/* global URL */
+/* global URL, fetch, setTimeout */
 import pg from 'pg';
 import {
   buildStore,

@@ -24,7 +24,14 @@
  */
 import type { RootStorage, StoreEvent, StoreFeed, StoredEntry } from '../../ports/storage.js';
 import type { EntryChange, LocalCommits } from './observed-storage.js';
-import type { ReadModel } from './read-model.js';
+
+/** What the follower drives of the read model (`read-model.ts`). */
+export interface FollowedModel {
+  apply(changes: readonly EntryChange[]): void;
+  applyRemote(c: Exclude<EntryChange, { op: 'put' }>): void;
+  setServing(on: boolean): void;
+  reset(): void;
+}
 
 /** Rows per catch-up page. */
 const PAGE = 1_000;
@@ -66,7 +73,7 @@ export class LogFollower {
   constructor(
     private readonly storage: RootStorage,
     private readonly feed: StoreFeed,
-    private readonly model: ReadModel,
+    private readonly model: FollowedModel,
     private readonly localCommits: LocalCommits,
   ) {
     model.setServing(false);

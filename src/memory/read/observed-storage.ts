@@ -87,16 +87,15 @@ function decorate<S extends StorageBackend>(
     transaction: <T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> => {
       // Nested: the backend joins the enclosing transaction, so its changes join that buffer.
       if (inTx) return inner.transaction((tx) => fn(decorate(tx, emit, true, local, heldHead)));
-      let run: Promise<T> | undefined;
-      let held = false;
+      const box: { run?: Promise<T>; held?: boolean } = {};
       const took =
         local === undefined
           ? undefined
           : (): void => {
-              held = true;
-              if (run !== undefined) local.heldHead(run);
+              box.held = true;
+              if (box.run !== undefined) local.heldHead(box.run);
             };
-      run = (async () => {
+      const run = (box.run = (async () => {
         const buffer: EntryChange[] = [];
         const push: Emit = (cs) => {
           for (const c of cs) buffer.push(c);
@@ -104,8 +103,8 @@ function decorate<S extends StorageBackend>(
         const r = await inner.transaction((tx) => fn(decorate(tx, push, true, local, took)));
         if (buffer.length > 0) emit(buffer); // committed
         return r;
-      })();
-      if (held) local?.heldHead(run);
+      })());
+      if (box.held === true) local?.heldHead(run);
       return run;
     },
   };

@@ -541,16 +541,16 @@ export function withReadModel(storage: RootStorage, opts: ReadModelOptions = {})
     return observed;
   }
   const local = new LocalCommits();
-  let follower: LogFollower | undefined;
+  const ref: { follower?: LogFollower } = {};
   const observed = observeStorage(
     storage,
     (cs) => {
-      follower?.noteLocal(cs);
+      ref.follower?.noteLocal(cs);
       model.apply(cs);
     },
     local,
   );
-  follower = new LogFollower(observed, feed, model, local);
+  const follower = (ref.follower = new LogFollower(observed, feed, model, local));
   models.set(observed, model);
   followers.set(observed, follower);
   return observed;
