@@ -476,6 +476,11 @@ export interface StoreFeed {
    * Returns a function that stops reporting to this sink.
    */
   follow(sink: (e: StoreEvent) => void): () => void;
+  /**
+   * Optional: `scanEntries` in the system scope over the feed's own connection, so a follower
+   * catching up does not queue behind the requests' connections.
+   */
+  scanEntries?(opts: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]>;
 }
 
 /** The whole storage port. */

@@ -401,7 +401,13 @@ export class PgBackend extends SqlView {
         opts.feed === false
           ? undefined
           : new PgFeed(
-              clientConfig,
+              {
+                ...clientConfig,
+                ...(opts.feedConnectionString === undefined
+                  ? {}
+                  : { connectionString: opts.feedConnectionString }),
+              },
+              features,
               opts.feed === true || opts.feed === undefined ? {} : opts.feed,
             );
       const b = new PgBackend(

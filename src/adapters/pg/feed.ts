@@ -13,7 +13,12 @@
  * ever dropped (the log is the truth; a note is only the wake-up).
  */
 import pg from 'pg';
-import type { StoreEvent, StoreFeed } from '../../ports/storage.js';
+import { MemwardenError } from '../../core/errors.js';
+import type { StoreEvent, StoreFeed, StoredEntry } from '../../ports/storage.js';
+import { type SqlFeatures, scanEntries } from '../sql/entries.js';
+import { normaliseDriverError } from '../sql/errors.js';
+import { ENTER_SCOPE_SQL, type Queryable, SYSTEM_SCOPE, scopeParams } from '../sql/queryable.js';
+import { checkScan } from '../sql/rank.js';
 import { FEED_CHANNEL_SQL } from '../sql/schema-feed.js';
 
 type Sink = (e: StoreEvent) => void;
@@ -66,9 +71,48 @@ export class PgFeed implements StoreFeed {
 
   constructor(
     private readonly config: pg.ClientConfig,
+    private readonly features: SqlFeatures,
     opts: PgFeedOptions = {},
   ) {
     this.heartbeatMs = opts.heartbeatMs ?? 2_000;
+  }
+
+  /**
+   * Live embedded entries after a leaf index, read in the system scope on the feed's own
+   * connection (a follower catching up: never queued behind the request pool). One pipelined
+   * exchange — BEGIN, the scope switch, the scan; its COMMIT follows unawaited.
+   */
+  async scanEntries(opts: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]> {
+    checkScan(opts);
+    const c = this.client;
+    if (c === undefined || !this.listening)
+      throw new MemwardenError('STORAGE_UNAVAILABLE', 'the change feed is not connected', {
+        details: { retryable: true, reason: 'connection' },
+      });
+    const sent = [c.query('BEGIN'), c.query(ENTER_SCOPE_SQL, scopeParams(SYSTEM_SCOPE))];
+    for (const p of sent) p.catch(() => undefined);
+    const q: Queryable = {
+      query: async (sql, params) => ({
+        rows: (await c.query(sql, params === undefined ? undefined : [...params])).rows as Record<
+          string,
+          unknown
+        >[],
+      }),
+      exec: async (sql) => {
+        await c.query(sql);
+      },
+    };
+    try {
+      const rows = await scanEntries(q, this.features, opts);
+      for (const p of sent) await p;
+      return rows;
+    } catch (e) {
+      throw normaliseDriverError(e);
+    } finally {
+      // Ends the read (or its failure) for whatever the connection does next; a connection that
+      // cannot is reconnected.
+      c.query('COMMIT').catch(() => this.fail(c));
+    }
   }
 
   follow(sink: Sink): () => void {

@@ -198,7 +198,12 @@ export class LogFollower {
     for (;;) {
       const limit = Math.min(b - 1 - after, PAGE);
       if (limit <= 0) return;
-      const rows: StoredEntry[] = await this.storage.scanEntries!({ afterLeafIndex: after, limit });
+      const o = { afterLeafIndex: after, limit };
+      // The feed's own connection where it offers one: a catch-up never queues behind requests.
+      const rows: StoredEntry[] =
+        this.feed.scanEntries !== undefined
+          ? await this.feed.scanEntries(o)
+          : await this.storage.scanEntries!(o);
       const mine = rows.filter((r) => r.leafIndex < b);
       if (mine.length > 0) {
         this.model.apply(mine.map((entry) => ({ op: 'put', entry })));
