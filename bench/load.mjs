@@ -424,6 +424,8 @@ export async function session({ backend, n, pools, plan, duration, log, pgBase }
     for (const op of new Set(['search', 'write', ...plan.map((p) => p.op)])) {
       await cannon({ url: server.url, connections: 8, duration: 2, ...mk[op] });
     }
+    // The read model's partitions loaded and indexed (see bench/load-pg.mjs readyModels).
+    if (process.env.LOAD_WAIT_READY !== '0') await (await import('./load-pg.mjs')).readyModels([server], log);
     const rows = [];
     let hitRate;
     for (const { op, connections } of plan) {

@@ -131,7 +131,12 @@ export interface StorageInfo {
    * The in-process read model serving vector search; on a shared server, its log follower
    * (`synced`: caught up with the other processes' commits, so the model answers).
    */
-  readonly readModel: { readonly on: boolean; readonly follower?: FollowerStatus };
+  readonly readModel: {
+    readonly on: boolean;
+    readonly follower?: FollowerStatus;
+    /** Partitions and entries held; partitions loading, or still building their index. */
+    readonly held?: { partitions: number; entries: number; loading: number; indexing: number };
+  };
 }
 
 /** How long `open` waits for a shared store's change feed before serving without the model. */
@@ -294,11 +299,15 @@ export class Memory extends MemoryCore {
     });
     Object.defineProperty(m, 'storageBackend', { value: storage, enumerable: false });
     const follower = followerOf(storage);
-    const on = readModelOf(storage) !== undefined;
+    const model = readModelOf(storage);
     m.describeStorage = () => ({
       backend: server ? 'postgres' : 'pglite',
       vector,
-      readModel: { on, ...(follower === undefined ? {} : { follower: follower.status }) },
+      readModel: {
+        on: model !== undefined,
+        ...(follower === undefined ? {} : { follower: follower.status }),
+        ...(model === undefined ? {} : { held: model.status() }),
+      },
     });
     m.unlock = unlock;
     return m;

@@ -151,6 +151,22 @@ export class ReadModel {
     return this.total;
   }
 
+  /**
+   * What the model holds now (for `/healthz` and the load bench): partitions, entries, how many
+   * partitions are loading, and how many still rebuild their vector index in slices (searches
+   * are exact, and slower, until that ends — ADR 0020).
+   */
+  status(): { partitions: number; entries: number; loading: number; indexing: number } {
+    let loading = 0;
+    let indexing = 0;
+    const all = [...this.parts.values(), ...(this.shared === undefined ? [] : [this.shared])];
+    for (const p of all) {
+      if (p.loading) loading++;
+      else if (p.index !== undefined && p.index.maintain(0)) indexing++;
+    }
+    return { partitions: all.length, entries: this.total, loading, indexing };
+  }
+
   /** Whether `principal`'s partition is loaded (for tests and metrics). */
   isLoaded(principal: string): boolean {
     const p = this.parts.get(principal);
