@@ -33,6 +33,22 @@ export async function serve(
     logger.fatal({ code: e.code, details: e.details, err: e.message }, 'storage lost: exiting');
     process.exit(70);
   });
+  // Which vector path runs, and why, in one line an operator reads (also in GET /healthz).
+  const storage = memory.describeStorage();
+  logger.info(
+    {
+      backend: storage.backend,
+      vectorPath: storage.vector.sql,
+      reason: storage.vector.reason,
+      vector: storage.vector,
+      readModel: storage.readModel.on
+        ? storage.readModel.follower === undefined
+          ? 'on'
+          : `on, following the log (${storage.readModel.follower.synced ? 'synced' : 'not yet synced'})`
+        : 'off',
+    },
+    `vector search: ${storage.readModel.on ? 'in-process read model; ' : ''}SQL path: ${storage.vector.summary}`,
+  );
   const cosign = witnessHook(o.witness ?? [], memory, (witness, e) =>
     logger.warn({ witness, code: e.code, details: e.details }, 'witness failed'),
   );
@@ -48,30 +64,14 @@ export async function serve(
     health: () => ({ storage: memory.describeStorage() }),
   });
   const server = await startServer({ app, port: o.port, host: o.host });
-  const storage = memory.describeStorage();
   logger.info(
     {
       url: server.url,
       data: o.data,
-      backend: storage.backend,
+      backend: embedded ? 'pglite' : 'postgres',
       ...(embedded ? { pgliteWorker } : {}),
-      vector: storage.vector,
-      readModel: storage.readModel,
     },
     'memwarden serving',
-  );
-  // Which vector path runs, and why, in one line an operator reads (also in GET /healthz).
-  logger.info(
-    {
-      vectorPath: storage.vector.sql,
-      reason: storage.vector.reason,
-      readModel: storage.readModel.on
-        ? storage.readModel.follower === undefined
-          ? 'on'
-          : `on, following the log (${storage.readModel.follower.synced ? 'synced' : 'not yet synced'})`
-        : 'off',
-    },
-    `vector search: ${storage.readModel.on ? 'in-process read model; ' : ''}SQL path: ${storage.vector.summary}`,
   );
   process.stdout.write(`memwarden listening on ${server.url} (console: ${server.url}/console/)\n`);
   let stopping = false;

@@ -38,6 +38,8 @@ describe('pg two-process kill: test database configured', () => {
 interface Server {
   child: ChildProcess;
   url: string;
+  /** What it printed until it listened (its startup log lines). */
+  log: string;
 }
 
 describe.skipIf(url === undefined)(
@@ -80,7 +82,7 @@ describe.skipIf(url === undefined)(
           const m = /listening on (http:\/\/\S+)/.exec(out);
           if (m) {
             clearTimeout(t);
-            res({ child, url: m[1]! });
+            setTimeout(() => res({ child, url: m[1]!, log: out }), 50); // the lines after it
           }
         });
         child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
@@ -122,6 +124,15 @@ describe.skipIf(url === undefined)(
 
     it('no acknowledged write is lost and the log stays one', { timeout: 600_000 }, async () => {
       const servers: Server[] = [await start(), await start()];
+      // `open` says which vector path runs and why: a log line, and /healthz.
+      expect(servers[0]!.log).toMatch(/"vectorPath":"(pgvector|in-process)"/);
+      const h0 = (await (await fetch(`${servers[0]!.url}/healthz`)).json()) as {
+        storage: { vector: { sql: string; reason: string } };
+      };
+      expect(servers[0]!.log).toContain(`"vectorPath":"${h0.storage.vector.sql}"`);
+      const want = process.env.MEMWARDEN_TEST_PGVECTOR;
+      if (want !== undefined)
+        expect(h0.storage.vector.sql).toBe(want === 'present' ? 'pgvector' : 'in-process');
       const acked = new Map<string, { content: string; leafIndex: number }>();
       let refused = 0;
       for (let trial = 0; trial < TRIALS; trial++) {
