@@ -4,6 +4,7 @@
  * server (`--postgres URL` / MEMWARDEN_DATABASE_URL).
  */
 import type { MemwardenError } from '../core/errors.js';
+import type { Embedder } from '../ports/embedder.js';
 import { Memory } from '../open.js';
 import type { Metrics } from '../server/metrics.js';
 
@@ -21,6 +22,8 @@ export interface StoreOptions {
   readonly pgliteWorker?: boolean;
   /** PostgreSQL with pgvector: the ANN index kind (`--vector-index`, ADR 0039). */
   readonly vectorIndex?: 'ivfflat' | 'hnsw';
+  /** The embedder to use (serve hands in the local model it loaded at start-up); default: Memory.open's. */
+  readonly embedder?: Embedder;
 }
 
 /** Open the memory stored in `data` (created on first use). */
@@ -35,6 +38,7 @@ export async function openMemory(
     ...(o.readModel === false ? { readModel: false as const } : {}),
     ...(o.pgliteWorker === true ? { pgliteWorker: true } : {}),
     ...(o.vectorIndex === undefined ? {} : { vectorIndex: { kind: o.vectorIndex } }),
+    ...(o.embedder === undefined ? {} : { embedder: o.embedder }),
     ...(metrics === undefined ? {} : { metrics }),
     ...(onStorageLost === undefined ? {} : { onStorageLost }),
   });
