@@ -9,7 +9,7 @@ import { toBase64 } from '../core/bytes.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { formatVerifierKey, parseCheckpoint, parseNote } from '../core/merkle/index.js';
 import { PrincipalKinds, SourceTiers, type PrincipalKind, type SourceTier } from '../core/trust.js';
-import type { Ledger } from '../memory/log/ledger.js';
+import type { LedgerView } from '../memory/log/view.js';
 import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { entryJson, printJson } from './format.js';
 import { serve } from './serve.js';
@@ -46,8 +46,8 @@ function store(c: Command): Command {
   return c.addOption(dataOption()).addOption(pgOption());
 }
 
-/** Open the ledger of the store, run `fn`, always close. */
-async function withLedger<T>(o: StoreOptions, fn: (l: Ledger) => Promise<T>): Promise<T> {
+/** Open the store's ledger view (verify, prove, keys; no writes), run `fn`, always close. */
+async function withLedger<T>(o: StoreOptions, fn: (l: LedgerView) => Promise<T>): Promise<T> {
   return withMemory(o, (m) => fn(m.ledger));
 }
 
@@ -67,8 +67,8 @@ program
     await withLedger(o, async (l) => {
       printJson({
         data: o.data,
-        logSize: l.log.size,
-        checkpointKey: formatVerifierKey(l.log.origin, l.checkpointPublicKey),
+        logSize: l.size,
+        checkpointKey: formatVerifierKey(l.origin, l.checkpointPublicKey),
       });
     });
   });
@@ -97,10 +97,10 @@ principals
   .addOption(pgOption())
   .action(async (o: StoreOptions) => {
     await withLedger(o, async (l) => {
-      const ps = await l.storage.listPrincipals();
+      const ps = await l.listPrincipals();
       const out = [];
       for (const p of ps) {
-        const keys = await l.storage.keysOf(p.id);
+        const keys = await l.keysOf(p.id);
         out.push({
           id: p.id,
           kind: p.kind,
@@ -136,7 +136,7 @@ program
   .action(async (kid: string, o: StoreOptions & { reason: string }) => {
     await withLedger(o, async (l) => {
       await l.revokeKey(kid, o.reason);
-      printJson({ kid, revoked: true, atLogSize: l.log.size });
+      printJson({ kid, revoked: true, atLogSize: l.size });
     });
   });
 
@@ -207,9 +207,10 @@ program
   .addOption(dataOption())
   .addOption(pgOption())
   .action(async (id: string, o: StoreOptions & { as: string; reason: string }) => {
-    await withLedger(o, async (l) => {
-      const t = await l.tombstone(id, o.reason, o.as);
-      printJson({ tombstone: t.tombstone.id, target: id, leafIndex: t.leafIndex });
+    // Through the Memory API like every write: the write path's bounds and the owner check.
+    await withMemory(o, async (m) => {
+      await m.delete(id, { principal: o.as, reason: o.reason });
+      printJson({ target: id, deleted: true });
     });
   });
 
@@ -253,7 +254,7 @@ program
     } else {
       [note, logKey] = await withLedger(o, async (l) => [
         (await l.checkpoint()).note,
-        o.logKey ?? formatVerifierKey(l.log.origin, l.checkpointPublicKey),
+        o.logKey ?? formatVerifierKey(l.origin, l.checkpointPublicKey),
       ]);
     }
     if (!checking) {
@@ -300,7 +301,7 @@ program
         leafHash: toBase64(p.leafHash),
         hashes: p.hashes.map(toBase64),
         checkpoint: {
-          origin: l.log.origin,
+          origin: l.origin,
           size: p.checkpoint.size,
           root: toBase64(p.checkpoint.root),
           note: p.checkpoint.note,
@@ -316,7 +317,7 @@ program
   .addOption(pgOption())
   .action(async (o: StoreOptions) => {
     await withLedger(o, async (l) => {
-      process.stdout.write(formatVerifierKey(l.log.origin, l.checkpointPublicKey) + '\n');
+      process.stdout.write(formatVerifierKey(l.origin, l.checkpointPublicKey) + '\n');
     });
   });
 

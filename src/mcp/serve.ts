@@ -26,13 +26,13 @@ export async function resolveStdioPrincipal(
   explicit: string | undefined,
   onCreated: (id: string) => void = () => undefined,
 ): Promise<string> {
-  const storage = memory.ledger.storage;
+  const all = await memory.listPrincipals();
   if (explicit !== undefined && explicit !== '') {
-    if ((await storage.getPrincipal(explicit)) === undefined)
+    if (!all.some((p) => p.id === explicit))
       throw new MemwardenError('PRINCIPAL_UNKNOWN', `unknown principal ${explicit}`);
     return explicit;
   }
-  const candidates = (await storage.listPrincipals()).filter(
+  const candidates = all.filter(
     (p) => p.kind === 'user' || p.kind === 'agent',
   );
   if (candidates.length === 1) return candidates[0]!.id;

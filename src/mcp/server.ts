@@ -19,32 +19,36 @@ import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { renderSegments } from '../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../core/trust.js';
 import type { HistoryEvent, MemoryApi, MemoryRecord, SearchResult } from '../memory/api.js';
-import { GraphMemory, type WriteContext } from '../memory/graph/graph.js';
-import { KG_TOOL_SCHEMAS, KnowledgeGraphTools } from '../memory/graph/knowledge-graph.js';
-import type { Ledger } from '../memory/log/ledger.js';
+import type { WriteContext } from '../memory/graph/graph.js';
+import { KG_TOOL_SCHEMAS } from '../memory/graph/knowledge-graph.js';
+import type { GraphToolResult, PrincipalGraph } from '../memory/graph/principal-graph.js';
+import type { PrincipalRecord } from '../ports/storage.js';
 import { MCP_TOOLS, MEMORY_TOOL_NAMES, type MemoryToolName } from './tools.js';
 
-/** What the MCP server needs of a memory (`Memory.open()` returns one). */
+/**
+ * What the MCP server needs of a memory (`Memory.open()` returns one). No ledger: every write
+ * goes through the Memory API's write path, the graph tools' too (`graph(principal)`).
+ */
 export interface McpMemory extends MemoryApi {
-  readonly ledger: Ledger;
   authenticate(token: string): Promise<string | undefined>;
+  /** The principal's knowledge graph, written through the write path. */
+  graph(principal: string): Promise<PrincipalGraph>;
+  listPrincipals(): Promise<PrincipalRecord[]>;
 }
 
 export const MCP_SERVER_NAME = 'memwarden';
 export const MCP_SERVER_VERSION = '0.1.0';
 
 /**
- * Process-wide state shared by every per-principal server: the memory, and one knowledge graph
- * per principal folded from the ledger — that principal's own graph entries plus OPERATOR ones,
+ * Process-wide state shared by every per-principal server: the memory, whose knowledge graph
+ * per principal (`Memory.graph`) folds that principal's own graph entries plus OPERATOR ones,
  * so no principal reads or edits another's graph (a single shared fold served every principal
- * every other principal's entities; found by test/fuzz). Graph calls are serialised
- * (check-then-write) and refresh the fold first, so writes by other processes on a shared
- * PostgreSQL store are seen.
+ * every other principal's entities; found by test/fuzz). A principal's graph calls are
+ * serialised (check-then-write on one fold) and refresh the fold first, so writes by other
+ * processes on a shared PostgreSQL store are seen; different principals' calls run
+ * independently (one 1,000-entity call used to hold every principal's graph calls for ~13 s).
  */
 export class McpBackend {
-  private chain: Promise<unknown> = Promise.resolve();
-  private readonly graphs = new Map<string, Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }>>();
-
   private constructor(
     readonly memory: McpMemory,
     /** Source tier of writes through MCP (the channel decides it). */
@@ -55,29 +59,9 @@ export class McpBackend {
     return new McpBackend(memory, opts.tier ?? 'USER_OBSERVED');
   }
 
-  /** The principal's graph and its tools, opened (folded) on first use. */
-  private graphFor(principal: string): Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }> {
-    let g = this.graphs.get(principal);
-    if (g === undefined) {
-      g = GraphMemory.open({
-        ledger: this.memory.ledger,
-        visible: (e) => e.owner === principal || e.tier === 'OPERATOR',
-      }).then((graph) => ({ graph, kg: new KnowledgeGraphTools(graph) }));
-      this.graphs.set(principal, g);
-      g.catch(() => this.graphs.delete(principal));
-    }
-    return g;
-  }
-
-  /** Run a knowledge-graph tool for `ctx.principal`, one at a time per process. */
-  graphCall(name: string, args: unknown, ctx: WriteContext): Promise<unknown> {
-    const run = this.chain.then(async () => {
-      const { graph, kg } = await this.graphFor(ctx.principal);
-      await graph.refresh();
-      return kg.call(name, args, ctx);
-    });
-    this.chain = run.catch(() => undefined);
-    return run;
+  /** Run a knowledge-graph tool for `ctx.principal` through the write path. */
+  async graphCall(name: string, args: unknown, ctx: WriteContext): Promise<GraphToolResult> {
+    return (await this.memory.graph(ctx.principal)).call(name, args, ctx.tier);
   }
 }
 
@@ -308,6 +292,39 @@ function kgStructured(name: string, r: unknown): Record<string, unknown> {
   }
 }
 
+/**
+ * A knowledge-graph result: reads as the sealed rendering of the objects (labelled data for a
+ * prompt; the reference-shaped JSON, with provenance, in `structuredContent`); writes as the
+ * reference's JSON, and a second text block naming what was held for review.
+ */
+function kgResult(name: string, r: GraphToolResult): CallToolResult {
+  const structured = kgStructured(name, r.result);
+  if (r.context !== undefined) {
+    return {
+      content: [{ type: 'text', text: r.context === '' ? '(no graph objects)' : r.context }],
+      structuredContent: {
+        ...structured,
+        context: r.context,
+        seal: r.seal ?? '',
+        dropped: (r.dropped ?? []).map((d) => ({ id: d.id, code: d.code })),
+      },
+    };
+  }
+  const text = r.result === undefined ? `${name}: done` : JSON.stringify(r.result, null, 2);
+  if (r.held.length === 0) return ok(text, structured);
+  const held = r.held.map((h) => ({ object: h.object, subject: h.subject, reviewId: h.reviewId, reasons: [...h.reasons] }));
+  return {
+    content: [
+      { type: 'text', text },
+      {
+        type: 'text',
+        text: `held for review: ${held.map((h) => `${h.object} ${JSON.stringify(h.subject)} (review ${h.reviewId}: ${h.reasons.join('; ')})`).join(', ')}`,
+      },
+    ],
+    structuredContent: { ...structured, pendingReview: held },
+  };
+}
+
 /** Handle one `tools/call` for `principal`. Never throws. */
 export async function callTool(
   b: McpBackend,
@@ -319,8 +336,7 @@ export async function callTool(
     if (isMemoryTool(name)) return await memoryTool(b, principal, name, args);
     if (isKgTool(name)) {
       const r = await b.graphCall(name, args ?? {}, { principal, tier: b.tier });
-      const text = r === undefined ? `${name}: done` : JSON.stringify(r, null, 2);
-      return ok(text, kgStructured(name, r));
+      return kgResult(name, r);
     }
     throw new MemwardenError('INPUT_INVALID', `unknown tool ${name}`);
   } catch (e) {

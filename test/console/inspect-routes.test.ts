@@ -112,7 +112,7 @@ describe('console read routes', () => {
 
   it('/v1/log/vkey is the checkpoint verifier key', async () => {
     const r = await call('GET', '/v1/log/vkey', keys.bob);
-    expect(r.json.vkey).toBe(formatVerifierKey(mem.ledger.log.origin, mem.ledger.checkpointPublicKey));
+    expect(r.json.vkey).toBe(formatVerifierKey(mem.ledger.origin, mem.ledger.checkpointPublicKey));
   });
 
   it('reports: listed when they are regular report files; a ticket opens one once, under a no-script policy', async () => {

@@ -208,7 +208,7 @@ async function snapshot(): Promise<string> {
   const st = mem.storageBackend;
   const reviews = await st.listReviews({ limit: 10_000 });
   return JSON.stringify([
-    mem.ledger.log.size,
+    mem.ledger.size,
     await st.logSize(),
     await st.countEntries(),
     reviews.map((r) => `${r.id}:${r.status}`).sort(),
