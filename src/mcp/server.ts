@@ -13,12 +13,20 @@ import { z } from 'zod';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { renderSegments } from '../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../core/trust.js';
-import type { HistoryEvent, MemoryApi, MemoryRecord, SearchResult } from '../memory/api.js';
+import type {
+  HistoryEvent,
+  LineageReport,
+  MemoryApi,
+  MemoryRecord,
+  SearchResult,
+} from '../memory/api.js';
 import type { WriteContext } from '../memory/graph/graph.js';
 import { KG_TOOL_SCHEMAS } from '../memory/graph/knowledge-graph.js';
 import type { GraphToolResult, PrincipalGraph } from '../memory/graph/principal-graph.js';
@@ -125,6 +133,40 @@ function optStrs(o: Record<string, unknown>, k: string): string[] | undefined {
     bad(`${k} must be an array of ids`);
   return v as string[];
 }
+/** Sanity bound on write strings (UTF-16 units); the write path decides the real bounds. */
+const WRITE_FIELD_MAX = 1 << 20;
+function optBool(o: Record<string, unknown>, k: string): boolean | undefined {
+  const v = o[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') bad(`${k} must be a boolean`);
+  return v;
+}
+function optWeights(o: Record<string, unknown>): number[] | undefined {
+  const v = o['weights'];
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.length > 256 || !v.every((w) => typeof w === 'number'))
+    bad('weights must be an array of numbers');
+  return v as number[];
+}
+/** `ttlMs`: a number of ms, or null (never expires, subject to the tier's ceiling). */
+function optTtl(o: Record<string, unknown>): number | null | undefined {
+  const v = o['ttlMs'];
+  if (v === undefined || v === null) return v as null | undefined;
+  if (typeof v !== 'number') bad('ttlMs must be a number of milliseconds or null');
+  return v;
+}
+function lineageView(l: LineageReport): Record<string, unknown> {
+  return {
+    parents: [...l.parents],
+    weights: [...l.weights],
+    label: l.label,
+    basis: l.basis,
+    autoParents: [...l.autoParents],
+    ...(l.thread === undefined ? {} : { thread: l.thread }),
+    raised: l.raised,
+    reason: l.reason,
+  };
+}
 const opt = <K extends string, V>(k: K, v: V | undefined): { [P in K]?: V } =>
   (v === undefined ? {} : { [k]: v }) as { [P in K]?: V };
 
@@ -192,19 +234,24 @@ async function memoryTool(
   const a = argsObj(raw);
   switch (name) {
     case 'add_memory': {
-      const r = await m.add(reqStr(a, 'content'), {
+      // String bounds are the write path's (code points and bytes, the same on every channel).
+      const r = await m.add(reqStr(a, 'content', WRITE_FIELD_MAX), {
         principal,
         tier: b.tier,
-        ...opt('kind', optStr(a, 'kind', 64)),
-        ...opt('source', optStr(a, 'source')),
-        ...opt('threadId', optStr(a, 'threadId', 256)),
+        ...opt('kind', optStr(a, 'kind', WRITE_FIELD_MAX)),
+        ...opt('source', optStr(a, 'source', WRITE_FIELD_MAX)),
+        ...opt('threadId', optStr(a, 'threadId', WRITE_FIELD_MAX)),
         ...opt('parents', optStrs(a, 'parents')),
+        ...opt('weights', optWeights(a)),
+        ...opt('ttlMs', optTtl(a)),
+        ...opt('fromLastRetrieval', optBool(a, 'fromLastRetrieval')),
         ...opt('derived', a.derived === undefined ? undefined : a.derived === true),
       });
+      const lineage = r.lineage === undefined ? {} : { lineage: lineageView(r.lineage) };
       if (r.status === 'stored')
-        return ok(renderRecords([r.memory]), { status: 'stored', memory: recordView(r.memory) });
+        return ok(renderRecords([r.memory]), { status: 'stored', memory: recordView(r.memory), ...lineage });
       const text = `held for review (review ${r.reviewId}): ${r.reasons.join('; ')}`;
-      return ok(text, { status: 'pending_review', reviewId: r.reviewId, reasons: [...r.reasons] });
+      return ok(text, { status: 'pending_review', reviewId: r.reviewId, reasons: [...r.reasons], ...lineage });
     }
     case 'search_memory': {
       const kind = optStr(a, 'kind', 64);
@@ -238,11 +285,23 @@ async function memoryTool(
       return ok(renderRecords([r]), { memory: recordView(r) });
     }
     case 'update_memory': {
-      const r = await m.update(reqStr(a, 'id', 256), reqStr(a, 'content'), {
-        principal,
-        ...opt('reason', optStr(a, 'reason')),
-      });
-      return ok(renderRecords([r]), { memory: recordView(r) });
+      try {
+        const r = await m.update(reqStr(a, 'id', 256), reqStr(a, 'content', WRITE_FIELD_MAX), {
+          principal,
+          ...opt('reason', optStr(a, 'reason', WRITE_FIELD_MAX)),
+        });
+        return ok(renderRecords([r]), { memory: recordView(r) });
+      } catch (e) {
+        // Held for review, as add_memory reports a held write.
+        if (!isMemwardenError(e) || e.code !== 'WRITE_HELD') throw e;
+        const reviewId = String(e.details?.['reviewId'] ?? '');
+        const reasons = (e.details?.['reasons'] as string[] | undefined) ?? [];
+        return ok(`held for review (review ${reviewId}): ${reasons.join('; ')}`, {
+          status: 'pending_review',
+          reviewId,
+          reasons: [...reasons],
+        });
+      }
     }
     case 'delete_memory': {
       const id = reqStr(a, 'id', 256);
@@ -363,8 +422,12 @@ export function createMcpServer(b: McpBackend, principal: string): Server {
   // permissive schema, `Server`'s check answers them with InvalidParams (-32602), as JSON-RPC
   // requires; the params are parsed strictly below. Found by test/fuzz (mcp).
   server.setRequestHandler(ToolsCallEnvelope, (raw) => {
-    const req = CallToolRequestSchema.parse(raw);
-    return callTool(b, principal, req.params.name, req.params.arguments);
+    // Missing or malformed params are the caller's mistake: InvalidParams (-32602), never an
+    // internal error (a ZodError thrown here was answered with -32603; issue 17).
+    const req = CallToolRequestSchema.safeParse(raw);
+    if (!req.success)
+      throw new McpError(ErrorCode.InvalidParams, 'error INPUT_INVALID: tools/call needs params { name, arguments? }');
+    return callTool(b, principal, req.data.params.name, req.data.params.arguments);
   });
   return server;
 }

@@ -362,6 +362,7 @@ export class Memory implements MemoryApi {
     decision: 'approve' | 'reject',
     opts: { reviewer: string; reason?: string },
   ): Promise<ReviewItem> {
+    this.writer.checkReason(opts.reason);
     return this.reviews.decide(id, decision, opts);
   }
 

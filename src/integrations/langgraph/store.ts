@@ -21,6 +21,8 @@ import {
   validateNamespace,
 } from '@langchain/langgraph-checkpoint';
 import type { AddResult, MemoryApi, MemoryRecord } from '../../memory/api.js';
+import { DEFAULT_WRITE_LIMITS } from '../../memory/config.js';
+import { checkJsonDepth } from '../../memory/write/limits.js';
 import {
   LANGGRAPH_KIND,
   addressUri,
@@ -226,6 +228,9 @@ export class MemwardenStore extends BaseStore {
     if (typeof op.value !== 'object' || Array.isArray(op.value)) {
       throw new TypeError('LangGraph store values must be JSON objects');
     }
+    // The write path's nesting bound on structured values (a coded INPUT_INVALID, as the HTTP
+    // and MCP edges answer a too-deep body), before the value is canonicalised (recursively).
+    checkJsonDepth(op.value, DEFAULT_WRITE_LIMITS.jsonDepth, 'value');
     const value = JSON.parse(canonicalJson(op.value)) as Record<string, unknown>;
     // The address is part of the signed content too: it is what the item says about itself,
     // and it keeps equal values under different keys from reading as near-duplicates.
