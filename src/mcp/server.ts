@@ -403,7 +403,11 @@ export async function callTool(
   }
 }
 
-const ToolsCallEnvelope = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+const ToolsCallEnvelope = z.object({
+  method: z.literal('tools/call'),
+  // Optional: a missing params must reach the check below (InvalidParams), not fail this parse.
+  params: z.unknown().optional(),
+});
 
 /** An MCP server for one principal (connect it to any transport). */
 export function createMcpServer(b: McpBackend, principal: string): Server {
