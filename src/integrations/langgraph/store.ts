@@ -22,7 +22,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import type { AddResult, MemoryApi, MemoryRecord } from '../../memory/api.js';
 import { DEFAULT_WRITE_LIMITS } from '../../memory/config.js';
-import { checkJsonDepth } from '../../memory/write/limits.js';
+import { checkStructured } from '../../memory/write/limits.js';
 import {
   LANGGRAPH_KIND,
   addressUri,
@@ -230,7 +230,8 @@ export class MemwardenStore extends BaseStore {
     }
     // The write path's nesting bound on structured values (a coded INPUT_INVALID, as the HTTP
     // and MCP edges answer a too-deep body), before the value is canonicalised (recursively).
-    checkJsonDepth(op.value, DEFAULT_WRITE_LIMITS.jsonDepth, 'value');
+    checkStructured(op.value, DEFAULT_WRITE_LIMITS.jsonDepth, 'value');
+    checkStructured([...op.namespace, op.key], 2, 'address');
     const value = JSON.parse(canonicalJson(op.value)) as Record<string, unknown>;
     // The address is part of the signed content too: it is what the item says about itself,
     // and it keeps equal values under different keys from reading as near-duplicates.

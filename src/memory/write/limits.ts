@@ -162,6 +162,33 @@ export function checkJsonDepth(value: unknown, max: number, field = 'value'): vo
 }
 
 /**
+ * A structured value bounded like a string field: nesting within `max`, and no key or string
+ * holding U+0000 or a lone surrogate (JSON text would carry them escaped, but they are the same
+ * hostile input the other channels refuse). `INPUT_INVALID` otherwise.
+ */
+export function checkStructured(value: unknown, max: number, field = 'value'): void {
+  checkJsonDepth(value, max, field);
+  const bad = (s: string): string | undefined =>
+    s.includes('\u0000') ? 'nul' : isWellFormed(s) ? undefined : 'lone_surrogate';
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    let reason: string | undefined;
+    if (typeof v === 'string') reason = bad(v);
+    else if (Array.isArray(v)) for (const x of v) stack.push(x);
+    else if (typeof v === 'object' && v !== null)
+      for (const k in v) {
+        reason ??= bad(k);
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+    if (reason !== undefined)
+      throw new MemwardenError('INPUT_INVALID', `${field} holds ${reason === 'nul' ? 'U+0000' : 'a lone surrogate'}`, {
+        details: { field, reason },
+      });
+  }
+}
+
+/**
  * Nesting depth of raw JSON text, by scanning brackets outside strings: decides before
  * `JSON.parse` and before any recursive schema validation sees the value (a valid document
  * nested 1,500 deep overflowed a recursive validator's stack: HTTP 500). True when deeper
