@@ -9,16 +9,17 @@ describe('public API surface', () => {
     const mod = await import('memwarden');
     expect(Object.keys(mod).sort()).toMatchInlineSnapshot(`
       [
+        "ARTICLE_QUOTAS",
         "AuthorityLevels",
         "CoarseAttribution",
         "DEFAULT_LINEAGE_OPTIONS",
         "DEFAULT_POLICY",
+        "DEFAULT_WRITE_LIMITS",
         "DetectionPipeline",
         "ErrorCodes",
         "Gate",
         "GraphMemory",
         "KnowledgeGraphTools",
-        "Ledger",
         "LmSelfEval",
         "Memory",
         "MemwardenError",
@@ -49,6 +50,7 @@ describe('public API surface', () => {
         "nodeHash",
         "parseCheckpoint",
         "parseCosignerVerifierKey",
+        "parseRetentionOverrides",
         "parseSegments",
         "planPoolSize",
         "propagate",
