@@ -157,7 +157,10 @@ program
   .option('--kind <kind>', 'entry kind', 'note')
   .option('--source <uri>', 'source URI')
   .option('--parent <id...>', 'parent entry ids (weight 1 each unless --weight)')
-  .option('--weight <w...>', 'one weight in [0, 1] per --parent (never below the attribution algorithm)')
+  .option(
+    '--weight <w...>',
+    'one weight in [0, 1] per --parent (never below the attribution algorithm)',
+  )
   .option('--thread <id>', 'conversation thread (its last retrieval is auto-attributed)')
   .option('--ttl-ms <ms>', 'lifetime in ms, or none (never expires, within the tier ceiling)')
   .addOption(dataOption())
@@ -185,7 +188,9 @@ program
           kind: o.kind,
           ...(o.source === undefined ? {} : { source: o.source }),
           ...(o.thread === undefined ? {} : { threadId: o.thread }),
-          ...(o.ttlMs === undefined ? {} : { ttlMs: /^(none|null)$/i.test(o.ttlMs) ? null : Number(o.ttlMs) }),
+          ...(o.ttlMs === undefined
+            ? {}
+            : { ttlMs: /^(none|null)$/i.test(o.ttlMs) ? null : Number(o.ttlMs) }),
           ...(o.parent === undefined
             ? {}
             : {
@@ -366,11 +371,15 @@ const collect = (v: string, p?: string[]): string[] => [...(p ?? []), v];
  * `TIER=N` settings of one flag (`--quota USER_OBSERVED=50`); `none` / `unlimited` / `null`
  * is null (no quota, never expires, no ceiling).
  */
-function tierSettings(flag: string, values: readonly string[] | undefined): Record<string, number | null> {
+function tierSettings(
+  flag: string,
+  values: readonly string[] | undefined,
+): Record<string, number | null> {
   const out: Record<string, number | null> = {};
   for (const v of values ?? []) {
     const m = /^([A-Z_]+)=(.+)$/.exec(v);
-    if (m === null) throw new MemwardenError('INPUT_INVALID', `${flag} takes TIER=N, got ${JSON.stringify(v)}`);
+    if (m === null)
+      throw new MemwardenError('INPUT_INVALID', `${flag} takes TIER=N, got ${JSON.stringify(v)}`);
     const [, tier, raw] = m as unknown as [string, string, string];
     out[tier] = /^(none|unlimited|null)$/i.test(raw) ? null : Number(raw);
   }
@@ -385,19 +394,27 @@ function retentionFrom(o: ServeFlags): RetentionOverrides | undefined {
     try {
       doc = JSON.parse(readFileSync(o.config, 'utf8'));
     } catch (e) {
-      throw new MemwardenError('INPUT_INVALID', `--config ${o.config}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `--config ${o.config}: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
     if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
       throw new MemwardenError('INPUT_INVALID', `--config ${o.config}: not a JSON object`);
     const keys = Object.keys(doc);
     if (keys.some((k) => k !== 'retention'))
-      throw new MemwardenError('INPUT_INVALID', `--config ${o.config}: only "retention" is recognised`);
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `--config ${o.config}: only "retention" is recognised`,
+      );
     file = parseRetentionOverrides((doc as { retention?: unknown }).retention ?? {});
   }
   const flags = parseRetentionOverrides({
     ...(o.quota === undefined ? {} : { quotaPerDay: tierSettings('--quota', o.quota) }),
     ...(o.ttl === undefined ? {} : { ttlMs: tierSettings('--ttl', o.ttl) }),
-    ...(o.ttlCeiling === undefined ? {} : { ttlCeilingMs: tierSettings('--ttl-ceiling', o.ttlCeiling) }),
+    ...(o.ttlCeiling === undefined
+      ? {}
+      : { ttlCeilingMs: tierSettings('--ttl-ceiling', o.ttlCeiling) }),
   });
   const merged = mergeRetentionOverrides(file, flags);
   retentionConfig(merged); // the whole, checked at start-up
@@ -436,7 +453,11 @@ store(
       '--config <file>',
       'JSON file { "retention": { "quotaPerDay": {TIER: n|null}, "ttlMs": {…}, "ttlCeilingMs": {…}, "limits": {…}, … } }',
     )
-    .option('--quota <tier=n>', 'writes per principal per UTC day for a tier, or none (repeatable)', collect)
+    .option(
+      '--quota <tier=n>',
+      'writes per principal per UTC day for a tier, or none (repeatable)',
+      collect,
+    )
     .option('--ttl <tier=ms>', 'default lifetime of a tier in ms, or none (repeatable)', collect)
     .option(
       '--ttl-ceiling <tier=ms>',

@@ -33,9 +33,7 @@ export async function resolveStdioPrincipal(
       throw new MemwardenError('PRINCIPAL_UNKNOWN', `unknown principal ${explicit}`);
     return explicit;
   }
-  const candidates = all.filter(
-    (p) => p.kind === 'user' || p.kind === 'agent',
-  );
+  const candidates = all.filter((p) => p.kind === 'user' || p.kind === 'agent');
   if (candidates.length === 1) return candidates[0]!.id;
   if (candidates.length > 1)
     throw new MemwardenError(
@@ -125,7 +123,16 @@ export function mcpHttpHandler(b: McpBackend, path = '/mcp') {
         if (res.headersSent) return;
         res
           .writeHead(405, { 'content-type': 'application/json', allow: 'POST' })
-          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'error INPUT_INVALID: method not allowed; POST JSON-RPC to this endpoint' }, id: null }));
+          .end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              error: {
+                code: -32000,
+                message: 'error INPUT_INVALID: method not allowed; POST JSON-RPC to this endpoint',
+              },
+              id: null,
+            }),
+          );
         return;
       }
       const server = createMcpServer(b, principal);
@@ -142,7 +149,12 @@ export function mcpHttpHandler(b: McpBackend, path = '/mcp') {
         // Nesting decided on the text, before the SDK's recursive validation (a valid document
         // nested ~1,500 deep was an internal error; issue 17).
         if (jsonTextDepthExceeds(raw, MAX_BODY_DEPTH))
-          return jsonRpcError(res, 400, -32600, `error INPUT_INVALID: the body nests deeper than ${MAX_BODY_DEPTH} levels`);
+          return jsonRpcError(
+            res,
+            400,
+            -32600,
+            `error INPUT_INVALID: the body nests deeper than ${MAX_BODY_DEPTH} levels`,
+          );
         try {
           body = JSON.parse(raw) as unknown;
         } catch {

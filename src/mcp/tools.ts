@@ -72,20 +72,21 @@ const memoryTools: readonly Tool[] = [
         parents: {
           ...strs,
           description:
-            'Entry ids that were in context when this was written (added to the thread retrieval\'s parents, never replacing them)',
+            "Entry ids that were in context when this was written (added to the thread retrieval's parents, never replacing them)",
         },
         weights: {
           type: 'array',
           items: { type: 'number', minimum: 0, maximum: 1 },
-          description: 'One weight per parent; never below the attribution algorithm\'s',
+          description: "One weight per parent; never below the attribution algorithm's",
         },
         fromLastRetrieval: {
           type: 'boolean',
-          description: 'Derived from the last search made without a threadId (its hits become parents)',
+          description:
+            'Derived from the last search made without a threadId (its hits become parents)',
         },
         ttlMs: {
           type: ['number', 'null'],
-          description: 'Lifetime in ms (null: never expires), within the tier\'s ceiling',
+          description: "Lifetime in ms (null: never expires), within the tier's ceiling",
         },
         derived: { type: 'boolean', description: 'The content was derived by the model' },
       },
@@ -105,7 +106,10 @@ const memoryTools: readonly Tool[] = [
             parents: strs,
             weights: { type: 'array', items: { type: 'number' } },
             label: str,
-            basis: { type: 'string', enum: ['none', 'explicit', 'retrieval', 'explicit+retrieval', 'override'] },
+            basis: {
+              type: 'string',
+              enum: ['none', 'explicit', 'retrieval', 'explicit+retrieval', 'override'],
+            },
             autoParents: strs,
             thread: str,
             raised: { type: 'boolean' },

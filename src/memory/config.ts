@@ -162,7 +162,8 @@ export function retentionConfig(over?: RetentionOverrides): RetentionConfig {
     ...over?.limits,
   };
   for (const [k, v] of Object.entries(limits))
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) bad(`limits.${k}`, 'a positive integer');
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)
+      bad(`limits.${k}`, 'a positive integer');
   const r: RetentionConfig = {
     ttlMs: { ...DEFAULT_RETENTION.ttlMs, ...over?.ttlMs },
     ttlCeilingMs: { ...DEFAULT_RETENTION.ttlCeilingMs, ...over?.ttlCeilingMs },
@@ -263,14 +264,21 @@ export function parseRetentionOverrides(json: unknown): RetentionOverrides {
 }
 
 /** Merge overrides in order (later wins, per tier / per limit). */
-export function mergeRetentionOverrides(...os: readonly (RetentionOverrides | undefined)[]): RetentionOverrides {
+export function mergeRetentionOverrides(
+  ...os: readonly (RetentionOverrides | undefined)[]
+): RetentionOverrides {
   const out: RetentionOverrides = {};
   for (const o of os) {
     if (o === undefined) continue;
     for (const k of ['ttlMs', 'ttlCeilingMs', 'quotaPerDay'] as const)
       if (o[k] !== undefined) out[k] = { ...out[k], ...o[k] };
     if (o.limits !== undefined) out.limits = { ...out.limits, ...o.limits };
-    for (const k of ['renewOnUse', 'maxContentBytes', 'nearDuplicateThreshold', 'shortFactChars'] as const)
+    for (const k of [
+      'renewOnUse',
+      'maxContentBytes',
+      'nearDuplicateThreshold',
+      'shortFactChars',
+    ] as const)
       if (o[k] !== undefined) (out as Record<string, unknown>)[k] = o[k];
   }
   return out;

@@ -55,9 +55,13 @@ export async function readJson<S extends z.ZodType>(
     throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json');
   // Nesting decided on the text, before parsing and before any recursive validator sees it.
   if (jsonTextDepthExceeds(text, MAX_BODY_DEPTH))
-    throw new MemwardenError('INPUT_INVALID', `the body nests deeper than ${MAX_BODY_DEPTH} levels`, {
-      details: { reason: 'nesting', limit: MAX_BODY_DEPTH },
-    });
+    throw new MemwardenError(
+      'INPUT_INVALID',
+      `the body nests deeper than ${MAX_BODY_DEPTH} levels`,
+      {
+        details: { reason: 'nesting', limit: MAX_BODY_DEPTH },
+      },
+    );
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;

@@ -30,7 +30,11 @@ async function concurrentWritesAndTombstone(storage: StorageBackend): Promise<vo
     random: systemRandom,
   });
   const p = await ledger.registerPrincipal('user', 'batch');
-  const first = await committerOf(ledger).write({ writer: p.id, content: 'doomed', tier: 'USER_OBSERVED' });
+  const first = await committerOf(ledger).write({
+    writer: p.id,
+    content: 'doomed',
+    tier: 'USER_OBSERVED',
+  });
   const write = (i: number) =>
     committerOf(ledger).write(
       { writer: p.id, content: `note ${i}`, tier: 'USER_OBSERVED' },

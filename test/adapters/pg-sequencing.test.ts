@@ -53,8 +53,20 @@ describe.skipIf(url === undefined)('log sequencing on PostgreSQL', () => {
     for (let round = 0; round < 4; round++) {
       const ws = [];
       for (let i = 0; i < 60; i++) {
-        ws.push(committerOf(a).write({ writer: ua.id, content: `a ${round}.${i}`, tier: 'USER_OBSERVED' }));
-        ws.push(committerOf(b).write({ writer: ub.id, content: `b ${round}.${i}`, tier: 'USER_OBSERVED' }));
+        ws.push(
+          committerOf(a).write({
+            writer: ua.id,
+            content: `a ${round}.${i}`,
+            tier: 'USER_OBSERVED',
+          }),
+        );
+        ws.push(
+          committerOf(b).write({
+            writer: ub.id,
+            content: `b ${round}.${i}`,
+            tier: 'USER_OBSERVED',
+          }),
+        );
       }
       receipts.push(...(await Promise.all(ws)));
       checkpoints.push(await (round % 2 === 0 ? b : a).checkpoint());

@@ -24,10 +24,14 @@ function cli(data: string, ...args: string[]) {
 }
 
 function serve(data: string, ...extra: string[]): Promise<string> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-pglite-worker', '--data', data, ...extra], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--port', '0', '--no-pglite-worker', '--data', data, ...extra],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -56,7 +60,10 @@ async function flood(url: string, key: string, n: number, tier?: string): Promis
     const res = await fetch(`${url}/v1/memories`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ content: `${tier ?? "Observed"} flood: item ${i * 13} weighs ${i * 7 + 3} kilograms and ships ${["north", "south", "east", "west"][i]}.`, ...(tier === undefined ? {} : { tier }) }),
+      body: JSON.stringify({
+        content: `${tier ?? 'Observed'} flood: item ${i * 13} weighs ${i * 7 + 3} kilograms and ships ${['north', 'south', 'east', 'west'][i]}.`,
+        ...(tier === undefined ? {} : { tier }),
+      }),
     });
     out.push(res.status);
     await res.text();
@@ -74,7 +81,14 @@ describe('serve sets retention and quotas', () => {
     const observed = await flood(url, p.apiKey, 4);
     expect(observed).toEqual([201, 201, 429, 429]);
     expect(await flood(url, p.apiKey, 2, 'EXTERNAL_TOOL')).toEqual([201, 429]);
-    recordHostile({ suite: 'serve-retention', family: 'quota floods', case: '4 writes under serve --quota USER_OBSERVED=2', channel: 'cli serve', held: observed[3] === 429, outcome: observed.join(',') });
+    recordHostile({
+      suite: 'serve-retention',
+      family: 'quota floods',
+      case: '4 writes under serve --quota USER_OBSERVED=2',
+      channel: 'cli serve',
+      held: observed[3] === 429,
+      outcome: observed.join(','),
+    });
   }, 180_000);
 
   it('a bad setting is refused at start-up with a coded error', () => {
@@ -84,7 +98,11 @@ describe('serve sets retention and quotas', () => {
       ['--quota', 'NOT_A_TIER=3'],
       ['--ttl', 'EXTERNAL_WEB=none'], // past the tier's ceiling: never-expiring web memory
     ]) {
-      const r = spawnSync(process.execPath, [BIN, 'serve', '--port', '0', '--data', data, ...args], { env, encoding: 'utf8', timeout: 60_000 });
+      const r = spawnSync(
+        process.execPath,
+        [BIN, 'serve', '--port', '0', '--data', data, ...args],
+        { env, encoding: 'utf8', timeout: 60_000 },
+      );
       expect(r.status, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/^error INPUT_INVALID/m);
     }

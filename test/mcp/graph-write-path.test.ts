@@ -31,7 +31,7 @@ const errorCode = (r: CallToolResult): string | undefined =>
   r.isError === true ? /^error ([A-Z_]+)/.exec(text(r))?.[1] : undefined;
 
 for (const b of testBackends()) {
-  describe(`knowledge-graph tools through the write path (${b.name})`, () => {
+  describe(`knowledge-graph tools through the write path (${b.name})`, { timeout: 180_000 }, () => {
     afterAll(() => b.cleanup());
 
     async function setup(extra: Partial<Omit<MemoryOptions, 'ledger' | 'storage' | 'clock' | 'random'>> = {}) {

@@ -90,7 +90,10 @@ describe('GraphMemory over the ledger', () => {
     const { ledger } = await setup();
     const alice = await ledger.registerPrincipal('user', 'alice');
     const tool = await ledger.registerPrincipal('tool', 'importer');
-    const g = await GraphMemory.open({ ...ledgerGraph(ledger), embedder: new DeterministicEmbedder() });
+    const g = await GraphMemory.open({
+      ...ledgerGraph(ledger),
+      embedder: new DeterministicEmbedder(),
+    });
     const A = { principal: alice.id, tier: 'USER_VERIFIED' } as const;
     const U = { principal: tool.id, tier: 'EXTERNAL_TOOL' } as const;
     const tools = new KnowledgeGraphTools(g);
@@ -153,7 +156,10 @@ describe('GraphMemory over the ledger', () => {
       'Providence',
       'Lake Placid',
     ];
-    const g = await GraphMemory.open({ ...ledgerGraph(ledger), extractor: new DeterministicExtractor(names) });
+    const g = await GraphMemory.open({
+      ...ledgerGraph(ledger),
+      extractor: new DeterministicExtractor(names),
+    });
     const A = { principal: alice.id, tier: 'USER_VERIFIED' } as const;
     await g.addPassage('Zdeno Chara captains the Boston Bruins.', A);
     const gold = await g.addPassage('The Boston Bruins are based in Boston.', A);
@@ -199,25 +205,29 @@ describe('MCP-compatible operations', () => {
       'search_nodes',
       'open_nodes',
     ]);
-    const created = (await t.call(
-      'create_entities',
-      {
-        entities: ['a', 'b', 'c', 'd', 'e'].map((n) => ({
-          name: n,
-          entityType: 'thing',
-          observations: [`obs ${n}`],
-        })),
-      },
-      ctx,
-    )).result as unknown[];
+    const created = (
+      await t.call(
+        'create_entities',
+        {
+          entities: ['a', 'b', 'c', 'd', 'e'].map((n) => ({
+            name: n,
+            entityType: 'thing',
+            observations: [`obs ${n}`],
+          })),
+        },
+        ctx,
+      )
+    ).result as unknown[];
     expect(created.length).toBe(5);
     expect(
       (
-        (await t.call(
-          'create_entities',
-          { entities: [{ name: 'a', entityType: 'x', observations: [] }] },
-          ctx,
-        )).result as unknown[]
+        (
+          await t.call(
+            'create_entities',
+            { entities: [{ name: 'a', entityType: 'x', observations: [] }] },
+            ctx,
+          )
+        ).result as unknown[]
       ).length,
     ).toBe(0);
     await t.call(
@@ -238,7 +248,7 @@ describe('MCP-compatible operations', () => {
         { observations: [{ entityName: 'a', contents: ['new', 'obs a'] }] },
         ctx,
       ),
-    ).toEqual([{ entityName: 'a', addedObservations: ['new'] }]);
+    ).toEqual({ result: [{ entityName: 'a', addedObservations: ['new'] }], held: [] });
     await expectCode(
       t.call('add_observations', { observations: [{ entityName: 'zz', contents: ['x'] }] }, ctx),
       'STORAGE_NOT_FOUND',

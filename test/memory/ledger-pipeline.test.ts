@@ -125,7 +125,9 @@ describe('pipelined group commit', () => {
       const ps: Promise<Receipt>[] = [];
       for (let i = 0; i < 32; i++)
         setImmediate(() => {
-          ps.push(committerOf(l).write({ writer: u.id, content: `req ${i}`, tier: 'USER_OBSERVED' }));
+          ps.push(
+            committerOf(l).write({ writer: u.id, content: `req ${i}`, tier: 'USER_OBSERVED' }),
+          );
           if (ps.length === 32) resolve(ps);
         });
     });
@@ -244,7 +246,11 @@ describe('pipelined group commit', () => {
     const a = await Ledger.open({ storage, keys, clock, random: systemRandom });
     const b = await Ledger.open({ storage, keys, clock, random: systemRandom });
     const u = await a.registerPrincipal('agent', 'u');
-    const first = await committerOf(a).write({ writer: u.id, content: 'one', tier: 'USER_OBSERVED' });
+    const first = await committerOf(a).write({
+      writer: u.id,
+      content: 'one',
+      tier: 'USER_OBSERVED',
+    });
     expect(first.entry.kid).toBe(u.kid);
     const calls = { principal: 0, keys: 0 };
     const getPrincipal = storage.getPrincipal.bind(storage);
@@ -258,16 +264,23 @@ describe('pipelined group commit', () => {
     calls.keys = 0;
     // Within the second: the cached key (still valid for what it signed before the rotation
     // took effect in a's view; readers check keys at the log position).
-    expect((await committerOf(a).write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' })).entry.kid).toBe(
-      u.kid,
-    );
+    expect(
+      (await committerOf(a).write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' })).entry
+        .kid,
+    ).toBe(u.kid);
     expect(calls).toEqual({ principal: 0, keys: 0 });
     clock.advance(1_100_000_000n);
-    const third = await committerOf(a).write({ writer: u.id, content: 'three', tier: 'USER_OBSERVED' });
+    const third = await committerOf(a).write({
+      writer: u.id,
+      content: 'three',
+      tier: 'USER_OBSERVED',
+    });
     expect(third.entry.kid).toBe(rotated);
     expect(calls).toEqual({ principal: 0, keys: 1 });
     // An agent stays an agent: the tier bound still applies after the refresh.
-    await expect(committerOf(a).write({ writer: u.id, content: 'op', tier: 'OPERATOR' })).rejects.toMatchObject({
+    await expect(
+      committerOf(a).write({ writer: u.id, content: 'op', tier: 'OPERATOR' }),
+    ).rejects.toMatchObject({
       code: 'ENTRY_INVALID',
     });
     expect((await a.verifyEntry(third.entry.id)).ok).toBe(true);

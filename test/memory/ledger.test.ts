@@ -84,12 +84,21 @@ describe('Ledger write path', () => {
   it('refuses an unknown writer and invalid fields with coded errors', async () => {
     const l = await openLedger();
     await expectCode(
-      committerOf(l).write({ writer: 'user:' + '0'.repeat(32), content: 'x', tier: 'USER_OBSERVED' }),
+      committerOf(l).write({
+        writer: 'user:' + '0'.repeat(32),
+        content: 'x',
+        tier: 'USER_OBSERVED',
+      }),
       'PRINCIPAL_UNKNOWN',
     );
     const u = await l.registerPrincipal('user', 'u');
     await expectCode(
-      committerOf(l).write({ writer: u.id, content: 'x', tier: 'USER_OBSERVED', kind: 'Bad Kind!' }),
+      committerOf(l).write({
+        writer: u.id,
+        content: 'x',
+        tier: 'USER_OBSERVED',
+        kind: 'Bad Kind!',
+      }),
       'CODEC_INVALID_VALUE',
     );
     await expectCode(
@@ -146,9 +155,9 @@ describe('Ledger write path', () => {
     const u = await l.registerPrincipal('user', 'u');
     await committerOf(l).write({ writer: u.id, content: 'one', tier: 'USER_OBSERVED' });
     fail = true;
-    await expect(committerOf(l).write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' })).rejects.toThrow(
-      'disk on fire',
-    );
+    await expect(
+      committerOf(l).write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' }),
+    ).rejects.toThrow('disk on fire');
     fail = false;
     const r = await committerOf(l).write({ writer: u.id, content: 'three', tier: 'USER_OBSERVED' });
     expect(r.leafIndex).toBe(1);
@@ -195,9 +204,17 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
   it('rotation keeps earlier entries verifiable and signs new ones with the new key', async () => {
     const l = await openLedger();
     const u = await l.registerPrincipal('user', 'u');
-    const before = await committerOf(l).write({ writer: u.id, content: 'before', tier: 'USER_OBSERVED' });
+    const before = await committerOf(l).write({
+      writer: u.id,
+      content: 'before',
+      tier: 'USER_OBSERVED',
+    });
     const newKid = await l.rotatePrincipalKey(u.id);
-    const after = await committerOf(l).write({ writer: u.id, content: 'after', tier: 'USER_OBSERVED' });
+    const after = await committerOf(l).write({
+      writer: u.id,
+      content: 'after',
+      tier: 'USER_OBSERVED',
+    });
     expect(after.entry.kid).toBe(newKid);
     expect(before.entry.kid).not.toBe(newKid);
     expect((await l.verifyEntry(before.entry.id)).ok).toBe(true);
@@ -207,7 +224,11 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
   it('a revoked key signs nothing new and its earlier entries still verify', async () => {
     const l = await openLedger();
     const u = await l.registerPrincipal('user', 'u');
-    const before = await committerOf(l).write({ writer: u.id, content: 'before', tier: 'USER_OBSERVED' });
+    const before = await committerOf(l).write({
+      writer: u.id,
+      content: 'before',
+      tier: 'USER_OBSERVED',
+    });
     await l.revokeKey(u.kid, 'laptop stolen');
     await expectCode(
       committerOf(l).write({ writer: u.id, content: 'after', tier: 'USER_OBSERVED' }),
@@ -261,7 +282,11 @@ describe('Ledger deletion and durability', () => {
   it('a tombstone is a new signed leaf; the original leaf stays provable', async () => {
     const l = await openLedger();
     const u = await l.registerPrincipal('user', 'u');
-    const r = await committerOf(l).write({ writer: u.id, content: 'old address', tier: 'USER_OBSERVED' });
+    const r = await committerOf(l).write({
+      writer: u.id,
+      content: 'old address',
+      tier: 'USER_OBSERVED',
+    });
     const t = await committerOf(l).tombstone(r.entry.id, 'moved house', u.id);
     expect(t.leafIndex).toBe(1);
     const leaf = await l.storage.getLeaf(1);
@@ -288,7 +313,10 @@ describe('Ledger deletion and durability', () => {
     const u = await a.registerPrincipal('user', 'u');
     const ids: string[] = [];
     for (let i = 0; i < 5; i++)
-      ids.push((await committerOf(a).write({ writer: u.id, content: `n${i}`, tier: 'USER_OBSERVED' })).entry.id);
+      ids.push(
+        (await committerOf(a).write({ writer: u.id, content: `n${i}`, tier: 'USER_OBSERVED' }))
+          .entry.id,
+      );
     const cp1 = await a.checkpoint();
     await a.close();
     const b = await open();

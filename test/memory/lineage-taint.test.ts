@@ -36,7 +36,7 @@ async function code(p: Promise<unknown>): Promise<string> {
 }
 
 for (const b of testBackends()) {
-  describe(`lineage from callers only adds taint (${b.name})`, () => {
+  describe(`lineage from callers only adds taint (${b.name})`, { timeout: 180_000 }, () => {
     afterAll(() => b.cleanup());
 
     async function setup(extra: Partial<Omit<MemoryOptions, 'ledger' | 'storage' | 'clock' | 'random'>> = {}) {

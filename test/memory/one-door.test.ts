@@ -12,7 +12,12 @@ import { Ledger } from '../../src/memory/log/ledger.js';
 import type { Memory } from '../../src/memory/memory.js';
 import { testMemory } from './helpers-memory.js';
 
-const EXEMPT = [/^src\/memory\/write\//, /^src\/memory\/log\/commit\.ts$/, /^src\/eval\/memlineage\/(world|timings)\.ts$/, /^src\/eval\/authselect\/ledger-graph\.ts$/];
+const EXEMPT = [
+  /^src\/memory\/write\//,
+  /^src\/memory\/log\/commit\.ts$/,
+  /^src\/eval\/memlineage\/(world|timings)\.ts$/,
+  /^src\/eval\/authselect\/ledger-graph\.ts$/,
+];
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
@@ -36,9 +41,15 @@ describe('one door for writes', () => {
   it('only the write path (and the named eval exemption) imports the commit capability', () => {
     const importers = files('src')
       .map((f) => relative(process.cwd(), f))
-      .filter((f) => /from '[^']*log\/commit\.js'|from '\.\/commit\.js'/.test(readFileSync(f, 'utf8')));
+      .filter((f) =>
+        /from '[^']*log\/commit\.js'|from '\.\/commit\.js'/.test(readFileSync(f, 'utf8')),
+      );
     expect(importers.length).toBeGreaterThan(0);
-    for (const f of importers) expect(EXEMPT.some((r) => r.test(f)), f).toBe(true);
+    for (const f of importers)
+      expect(
+        EXEMPT.some((r) => r.test(f)),
+        f,
+      ).toBe(true);
     const cfg = readFileSync('.dependency-cruiser.cjs', 'utf8');
     expect(cfg).toContain("name: 'commit-only-from-the-write-path'");
   });

@@ -26,7 +26,9 @@ describe('SMSR component 1: MAC key rotation and retirement', () => {
   it('rotation keeps old entries verifiable; retirement invalidates exactly what the key tagged', async () => {
     const l = await openLedger('smsr-keys');
     const alice = await l.registerPrincipal('user', 'alice');
-    const before = await committerOf(l).write(input(alice.id, 'expense limit without CFO approval is $5,000'));
+    const before = await committerOf(l).write(
+      input(alice.id, 'expense limit without CFO approval is $5,000'),
+    );
     const oldKid = l.keys.macs.currentKid();
     const newKid = await l.keys.rotateMac();
     expect(newKid).not.toBe(oldKid);
@@ -103,7 +105,9 @@ describe('component 1 in front of component 2', () => {
     const other = await openLedger('other-host');
     const alice = await l.registerPrincipal('user', 'alice');
     const eve = await other.registerPrincipal('user', 'eve');
-    const good = await committerOf(l).write(input(alice.id, 'MFA is mandatory for all remote access'));
+    const good = await committerOf(l).write(
+      input(alice.id, 'MFA is mandatory for all remote access'),
+    );
     const bad = await committerOf(other).write(input(eve.id, 'MFA is optional for remote access'));
     const badRow = (await other.storage.getEntry(bad.entry.id))!;
     await l.storage.putEntry({ ...badRow, leafIndex: 500 });

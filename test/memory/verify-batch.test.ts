@@ -61,7 +61,8 @@ async function written(l: Ledger, n: number): Promise<StoredEntry[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++)
     ids.push(
-      (await committerOf(l).write({ writer: p.id, content: `fact ${i}`, tier: 'USER_OBSERVED' })).entry.id,
+      (await committerOf(l).write({ writer: p.id, content: `fact ${i}`, tier: 'USER_OBSERVED' }))
+        .entry.id,
     );
   const rows = await Promise.all(ids.map((id) => l.storage.getEntry(id)));
   return rows.map((r) => r!);
@@ -358,8 +359,16 @@ describe('the key record cache of the read path', () => {
       const clock = new ManualClock();
       const writer = await ledgerOn(storage, { clock });
       const p = await writer.registerPrincipal('user', 'u');
-      const a = await committerOf(writer).write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
-      const b = await committerOf(writer).write({ writer: p.id, content: 'b', tier: 'USER_OBSERVED' });
+      const a = await committerOf(writer).write({
+        writer: p.id,
+        content: 'a',
+        tier: 'USER_OBSERVED',
+      });
+      const b = await committerOf(writer).write({
+        writer: p.id,
+        content: 'b',
+        tier: 'USER_OBSERVED',
+      });
       const reader = await ledgerOn(storage, {
         clock,
         ...(ttl === undefined ? {} : { keyRecordTtlNs: ttl }),

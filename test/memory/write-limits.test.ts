@@ -29,7 +29,7 @@ async function outcome(p: Promise<unknown>): Promise<string> {
 }
 
 for (const b of testBackends()) {
-  describe(`write limits (${b.name})`, () => {
+  describe(`write limits (${b.name})`, { timeout: 180_000 }, () => {
     afterAll(() => b.cleanup());
 
     async function setup(extra: Partial<Omit<MemoryOptions, 'ledger' | 'storage' | 'clock' | 'random'>> = {}) {

@@ -33,7 +33,10 @@ export function ledgerGraph(ledger: Ledger): { source: GraphSource; writer: Grap
               ? {}
               : { parents: it.parents, weights: it.parents.map(() => 1) }),
           });
-          out.push({ status: 'stored' as const, memory: toMemoryRecord(r.entry, r.leafIndex, r.bytes) });
+          out.push({
+            status: 'stored' as const,
+            memory: toMemoryRecord(r.entry, r.leafIndex, r.bytes),
+          });
         }
         return out;
       },

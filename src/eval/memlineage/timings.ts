@@ -157,14 +157,19 @@ export async function measureTimings(
   add(
     'memorystore_write_full',
     await time((i) =>
-      committerOf(ledger).write({ writer: p.id, content: `${content} ${i}`, tier: 'USER_OBSERVED' }),
+      committerOf(ledger).write({
+        writer: p.id,
+        content: `${content} ${i}`,
+        tier: 'USER_OBSERVED',
+      }),
     ),
     213.6,
   );
   const ids: string[] = [];
   for (let i = 0; i < 260; i++)
     ids.push(
-      (await committerOf(ledger).write({ writer: p.id, content: `v${i}`, tier: 'USER_OBSERVED' })).entry.id,
+      (await committerOf(ledger).write({ writer: p.id, content: `v${i}`, tier: 'USER_OBSERVED' }))
+        .entry.id,
     );
   await ledger.checkpoint();
   let k = 0; // every call verifies an entry this process has not verified yet

@@ -20,6 +20,7 @@ import {
   type SearchOperation,
   validateNamespace,
 } from '@langchain/langgraph-checkpoint';
+import { isMemwardenError } from '../../core/errors.js';
 import type { AddResult, MemoryApi, MemoryRecord } from '../../memory/api.js';
 import { DEFAULT_WRITE_LIMITS } from '../../memory/config.js';
 import { checkStructured } from '../../memory/write/limits.js';
@@ -240,11 +241,21 @@ export class MemwardenStore extends BaseStore {
     let record: MemoryRecord;
     if (existing !== undefined) {
       // A new signed version superseding the old one: history keeps both.
-      record = await this.memory.update(existing.record.id, content, {
-        principal: this.principal,
-        reason: 'langgraph put',
-        ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
-      });
+      try {
+        record = await this.memory.update(existing.record.id, content, {
+          principal: this.principal,
+          reason: 'langgraph put',
+          ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
+        });
+      } catch (e) {
+        // The new version was screened and held (the old one stays current), as a held add.
+        if (isMemwardenError(e) && e.code === 'WRITE_HELD')
+          throw new PutHeldForReviewError(
+            String(e.details?.['reviewId'] ?? ''),
+            (e.details?.['reasons'] as string[] | undefined) ?? [],
+          );
+        throw e;
+      }
     } else {
       record = stored(
         await this.memory.add(content, {

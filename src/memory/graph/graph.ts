@@ -116,7 +116,11 @@ export interface GraphWriter {
 /** One object's write outcome: its entry id, or the review holding it. */
 export type GraphObjectResult =
   | { readonly status: 'stored'; readonly id: string }
-  | { readonly status: 'pending_review'; readonly reviewId: string; readonly reasons: readonly string[] };
+  | {
+      readonly status: 'pending_review';
+      readonly reviewId: string;
+      readonly reasons: readonly string[];
+    };
 
 export interface GraphMemoryOptions {
   readonly source: GraphSource;
@@ -397,13 +401,25 @@ export class GraphMemory {
       })),
       ctx,
     );
-    return outs.map((r) => (r.status === 'stored' ? { status: 'stored', id: this.foldRecord(r.memory) } : r));
+    return outs.map((r) =>
+      r.status === 'stored' ? { status: 'stored', id: this.foldRecord(r.memory) } : r,
+    );
   }
 
   /** Fold a record the writer just stored; returns its id. */
   private foldRecord(m: GraphWriteStored): string {
-    if (m.expiresAt !== undefined) this.expiryOf.set(m.id, BigInt(Date.parse(m.expiresAt)) * 1_000_000n);
-    this.fold(m.id, m.kind, m.content, m.writer, m.tier, effectiveAuthority(m.tier, m.label), m.parents, m.label);
+    if (m.expiresAt !== undefined)
+      this.expiryOf.set(m.id, BigInt(Date.parse(m.expiresAt)) * 1_000_000n);
+    this.fold(
+      m.id,
+      m.kind,
+      m.content,
+      m.writer,
+      m.tier,
+      effectiveAuthority(m.tier, m.label),
+      m.parents,
+      m.label,
+    );
     return m.id;
   }
 
@@ -437,7 +453,9 @@ export class GraphMemory {
       ctx,
     );
     const id = storedId(
-      r === undefined || r.status !== 'stored' ? (r as GraphObjectResult) : { status: 'stored', id: this.foldRecord(r.memory) },
+      r === undefined || r.status !== 'stored'
+        ? (r as GraphObjectResult)
+        : { status: 'stored', id: this.foldRecord(r.memory) },
     );
     let x = extraction;
     if (x === undefined && this.opts.extractor !== undefined) {

@@ -142,7 +142,8 @@ function arr(x: unknown, what: string): unknown[] {
 function validators(l: WriteLimits) {
   /** A name (entity, type, relation type): bounded like every caller string of a write. */
   const s = (x: unknown, what: string): string => checkString(x, 'name', l, what);
-  const ss = (x: unknown, what: string): string[] => arr(x, what).map((v, i) => s(v, `${what}[${i}]`));
+  const ss = (x: unknown, what: string): string[] =>
+    arr(x, what).map((v, i) => s(v, `${what}[${i}]`));
   /** Observation texts. */
   const obs = (x: unknown, what: string): string[] =>
     arr(x, what).map((v, i) => checkString(v, 'observation', l, `${what}[${i}]`));
@@ -204,7 +205,12 @@ export class KnowledgeGraphTools {
     return { result, held };
   }
 
-  private dispatch(name: string, args: unknown, ctx: WriteContext, held: HeldGraphObject[]): Promise<unknown> | unknown {
+  private dispatch(
+    name: string,
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[],
+  ): Promise<unknown> | unknown {
     switch (name) {
       case 'create_entities':
         return this.create_entities(args, ctx, held);
@@ -233,9 +239,13 @@ export class KnowledgeGraphTools {
   private bound(n: number, what: string): void {
     const max = this.writeLimits.graphObjectsPerCall;
     if (n > max)
-      throw new MemwardenError('INPUT_TOO_LARGE', `${what}: at most ${max} graph objects per call`, {
-        details: { field: what, limit: max, unit: 'objects' },
-      });
+      throw new MemwardenError(
+        'INPUT_TOO_LARGE',
+        `${what}: at most ${max} graph objects per call`,
+        {
+          details: { field: what, limit: max, unit: 'objects' },
+        },
+      );
   }
 
   /** Write a call's objects (one batch through the write path); held ones are reported. */
@@ -255,7 +265,11 @@ export class KnowledgeGraphTools {
   }
 
   /** Creates entities whose names are new; existing names are ignored (reference semantics). */
-  async create_entities(args: unknown, ctx: WriteContext, held: HeldGraphObject[] = []): Promise<KgEntity[]> {
+  async create_entities(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<KgEntity[]> {
     const items = arr(obj(args, 'arguments').entities, 'entities').map((x, i) => {
       const o = obj(x, `entities[${i}]`);
       return {
@@ -285,7 +299,11 @@ export class KnowledgeGraphTools {
   }
 
   /** Creates relations not already present (duplicates skipped). */
-  async create_relations(args: unknown, ctx: WriteContext, held: HeldGraphObject[] = []): Promise<KgRelation[]> {
+  async create_relations(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<KgRelation[]> {
     const items = arr(obj(args, 'arguments').relations, 'relations').map((x, i) =>
       this.v.rel(x, `relations[${i}]`),
     );
@@ -301,7 +319,10 @@ export class KnowledgeGraphTools {
       fresh.push(r);
     }
     const ids = await this.write(
-      fresh.map((r) => ({ o: { t: 'relation', ...r } as GraphObject, subject: `${r.from} ${r.relationType} ${r.to}` })),
+      fresh.map((r) => ({
+        o: { t: 'relation', ...r } as GraphObject,
+        subject: `${r.from} ${r.relationType} ${r.to}`,
+      })),
       ctx,
       held,
     );
@@ -362,7 +383,11 @@ export class KnowledgeGraphTools {
     }));
   }
 
-  async delete_entities(args: unknown, ctx: WriteContext, held: HeldGraphObject[] = []): Promise<void> {
+  async delete_entities(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<void> {
     const names = this.v.ss(obj(args, 'arguments').entityNames, 'entityNames');
     this.bound(names.length, 'entityNames');
     await this.write(
@@ -374,7 +399,11 @@ export class KnowledgeGraphTools {
     );
   }
 
-  async delete_observations(args: unknown, ctx: WriteContext, held: HeldGraphObject[] = []): Promise<void> {
+  async delete_observations(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<void> {
     const dels = arr(obj(args, 'arguments').deletions, 'deletions').map((x, i) => {
       const o = obj(x, `deletions[${i}]`);
       return {
@@ -390,11 +419,18 @@ export class KnowledgeGraphTools {
     for (const d of dels)
       for (const text of d.texts)
         if (this.graph.entity(d.entity)?.observations.some((ob) => ob.text === text))
-          writes.push({ o: { t: 'delete_observation', entity: d.entity, text }, subject: d.entity });
+          writes.push({
+            o: { t: 'delete_observation', entity: d.entity, text },
+            subject: d.entity,
+          });
     await this.write(writes, ctx, held);
   }
 
-  async delete_relations(args: unknown, ctx: WriteContext, held: HeldGraphObject[] = []): Promise<void> {
+  async delete_relations(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<void> {
     const items = arr(obj(args, 'arguments').relations, 'relations').map((x, i) =>
       this.v.rel(x, `relations[${i}]`),
     );

@@ -85,7 +85,8 @@ export class PrincipalGraph {
         if (this.verdicts.size >= 100_000) this.verdicts.clear();
         this.verdicts.set(p.entryId, bad);
       }
-      if (bad && !dropped.some((x) => x.id === p.entryId)) dropped.push({ id: p.entryId, code: 'POISONING_SIGNAL' });
+      if (bad && !dropped.some((x) => x.id === p.entryId))
+        dropped.push({ id: p.entryId, code: 'POISONING_SIGNAL' });
       return !bad;
     };
     const entities: KgEntity[] = [];
@@ -144,7 +145,9 @@ export class PrincipalGraph {
   }
 }
 
-function entityText(e: Pick<EntityState, 'name' | 'entityType'> & { observations: readonly string[] }): string {
+function entityText(
+  e: Pick<EntityState, 'name' | 'entityType'> & { observations: readonly string[] },
+): string {
   return [`${e.name} (${e.entityType})`, ...e.observations].join('\n');
 }
 

@@ -96,7 +96,6 @@ export interface Receipt {
   readonly leafIndex: number;
 }
 
-
 interface Pending {
   readonly id: string;
   readonly leafData: Uint8Array;
@@ -193,7 +192,6 @@ const MAX_BATCH = 2048;
 const WRITER_CACHE_NS = 1_000_000_000n;
 /** How long a quota found exhausted refuses writes before they are signed (1 s). */
 const EXHAUSTED_NS = 1_000_000_000n;
-
 
 /** One committer per ledger (its queue is the log's append order in this process). */
 const committers = new WeakMap<Ledger, Committer>();
@@ -292,7 +290,9 @@ export class Committer implements CommitQueue {
     // One new version per entry at a time in this process: a second concurrent one is refused
     // here rather than failing the shared commit batch on the superseded mark.
     if (this.superseding.has(sup)) {
-      throw new MemwardenError('STORAGE_CONFLICT', 'entry already being superseded', { details: { sup } });
+      throw new MemwardenError('STORAGE_CONFLICT', 'entry already being superseded', {
+        details: { sup },
+      });
     }
     this.superseding.add(sup);
     try {
@@ -315,7 +315,10 @@ export class Committer implements CommitQueue {
       throw new MemwardenError('INPUT_INVALID', 'malformed write quota');
     const d = { principal: input.writer, tier: input.tier, dayKey: q.dayKey, limit: q.limit };
     const hit = this.exhausted.get(exhaustedKey(d));
-    if ((hit !== undefined && q.limit <= hit.limit && this.clock.nowNs() < hit.until) || q.limit < 1)
+    if (
+      (hit !== undefined && q.limit <= hit.limit && this.clock.nowNs() < hit.until) ||
+      q.limit < 1
+    )
       throw quotaExceeded(d);
     return d;
   }
@@ -323,7 +326,10 @@ export class Committer implements CommitQueue {
   /** Remember a refusal (see {@link demand}); bounded. */
   private noteExhausted(d: QuotaDemand): void {
     if (this.exhausted.size >= 10_000) this.exhausted.clear();
-    this.exhausted.set(exhaustedKey(d), { limit: d.limit, until: this.clock.nowNs() + EXHAUSTED_NS });
+    this.exhausted.set(exhaustedKey(d), {
+      limit: d.limit,
+      until: this.clock.nowNs() + EXHAUSTED_NS,
+    });
   }
 
   /**
@@ -333,7 +339,9 @@ export class Committer implements CommitQueue {
   private async checkSupersedable(sup: string, writer: string): Promise<void> {
     const old = await this.storage.getEntry(sup);
     if (old === undefined || old.deleted === true || old.owner !== writer) {
-      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', { details: { sup } });
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', {
+        details: { sup },
+      });
     }
     if (old.supersededBy !== undefined) {
       throw new MemwardenError('STORAGE_CONFLICT', 'entry already superseded', {
@@ -638,5 +646,4 @@ export class Committer implements CommitQueue {
   async drain(): Promise<void> {
     while (this.inflight > 0 || this.pending.length > 0) await this.lastCommit;
   }
-
 }

@@ -61,4 +61,3 @@ export function ledgerView(ledger: Ledger): LedgerView {
     decode: (bytes: Uint8Array) => Ledger.decode(bytes),
   });
 }
-

@@ -16,14 +16,7 @@ import type { WriteLimits } from '../config.js';
 
 /** The fields the limits name (also the `field` of an error's details). */
 export type LimitedField =
-  | 'content'
-  | 'source'
-  | 'kind'
-  | 'threadId'
-  | 'reason'
-  | 'name'
-  | 'observation'
-  | 'parent';
+  'content' | 'source' | 'kind' | 'threadId' | 'reason' | 'name' | 'observation' | 'parent';
 
 /** A field's bounds. */
 export interface FieldBound {
@@ -145,10 +138,11 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
     if (d + 1 > max) return true;
     if (Array.isArray(v)) {
       for (const x of v) if (typeof x === 'object' && x !== null) stack.push([x, d + 1]);
-    } else for (const k in v) {
-      const x = (v as Record<string, unknown>)[k];
-      if (typeof x === 'object' && x !== null) stack.push([x, d + 1]);
-    }
+    } else
+      for (const k in v) {
+        const x = (v as Record<string, unknown>)[k];
+        if (typeof x === 'object' && x !== null) stack.push([x, d + 1]);
+      }
   }
   return false;
 }
@@ -182,9 +176,13 @@ export function checkStructured(value: unknown, max: number, field = 'value'): v
         stack.push((v as Record<string, unknown>)[k]);
       }
     if (reason !== undefined)
-      throw new MemwardenError('INPUT_INVALID', `${field} holds ${reason === 'nul' ? 'U+0000' : 'a lone surrogate'}`, {
-        details: { field, reason },
-      });
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `${field} holds ${reason === 'nul' ? 'U+0000' : 'a lone surrogate'}`,
+        {
+          details: { field, reason },
+        },
+      );
   }
 }
 
@@ -200,7 +198,8 @@ export function jsonTextDepthExceeds(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped unit
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped unit
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {

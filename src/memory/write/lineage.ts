@@ -203,7 +203,10 @@ export class LineageWriter {
         { step: k },
       );
       if (!Array.isArray(w) || w.length !== parents.length)
-        throw new MemwardenError('LINEAGE_INVALID', 'attribution returned the wrong number of weights');
+        throw new MemwardenError(
+          'LINEAGE_INVALID',
+          'attribution returned the wrong number of weights',
+        );
       return w;
     };
     const callerWeight = (i: number): number | undefined => {
@@ -224,7 +227,9 @@ export class LineageWriter {
       return propagate(
         {
           tier: req.tier,
-          ...(req.derived === undefined && edges.length === 0 ? {} : { derived: req.derived === true || edges.length > 0 }),
+          ...(req.derived === undefined && edges.length === 0
+            ? {}
+            : { derived: req.derived === true || edges.length > 0 }),
           ...(req.multiHop === undefined ? {} : { multiHop: req.multiHop }),
         },
         edges,
