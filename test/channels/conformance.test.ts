@@ -455,6 +455,7 @@ describe('the hostile-write matrix through every channel', () => {
       /ignore previous/i,
       /<\|system\|>/i,
       /disregard/i,
+      // eslint-disable-next-line no-control-regex -- U+0000 is exactly what must never be stored
       /\u0000/,
       /[\ud800-\udfff]/u,
     ];

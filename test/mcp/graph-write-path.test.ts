@@ -39,8 +39,9 @@ for (const b of testBackends()) {
       const writes: string[] = [];
       const rejected: string[] = [];
       const metrics: MetricsSink = {
-        recordWrite: (t) => void writes.push(t),
-        recordRejected: (r) => void rejected.push(r),
+        recordWrite: (t: string) => void writes.push(t),
+        recordRejected: (r: string) => void rejected.push(r),
+        recordRead: () => undefined,
         recordSignal: () => undefined,
         observeEmbedding: () => undefined,
         setEntriesCollector: () => undefined,

@@ -16,11 +16,11 @@
 import { renderSegments } from '../../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../../core/trust.js';
 import type { EntityState, GraphMemory, Provenance } from './graph.js';
-import {
-  type HeldGraphObject,
-  type KgEntity,
-  type KgGraph,
-  type KgRelation,
+import type {
+  HeldGraphObject,
+  KgEntity,
+  KgGraph,
+  KgRelation,
   KnowledgeGraphTools,
 } from './knowledge-graph.js';
 

@@ -148,7 +148,8 @@ export class WritePath {
     ];
     this.updateStages = [limits, principal, ttl, embedding, screening, commit];
     this.graphStages = [limits, principal, ttl, lineageStage, screening, commit];
-    this.replayStages = [limits, principal, ttl, embedding, commit];
+    // No embedding stage: nothing screens it; the commit embeds what it stores.
+    this.replayStages = [limits, principal, ttl, commit];
   }
 
   // ---- entry points ------------------------------------------------------------------------
