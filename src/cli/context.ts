@@ -5,6 +5,7 @@
  */
 import type { MemwardenError } from '../core/errors.js';
 import type { RetentionOverrides } from '../memory/config.js';
+import type { Embedder } from '../ports/embedder.js';
 import { Memory } from '../open.js';
 import type { Metrics } from '../server/metrics.js';
 
@@ -22,6 +23,8 @@ export interface StoreOptions {
   readonly pgliteWorker?: boolean;
   /** Retention, quotas and write limits (`serve --config FILE`, `--quota`, `--ttl`, `--ttl-ceiling`). */
   readonly retention?: RetentionOverrides;
+  /** The embedder to use (serve hands in the local model it loaded at start-up); default: Memory.open's. */
+  readonly embedder?: Embedder;
 }
 
 /** Open the memory stored in `data` (created on first use). */
@@ -36,6 +39,7 @@ export async function openMemory(
     ...(o.readModel === false ? { readModel: false as const } : {}),
     ...(o.pgliteWorker === true ? { pgliteWorker: true } : {}),
     ...(o.retention === undefined ? {} : { retention: o.retention }),
+    ...(o.embedder === undefined ? {} : { embedder: o.embedder }),
     ...(metrics === undefined ? {} : { metrics }),
     ...(onStorageLost === undefined ? {} : { onStorageLost }),
   });

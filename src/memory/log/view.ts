@@ -34,6 +34,11 @@ export interface LedgerView {
   keysOf(principalId: string): Promise<KeyRecord[]>;
   primeVerification(): Promise<number>;
   decode(bytes: Uint8Array): SignedEntry;
+  /**
+   * One stored entry as `principal` sees it (its own rows plus global ones), or undefined: the
+   * public `Gate` loads a context's segments through it before verifying them.
+   */
+  entryAs(principal: string, id: string): Promise<StoredEntry | undefined>;
 }
 
 /** The read-and-administer view of `ledger` (see the module comment). */
@@ -59,5 +64,10 @@ export function ledgerView(ledger: Ledger): LedgerView {
     keysOf: (id: string) => storage.keysOf(id),
     primeVerification: () => ledger.primeVerification(),
     decode: (bytes: Uint8Array) => Ledger.decode(bytes),
+    entryAs: (principal: string, id: string) =>
+      (typeof storage.asPrincipal === 'function'
+        ? storage.asPrincipal(principal)
+        : storage
+      ).getEntry(id),
   });
 }
