@@ -628,13 +628,26 @@ function storedId(r: GraphObjectResult): string {
   });
 }
 
-/** The text of a graph object, as screening reads it (names, types, observations). */
+/** A name of four words or more reads as a sentence: the instruction screen reads it as one. */
+const sentenceLike = (name: string): boolean => name.trim().split(/\s+/u).length >= 4;
+
+/**
+ * The text of a graph object, as screening reads it (names, types, observations). The sentences
+ * come first and names and types last, bracketed as labels: the instruction screen (issue 22)
+ * weighs how a text opens, and a bare label in front ("note 0", "Call log") reads as an
+ * imperative and held tool results that `add_memory` stores. A sentence-like name is read as a
+ * sentence too; the marker screens read every part wherever it stands.
+ */
 export function screenTextOf(o: GraphObject): string {
   switch (o.t) {
     case 'entity':
-      return [o.name, o.entityType, ...o.observations].join('\n');
+      return [
+        ...(sentenceLike(o.name) ? [o.name] : []),
+        ...o.observations,
+        `[${o.entityType}] ${o.name}`,
+      ].join('\n');
     case 'observation':
-      return `${o.entity}\n${o.text}`;
+      return `${o.text}\n[${o.entity}]`;
     case 'relation':
       return `${o.from} ${o.relationType} ${o.to}`;
     case 'extraction':
@@ -642,9 +655,9 @@ export function screenTextOf(o: GraphObject): string {
     case 'synonym':
       return `${o.a}\n${o.b}`;
     case 'delete_entity':
-      return o.name;
+      return `[${o.name}]`;
     case 'delete_observation':
-      return `${o.entity}\n${o.text}`;
+      return `${o.text}\n[${o.entity}]`;
     case 'delete_relation':
       return `${o.from} ${o.relationType} ${o.to}`;
   }
