@@ -8,7 +8,7 @@
  */
 import { MemwardenError } from '../core/errors.js';
 import { utf8Length } from '../core/codec/wire.js';
-import { type JsonObject, type JsonValue, encodeMeta } from '../core/entry/meta.js';
+import { type JsonObject, type JsonValue, META_LIMITS, encodeMeta } from '../core/entry/meta.js';
 import { type EntryFilter, andFilters, parseFilter, parseInstant } from '../core/filter/index.js';
 
 function invalid(message: string, field: string): never {
@@ -21,7 +21,10 @@ function normalise(v: unknown, field: string, depth: number): JsonValue {
     if (!Number.isFinite(v)) invalid('metadata numbers must be finite', field);
     return Object.is(v, -0) ? 0 : v;
   }
-  if (depth > 16) invalid('metadata nested too deeply', field);
+  if (depth > 16)
+    throw new MemwardenError('INPUT_INVALID', 'metadata nested too deeply', {
+      details: { field, reason: 'nesting', limit: META_LIMITS.depth },
+    });
   if (Array.isArray(v))
     return v.map((x) => normalise(x === undefined ? null : x, field, depth + 1));
   if (typeof v === 'object') {
@@ -53,10 +56,23 @@ export function checkMetadata(meta: unknown): JsonObject | undefined {
   try {
     encodeMeta(out);
   } catch (e) {
-    if (e instanceof MemwardenError)
+    if (e instanceof MemwardenError) {
+      // Over the signed record's bounds: the write path's codes (INPUT_TOO_LARGE over a size
+      // bound, INPUT_INVALID reason `nesting` over the depth bound; ADR 0031).
+      if (e.code === 'CODEC_OVERSIZE' && /deeply/.test(e.message))
+        throw new MemwardenError('INPUT_INVALID', `metadata: ${e.message}`, {
+          details: { field: 'metadata', reason: 'nesting', limit: META_LIMITS.depth },
+        });
+      if (e.code === 'CODEC_OVERSIZE')
+        throw new MemwardenError('INPUT_TOO_LARGE', `metadata: ${e.message}`, {
+          details: /object/.test(e.message)
+            ? { field: 'metadata', limit: META_LIMITS.items, unit: 'items' }
+            : { field: 'metadata', limit: META_LIMITS.bytes, unit: 'bytes' },
+        });
       throw new MemwardenError('INPUT_INVALID', `metadata: ${e.message}`, {
         details: { field: 'metadata', reason: e.code },
       });
+    }
     throw e;
   }
   return out;

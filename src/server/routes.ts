@@ -165,18 +165,28 @@ export function registerRoutes(
     };
     const r = await memory.add(content as string, opts);
     if (r.status === 'stored') {
-      // The memory, and what the add did (consolidation): NOOP wrote nothing (200).
+      // The memory, what the add did (consolidation: NOOP wrote nothing, 200) and which
+      // parents the write used and why (issue 24).
       return c.json(
         {
           ...r.memory,
           event: r.event,
           ...(r.previous === undefined ? {} : { previous: r.previous }),
           ...(r.conflict === undefined ? {} : { conflict: r.conflict }),
+          ...(r.lineage === undefined ? {} : { lineage: r.lineage }),
         },
         r.event === 'NOOP' ? 200 : 201,
       );
     }
-    return c.json({ status: r.status, reviewId: r.reviewId, reasons: r.reasons }, 202);
+    return c.json(
+      {
+        status: r.status,
+        reviewId: r.reviewId,
+        reasons: r.reasons,
+        ...(r.lineage === undefined ? {} : { lineage: r.lineage }),
+      },
+      202,
+    );
   });
 
   app.post('/v1/memories/search', async (c) => {
@@ -266,13 +276,20 @@ export function registerRoutes(
     const id = readId(c);
     const body = await readJson(c, UpdateBodySchema);
     assertContentSize(body.content, 'content');
-    const m = await memory.update(id, body.content, {
-      principal: c.get('principal'),
-      ...(body.reason === undefined ? {} : { reason: body.reason }),
-      ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
-      ...(body.eventAt === undefined ? {} : { eventAt: body.eventAt }),
-    });
-    return c.json(m);
+    try {
+      const m = await memory.update(id, body.content, {
+        principal: c.get('principal'),
+        ...(body.reason === undefined ? {} : { reason: body.reason }),
+        ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
+        ...(body.eventAt === undefined ? {} : { eventAt: body.eventAt }),
+      });
+      return c.json(m);
+    } catch (e) {
+      // The new version was screened and held: accepted for review, like a held add.
+      if (e instanceof MemwardenError && e.code === 'WRITE_HELD')
+        return c.json({ status: 'pending_review', ...e.details }, 202);
+      throw e;
+    }
   });
 
   app.delete('/v1/memories/:id', async (c) => {

@@ -47,12 +47,12 @@ describe('add(messages): roles, tiers and lineage', () => {
 
   it('bad messages are INPUT_INVALID and write nothing', async () => {
     const { mem, alice } = await setup();
-    const size = mem.ledger.log.size;
+    const size = mem.ledger.size;
     expect(await outcome(mem.add([], { principal: alice }))).toBe('INPUT_INVALID');
     expect(
       await outcome(mem.add([{ role: 'wizard', content: 'x' }] as never, { principal: alice })),
     ).toBe('INPUT_INVALID');
-    expect(mem.ledger.log.size).toBe(size);
+    expect(mem.ledger.size).toBe(size);
   });
 });
 

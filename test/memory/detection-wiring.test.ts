@@ -83,13 +83,13 @@ describe('Memory with the detection pipeline', () => {
     const first = await mem.add('Alice prefers dark mode in her editor', { principal: alice });
     expect(first.status === 'stored' && first.event).toBe('ADD');
     if (first.status !== 'stored') return;
-    const size = mem.ledger.log.size;
+    const size = mem.ledger.size;
     const again = await mem.add('Alice prefers dark mode in her editor.', { principal: alice });
     expect(again.status === 'stored' && [again.event, again.memory.id]).toEqual([
       'NOOP',
       first.memory.id,
     ]);
-    expect(mem.ledger.log.size).toBe(size);
+    expect(mem.ledger.size).toBe(size);
     expect(await mem.getAll({ principal: alice })).toHaveLength(1);
     // OPERATOR memories consolidate the same way.
     await mem.add('policy: backups run nightly', { principal: ops, tier: 'OPERATOR' });

@@ -32,7 +32,9 @@ export class Versions {
   async resolve(id: string, principal: string): Promise<StoredEntry | undefined> {
     const view = this.ctx.view(principal);
     if (typeof id !== 'string' || id.length === 0 || id.length > 64 || id.includes('\u0000'))
-      throw new MemwardenError('INPUT_INVALID', 'a memory id is a short string', { details: { field: 'id' } });
+      throw new MemwardenError('INPUT_INVALID', 'a memory id is a short string', {
+        details: { field: 'id' },
+      });
     const versions = await view.findEntriesBy({ memoryId: id });
     let current: StoredEntry | undefined;
     for (const v of versions) if (v.supersededBy === undefined) current = v;
@@ -65,22 +67,28 @@ export class Versions {
     },
   ): Promise<MemoryRecord> {
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
+    this.writer.checkReason(opts.reason);
     const old = await this.owned(id, opts.principal);
     if (old.supersededBy !== undefined) {
       throw new MemwardenError('STORAGE_CONFLICT', 'memory already superseded', {
         details: { by: old.supersededBy },
       });
     }
-    await this.writer.checkWrite(content, opts.principal, old.tier);
     const prev = await this.ctx.ledger.verifyStored(old);
     if (!prev.ok) throw new MemwardenError(prev.code, 'stored entry failed verification');
-    // A new version keeps the old one's signed lineage: an update never launders a label.
-    const kept: WriteLineage = { parents: prev.entry.parents, weights: prev.entry.weights, label: prev.entry.label };
+    // A new version keeps the old one's signed lineage: an update never launders a label. It
+    // goes through the write path like any write: limits, tier, TTL ceiling, screening, quota.
+    const kept: WriteLineage = {
+      parents: prev.entry.parents,
+      weights: prev.entry.weights,
+      label: prev.entry.label,
+    };
     // The new version keeps the memory's scopes, and its metadata and event time unless given.
     const e = prev.entry;
     const metadata = opts.metadata ?? e.meta;
     const eventAt = opts.eventAt ?? (e.evt === undefined ? undefined : nsToIso(e.evt));
-    const next = await this.writer.commit(
+    // `id` may be the memory id (ADR 0049): the version superseded is the current one, `old`.
+    const r = await this.writer.update(
       content,
       {
         principal: opts.principal,
@@ -93,10 +101,16 @@ export class Versions {
         ...(e.run === undefined ? {} : { runId: e.run }),
         ...(e.agent === undefined ? {} : { agentId: e.agent }),
       },
-      old.tier,
       kept,
-      { sup: old.id },
+      old.id,
     );
+    if (r.status !== 'stored') {
+      // Held for review: the old version stays current until a reviewer approves the new one.
+      throw new MemwardenError('WRITE_HELD', 'the new version was held for review', {
+        details: { reviewId: r.reviewId, reasons: [...r.reasons] },
+      });
+    }
+    const next = r.memory;
     // The ledger marks the old version superseded in the new version's commit transaction
     // (its system scope: RLS forbids changing OPERATOR rows to every app principal, ADR 0007).
     await this.ctx.audit(opts.principal, 'entry.updated', old.id, {
@@ -115,8 +129,20 @@ export class Versions {
   async renew(id: string, opts: { principal: string; ttlMs?: number }): Promise<MemoryRecord> {
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, false);
     const stored = await this.owned(id, opts.principal);
+    const ceiling = this.ctx.retention.ttlCeilingMs[stored.tier];
+    if (opts.ttlMs !== undefined && ceiling !== null && opts.ttlMs > ceiling)
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `a ${stored.tier} memory may live at most ${ceiling} ms`,
+        {
+          details: { field: 'ttlMs', reason: 'ttl_ceiling', tier: stored.tier, ceilingMs: ceiling },
+        },
+      );
     const now = this.ctx.clock.nowNs();
-    if (stored.supersededBy !== undefined || (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)) {
+    if (
+      stored.supersededBy !== undefined ||
+      (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)
+    ) {
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     }
     const v = await this.ctx.ledger.verifyStored(stored);
@@ -128,7 +154,8 @@ export class Versions {
         : v.entry.exp !== undefined && v.entry.exp > v.entry.ts
           ? v.entry.exp - v.entry.ts
           : tierSpan(this.ctx.retention.ttlMs[v.entry.tier]);
-    if (span === undefined) return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
+    if (span === undefined)
+      return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
     const exp = await this.ctx.view(opts.principal).extendExpiry(stored.id, now + span);
     await this.ctx.audit(opts.principal, 'entry.renewed', stored.id, {
       expiresAt: exp === undefined ? null : nsToIso(exp),
@@ -142,10 +169,11 @@ export class Versions {
     if (typeof opts.reason !== 'string' || opts.reason.length === 0) {
       throw new MemwardenError('INPUT_INVALID', 'a deletion needs a reason');
     }
-    await this.ctx.ledger.tombstone(stored.id, opts.reason, opts.principal);
+    await this.writer.tombstone(stored.id, opts.reason, opts.principal);
   }
 
   async deleteAll(opts: { principal: string; reason?: string }): Promise<number> {
+    this.writer.checkReason(opts.reason);
     const view = this.ctx.view(opts.principal);
     let n = 0;
     for (;;) {
@@ -156,7 +184,7 @@ export class Versions {
       });
       if (rows.length === 0) return n;
       for (const r of rows) {
-        await this.ctx.ledger.tombstone(r.id, opts.reason ?? 'deleteAll', opts.principal);
+        await this.writer.tombstone(r.id, opts.reason ?? 'deleteAll', opts.principal);
         n++;
       }
     }
@@ -238,10 +266,18 @@ export class Versions {
     let n = 0;
     for (const r of rows) {
       if (r.owner !== opts.principal) continue;
-      await this.ctx.ledger.tombstone(r.id, `purge ${opts.source ?? opts.contentHash}`, opts.principal);
+      await this.writer.tombstone(
+        r.id,
+        Array.from(`purge ${opts.source ?? opts.contentHash}`)
+          .slice(0, 256)
+          .join(''),
+        opts.principal,
+      );
       n++;
     }
-    await this.ctx.audit(opts.principal, 'purge', opts.source ?? opts.contentHash ?? '', { count: n });
+    await this.ctx.audit(opts.principal, 'purge', opts.source ?? opts.contentHash ?? '', {
+      count: n,
+    });
     return n;
   }
 }
