@@ -225,11 +225,14 @@ for (const [name, open] of Object.entries(backends)) {
         'The hotel in Lisbon is booked',
       ]);
       // An update keeps the id, the metadata and the scope; a changed time consolidates —
-      // also when, as here, the write follows a search and so derives from what it returned
-      // (DERIVED_TRUSTED may supersede TRUSTED: the same trust class).
+      // also when, as here, the write follows a search and derives from what it returned
+      // (`fromLastRetrieval`: since issue 24 a write without a thread or that flag is not
+      // attributed to an unrelated search; DERIVED_TRUSTED may supersede TRUSTED: the same
+      // trust class).
       const b = stored(
         await mem.add('The flight to Lisbon leaves at 11am', {
           principal: alice,
+          fromLastRetrieval: true,
           runId: 'trip-planning',
           metadata: { trip: 'lisbon', priority: 2 },
         }),
