@@ -105,6 +105,13 @@ for (const b of testBackends()) {
         ['kind of 65 code points', { principal: alice, kind: 'k'.repeat(65) }, 'INPUT_TOO_LARGE'],
         ['threadId of 300 non-BMP code points (1,200 bytes)', { principal: alice, threadId: '𝄞'.repeat(300) }, 'INPUT_TOO_LARGE'],
         ['source with a lone low surrogate', { principal: alice, source: 'chat:\udc00' }, 'INPUT_INVALID'],
+        // Entry v2 fields (issue 20) go through the same limits stage.
+        ['runId of 300 non-BMP code points (1,200 bytes)', { principal: alice, runId: '𝄞'.repeat(300) }, 'INPUT_TOO_LARGE'],
+        ['agentId with NUL', { principal: alice, agentId: 'a\u0000b' }, 'INPUT_INVALID'],
+        ['metadata over 16 KiB signed', { principal: alice, metadata: { blob: 'm'.repeat(20_000) } }, 'INPUT_TOO_LARGE'],
+        ['metadata with a lone surrogate key', { principal: alice, metadata: { ['k\ud800']: 1 } }, 'INPUT_INVALID'],
+        ['metadata nested 12 deep', { principal: alice, metadata: JSON.parse('{"a":'.repeat(12) + '1' + '}'.repeat(12)) as Record<string, unknown> }, 'INPUT_INVALID'],
+        ['metadata holding a Date', { principal: alice, metadata: { when: new Date(0) } }, 'INPUT_INVALID'],
       ];
       for (const [name, o, expected] of cases) {
         const { content, ...opts } = o;
