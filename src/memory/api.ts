@@ -165,6 +165,7 @@ export interface CheckpointView {
 export interface ReviewItem {
   readonly id: string;
   readonly principal: string;
+  /** The held record's content: exactly what approval signs (when `integrity` is `verified`). */
   readonly content: string;
   readonly tier: SourceTier;
   readonly reasons: readonly string[];
@@ -172,6 +173,16 @@ export interface ReviewItem {
   readonly createdAt: string;
   readonly decidedBy?: string;
   readonly memoryId?: string;
+  /** The held record's source URI and explicit parents, as approval replays them. */
+  readonly source?: string;
+  readonly parents?: readonly string[];
+  /** SHA-256 (hex) of the held record (the payload approval replays). */
+  readonly payloadSha256?: string;
+  /**
+   * `verified`: the host's MAC over the held record and the item's state holds and the row
+   * agrees with it; `tampered`: edited at rest — shown, never approvable (issue 17).
+   */
+  readonly integrity?: 'verified' | 'tampered';
 }
 
 /** A proposed tool call for the sensitive-action gate (MemLineage §3.7). */

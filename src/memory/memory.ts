@@ -177,7 +177,7 @@ export class Memory implements MemoryApi {
       extractor: opts.extractor,
     });
     this.versions = new Versions(ctx, this.writer);
-    this.reviews = new ReviewQueue(ctx, this.writer, this.lineage);
+    this.reviews = new ReviewQueue(ctx, this.writer);
     this.principals = new Principals(ctx);
     ctx.metrics.setEntriesCollector(async () => {
       const counts = await ctx.storage.countEntries({ nowNs: ctx.clock.nowNs() });

@@ -46,7 +46,9 @@ describe('Ledger write path', () => {
       tier: 'USER_VERIFIED',
       kind: 'fact',
     });
-    expect(r.leafIndex).toBe(0);
+    // Leaf 0 is alice's signed registration (ADR 0033); her entry follows it.
+    expect(r.leafIndex).toBe(1);
+    expect((await l.storage.getLeaf(0))?.kind).toBe('registry');
     expect(r.entry.ns).toBe(alice.id);
     expect(r.entry.label).toBe('TRUSTED');
     const v = await l.verifyEntry(r.entry.id);
@@ -76,7 +78,7 @@ describe('Ledger write path', () => {
       l.write({ writer: ext.id, content: 'x', tier: 'EXTERNAL_TOOL' }),
       'ENTRY_INVALID',
     );
-    expect(l.log.size).toBe(0);
+    expect(l.log.size).toBe(2); // the two registrations only
     expect(await l.storage.listEntries()).toHaveLength(0);
   });
 
@@ -101,7 +103,7 @@ describe('Ledger write path', () => {
       }),
       'CODEC_INVALID_VALUE',
     );
-    expect(l.log.size).toBe(0);
+    expect(l.log.size).toBe(1); // the registration only
   });
 
   it('group-commits concurrent writes into one consecutive, unforked log', async () => {
@@ -121,9 +123,9 @@ describe('Ledger write path', () => {
       ),
     );
     expect(receipts.map((r) => r.leafIndex).sort((a, b) => a - b)).toEqual(
-      receipts.map((_, i) => i),
+      receipts.map((_, i) => i + 1),
     );
-    expect(l.log.size).toBe(200);
+    expect(l.log.size).toBe(201);
     expect(transactions).toBeLessThan(200);
     const audit = await l.log.audit();
     expect(audit).toBeTruthy();
@@ -150,7 +152,7 @@ describe('Ledger write path', () => {
     );
     fail = false;
     const r = await l.write({ writer: u.id, content: 'three', tier: 'USER_OBSERVED' });
-    expect(r.leafIndex).toBe(1);
+    expect(r.leafIndex).toBe(2);
     expect((await l.verifyEntry(r.entry.id)).ok).toBe(true);
   });
 });
@@ -218,7 +220,7 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
   it('accepts an entry signed by its own writer and rejects a forged one, writing nothing', async () => {
     const l = await openLedger();
     const kp = generateKeyPair();
-    const p = await l.registry.register('external', 'crawler', kp.publicKey);
+    const p = await l.registerPrincipalKey('external', 'crawler', kp.publicKey);
     const signer = signerFromSeed(kp.seed);
     const kid = (await l.storage.keysOf(p.id))[0]!.kid;
     const rnd = new SeededRandom('ext');
@@ -250,7 +252,7 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
       sig: signer.sign(signingInput(encodeEntryBody(body))),
     });
     await expectCode(l.submit(forged), 'ENTRY_SIGNATURE_INVALID');
-    expect(l.log.size).toBe(0);
+    expect(l.log.size).toBe(1); // the registration only
     const r = await l.submit(good);
     expect((await l.verifyEntry(r.entry.id)).ok).toBe(true);
   });
@@ -262,12 +264,12 @@ describe('Ledger deletion and durability', () => {
     const u = await l.registerPrincipal('user', 'u');
     const r = await l.write({ writer: u.id, content: 'old address', tier: 'USER_OBSERVED' });
     const t = await l.tombstone(r.entry.id, 'moved house', u.id);
-    expect(t.leafIndex).toBe(1);
-    const leaf = await l.storage.getLeaf(1);
+    expect(t.leafIndex).toBe(2);
+    const leaf = await l.storage.getLeaf(2);
     expect(Buffer.from(leaf!.data.subarray(0, 3)).toString()).toBe('ts:');
     expect(leaf!.kind).toBe('tombstone');
     const p = await l.proveEntry(r.entry.id);
-    expect(p.treeSize).toBe(2);
+    expect(p.treeSize).toBe(3);
     expect(verifyInclusion(p.leafIndex, p.treeSize, p.leafHash, p.hashes, p.checkpoint.root)).toBe(
       true,
     );
@@ -291,7 +293,7 @@ describe('Ledger deletion and durability', () => {
     const cp1 = await a.checkpoint();
     await a.close();
     const b = await open();
-    expect(b.log.size).toBe(5);
+    expect(b.log.size).toBe(6);
     for (const id of ids) expect((await b.verifyEntry(id)).ok).toBe(true);
     await b.write({ writer: u.id, content: 'later', tier: 'USER_OBSERVED' });
     const cp2 = await b.checkpoint();

@@ -5,16 +5,21 @@
  * signature under the registry → log inclusion). Everything above it — the Memory API, the
  * service, the CLI — writes and verifies through here.
  */
-import { keyIdFor } from '../../core/crypto/ids.js';
+import { keyIdFor, parsePrincipalId, principalIdFor } from '../../core/crypto/ids.js';
 import { sha256 } from '../../core/crypto/sha256.js';
-import { type Ed25519Signer, verifyEd25519 } from '../../core/crypto/ed25519.js';
+import { type Ed25519Signer, publicKeyFromRaw, verifyEd25519 } from '../../core/crypto/ed25519.js';
 import { bytesEqual, toBase64, toHex, utf8 } from '../../core/bytes.js';
 import {
   type EntryBody,
   type SignedEntry,
   type EntryForVerify,
   type SignedTombstone,
+  type RegistryBody,
+  type SignedRegistryStatement,
   decodeEntryForVerify,
+  registryLeafData,
+  registrySigningInput,
+  registryStatementOfLeaf,
   decodeSignedEntry,
   encodeEntryBody,
   encodeSignedEntry,
@@ -44,6 +49,8 @@ import type { Clock, RandomSource } from '../../ports/clock.js';
 import type { KeySource } from '../../ports/keysource.js';
 import type {
   CheckpointRecord,
+  KeyRecord,
+  LeafKind,
   PrincipalRecord,
   QuotaDemand,
   StorageBackend,
@@ -52,6 +59,7 @@ import type {
 import { HostKeys } from '../identity/keys.js';
 import { type LockedAppend, MerkleLog } from './log.js';
 import { VerifierRegistry, rotationStatement } from '../identity/registry.js';
+import { RegistryView } from '../identity/registry-view.js';
 import { DEFAULT_MAX_MIRROR_LEAVES, VerifiedLeaves } from './verified-leaves.js';
 
 /** What a caller supplies for a new entry; the ledger fills in id, time, nonce and key. */
@@ -98,6 +106,11 @@ export interface WriteOptions {
    * of it is stored (no leaf, no entry, no count). ADR 0021.
    */
   readonly quota?: WriteQuota;
+  /**
+   * A step that commits in the entry's own transaction, after the entry row is stored (e.g. a
+   * review's decision, issue 17 finding 3): if it fails, the entry is not written either.
+   */
+  readonly inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>;
 }
 
 /** A committed entry: the record, its exact bytes and where it sits in the log. */
@@ -129,8 +142,17 @@ export interface LedgerOptions {
    * first verifications prove inclusion by audit paths read from the store.
    */
   readonly maxVerifiedLeaves?: number;
-  /** How long the read path reuses a key record (ns; default 1 s, ADR 0014). */
+  /**
+   * How long the read path on a shared store (several processes) uses its registry view before
+   * reading the registry statements appended since (ns; default 1 s, ADR 0014). Commits always
+   * read them under the log head lock; an exclusive store never needs to.
+   */
   readonly keyRecordTtlNs?: bigint;
+  /**
+   * Open without writing anything (`memwarden audit`): a store whose registry predates signed
+   * statements is read from its tables instead of being adopted into the log.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** An entry awaiting the signature and inclusion checks of a first verification. */
@@ -144,10 +166,27 @@ interface FirstCheck {
   readonly leafHash: ChainHash;
 }
 
+/**
+ * A signed record's claim to be valid at the position it commits at: checked inside the commit
+ * transaction against the registry as the log stands there (finding 1 of issue 17).
+ */
+interface SignedBy {
+  readonly writer: string;
+  kid: string;
+  ts: bigint;
+  /** An entry's tier (checked against the writer's kind); tombstones have none. */
+  readonly tier?: SourceTier;
+  /**
+   * Re-sign the record with the writer's current key at `ts` (host-held writers only; a record
+   * signed elsewhere has none and is refused instead).
+   */
+  readonly resign?: (kid: string, signer: Ed25519Signer, ts: bigint) => void;
+}
+
 interface Pending {
-  readonly id: string;
-  readonly leafData: Uint8Array;
-  readonly kind: 'entry' | 'tombstone';
+  id: string;
+  leafData: Uint8Array;
+  readonly kind: LeafKind;
   /**
    * Persist the record inside the commit transaction, once its leaf index is known: either a
    * stored entry (batched with its neighbours into one `putEntries` call) or a callback.
@@ -157,17 +196,25 @@ interface Pending {
     | ((tx: StorageBackend, leafIndex: number) => Promise<void>);
   /** The quota this write consumes in the commit transaction (none: not counted). */
   readonly quota: QuotaDemand | undefined;
+  /** Entries and tombstones: who signed it, checked at its position before it commits. */
+  readonly signed?: SignedBy;
+  /** A registry statement, applied to the registry view at its position. */
+  readonly statement?: SignedRegistryStatement;
+  /**
+   * Failure isolation (issue 17 finding 2): after a failed commit, its writes are retried in
+   * halves, each half a commit of its own (this id), so a bad row fails only its own write.
+   */
+  group?: number;
   readonly resolve: (leafIndex: number) => void;
   readonly reject: (e: unknown) => void;
 }
 
-/** A writer's kind, current key and signer, as resolved at `at` (store registry `version`). */
+/** A writer's kind, current key and signer, as resolved from registry view `version`. */
 interface ResolvedWriter {
   readonly kind: PrincipalKind;
   readonly kid: string;
   readonly signer: Ed25519Signer;
-  readonly at: bigint;
-  readonly version: number | undefined;
+  readonly version: number;
 }
 
 /** The refusal of a write over its daily quota (the error `Memory.add` reports). */
@@ -230,19 +277,73 @@ async function persistBatch(
   await flush();
 }
 
+/**
+ * May a failed commit be retried in parts? Not when the store is unreachable (every write
+ * would fail again: no retry storm against a database that is down).
+ */
+function isolatable(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code !== 'STORAGE_UNAVAILABLE';
+}
+
+/** The registry leaves of a store in [start, end). */
+async function registryLeaves(
+  s: StorageBackend,
+  start: number,
+  end: number,
+): Promise<{ index: number; data: Uint8Array }[]> {
+  if (end <= start) return [];
+  if (s.getLeavesOfKind !== undefined) return s.getLeavesOfKind('registry', start, end);
+  const out: { index: number; data: Uint8Array }[] = [];
+  for (let a = start; a < end; a += 4096)
+    for (const l of await s.getLeaves(a, Math.min(end, a + 4096)))
+      if (l.kind === 'registry') out.push(l);
+  return out;
+}
+
+/**
+ * Apply the statement a committed registry leaf carries to `view`; a leaf that does not decode,
+ * is not signed by the host or breaks the rules changes nothing and is returned as an anomaly
+ * (the audit reports it).
+ */
+function applyLeaf(
+  view: RegistryView,
+  index: number,
+  data: Uint8Array,
+): { index: number; code: ErrorCode; message: string } | undefined {
+  let st: SignedRegistryStatement;
+  try {
+    st = registryStatementOfLeaf(data);
+  } catch (e) {
+    return {
+      index,
+      code: (e as MemwardenError).code ?? 'CODEC_MALFORMED',
+      message: 'registry leaf does not decode',
+    };
+  }
+  const v = view.check(st, index);
+  if (!v.ok)
+    return { index, code: v.code ?? 'KEY_INVALID', message: v.message ?? 'statement refused' };
+  view.apply(st, index);
+  return undefined;
+}
+
 const EMPTY_CTX = sha256(new Uint8Array(0));
 const exhaustedKey = (d: QuotaDemand): string => `${d.principal}\u0000${d.tier}\u0000${d.dayKey}`;
 /** Commit transactions open at once: one holding the log head, one queued behind it. */
 const COMMIT_DEPTH = 2;
 /** Most records one commit transaction takes (bounds its statements and its lock hold). */
 const MAX_BATCH = 2048;
-/** How long a resolved writer key is reused (1 s). */
-const WRITER_CACHE_NS = 1_000_000_000n;
 /** How long a quota found exhausted refuses writes before they are signed (1 s). */
 const EXHAUSTED_NS = 1_000_000_000n;
+const DEFAULT_REGISTRY_TTL_NS = 1_000_000_000n;
+const MAX_NAME = 256;
+const MAX_REASON = 1024;
 
 export class Ledger {
   private pending: Pending[] = [];
+  /** Isolation groups handed out (see {@link Pending.group}). */
+  private groups = 0;
   /** Entries a queued new version supersedes (see `write`). */
   private readonly superseding = new Set<string>();
   /**
@@ -260,10 +361,6 @@ export class Ledger {
   private lastCommit: Promise<void> = Promise.resolve();
   /** Resolved writers (kind, current key, signer), see `resolveWriter`. */
   private readonly writers = new Map<string, ResolvedWriter>();
-  private readonly writerLookups = new Map<
-    string,
-    { lookup: Promise<ResolvedWriter>; version: number | undefined }
-  >();
   /** The latest checkpoint whose note signature this process has verified. */
   private checkpointCache: CheckpointRecord | undefined;
   /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
@@ -277,17 +374,46 @@ export class Ledger {
   private readonly decodedByBytes = new WeakMap<Uint8Array, SignedEntry>();
   /** Leaf hashes verified against a signed checkpoint (first verification's inclusion check). */
   private readonly mirror: VerifiedLeaves;
+  /**
+   * The registry as the log's signed statements define it (ADR 0033): every decision about a
+   * writer's kind and key is taken on it, never on the `principals` / `keys` tables.
+   */
+  private view: RegistryView;
+  /** The view holds every registry statement of leaves [0, registrySyncedTo). */
+  private registrySyncedTo: number;
+  /** When the read path last caught the view up (shared stores). */
+  private registrySyncedAt = 0n;
+  private registrySync: Promise<void> | undefined;
+  private readonly registryTtlNs: bigint;
+  /** Registry statements found in the log that do not hold (reported by `audit`). */
+  readonly registryAnomalies: { index: number; code: ErrorCode; message: string }[] = [];
+  /** Entries whose stored proof failed its self-check before serving (ADR 0033). */
+  private readonly unprovable = new Set<string>();
+  /** Records re-signed in a commit because their key changed first (a test and metrics hook). */
+  resigned = 0;
+  /** Size of the checkpoint last recorded as the anchor by this process. */
+  private anchoredSize = 0;
 
   private constructor(
     readonly storage: StorageBackend,
     readonly log: MerkleLog,
+    /**
+     * The table-backed registry of earlier versions. The ledger no longer decides anything on
+     * it; kept for callers that read key records for display.
+     */
     readonly registry: VerifierRegistry,
     readonly keys: HostKeys,
     private readonly clock: Clock,
     private readonly random: RandomSource,
     maxVerifiedLeaves: number,
+    view: RegistryView,
+    syncedTo: number,
+    registryTtlNs: bigint,
   ) {
     this.mirror = new VerifiedLeaves(storage, maxVerifiedLeaves);
+    this.view = view;
+    this.registrySyncedTo = syncedTo;
+    this.registryTtlNs = registryTtlNs;
   }
 
   static async open(opts: LedgerOptions): Promise<Ledger> {
@@ -302,7 +428,25 @@ export class Ledger {
       opts.keyRecordTtlNs === undefined ? undefined : { keyRecordTtlNs: opts.keyRecordTtlNs },
     );
     const keys = await HostKeys.open(opts.keys, random);
-    return new Ledger(
+    // The registry view: every statement of the log, in order.
+    const size = log.size;
+    let view = new RegistryView(keys.logSigner.publicKey.raw);
+    const anomalies: { index: number; code: ErrorCode; message: string }[] = [];
+    for (const l of await registryLeaves(opts.storage, 0, size)) {
+      const r = applyLeaf(view, l.index, l.data);
+      if (r !== undefined) anomalies.push(r);
+    }
+    let legacy = false;
+    if (view.statements === 0 && anomalies.length === 0) {
+      const principals = await opts.storage.listPrincipals();
+      if (principals.length > 0) {
+        const keysBy = new Map<string, KeyRecord[]>();
+        for (const p of principals) keysBy.set(p.id, await opts.storage.keysOf(p.id));
+        view = RegistryView.fromTables(keys.logSigner.publicKey.raw, principals, keysBy);
+        legacy = true;
+      }
+    }
+    const ledger = new Ledger(
       opts.storage,
       log,
       registry,
@@ -310,10 +454,54 @@ export class Ledger {
       clock,
       random,
       opts.maxVerifiedLeaves ?? DEFAULT_MAX_MIRROR_LEAVES,
+      view,
+      size,
+      opts.keyRecordTtlNs ?? DEFAULT_REGISTRY_TTL_NS,
     );
+    ledger.registryAnomalies.push(...anomalies);
+    if (legacy && opts.readOnly !== true) await ledger.adoptLegacyRegistry();
+    return ledger;
   }
 
   // ---- principals --------------------------------------------------------------------------
+
+  /**
+   * A store whose principals and keys predate signed registry statements: each key record is
+   * appended as an `adopt` statement, once, as it stands (trust on first use of this version);
+   * from then on the log is the registry's history.
+   */
+  private async adoptLegacyRegistry(): Promise<void> {
+    const waits: Promise<number>[] = [];
+    for (const p of this.view.allPrincipals()) {
+      for (const kid of p.keys) {
+        const k = this.view.key(kid) as KeyRecord;
+        let body: Omit<RegistryBody, 't' | 'v' | 'id' | 'ts'>;
+        try {
+          body = {
+            op: 'adopt',
+            principal: p.id,
+            kid: k.kid,
+            kind: parsePrincipalId(p.id).kind,
+            pk: k.publicKey,
+            from: k.validFromNs,
+            ...(k.validUntilNs === undefined ? {} : { until: k.validUntilNs }),
+            ...(k.revokedAtNs === undefined || k.revokedAtLogSize === undefined
+              ? {}
+              : {
+                  at: k.revokedAtNs,
+                  size: k.revokedAtLogSize,
+                  reason: k.revocationReason ?? 'revoked',
+                }),
+          };
+          waits.push(this.appendStatement(body, async () => {}));
+        } catch {
+          // An incoherent legacy record (it fails `memwarden audit` too): not adopted.
+        }
+      }
+    }
+    await Promise.allSettled(waits);
+    await this.drain();
+  }
 
   /** Register a principal whose key the host holds (generated here, stored in the KeySource). */
   async registerPrincipal(
@@ -321,53 +509,231 @@ export class Ledger {
     name: string,
   ): Promise<PrincipalRecord & { kid: string }> {
     const { publicKey, kid } = await this.keys.createSigningKey(keyIdFor);
-    const p = await this.registry.register(kind, name, publicKey);
+    const p = await this.registerPrincipalKey(kind, name, publicKey);
     return { ...p, kid };
   }
 
-  /** Rotate a host-held principal key: the current key signs its successor (ADR 0004). */
+  /**
+   * Register a principal with its first public key (the host holds the secret, or the
+   * principal does and submits signed entries): a signed `key` statement in the log, with the
+   * tables written in the same commit. `PRINCIPAL_ALREADY_REGISTERED` if the id or the key
+   * exists; never overwrites.
+   */
+  async registerPrincipalKey(
+    kind: PrincipalKind,
+    name: string,
+    publicKey: Uint8Array,
+  ): Promise<PrincipalRecord> {
+    const pk = publicKeyFromRaw(publicKey); // KEY_INVALID on a bad key
+    if (typeof name !== 'string' || name.length > MAX_NAME) {
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `principal name must be a string of ≤ ${MAX_NAME} chars`,
+      );
+    }
+    const id = principalIdFor(kind, publicKey);
+    const kid = keyIdFor(publicKey);
+    await this.refreshRegistry(true);
+    if (this.view.principal(id) !== undefined || this.view.key(kid) !== undefined) {
+      throw new MemwardenError('PRINCIPAL_ALREADY_REGISTERED', 'principal already registered', {
+        details: { id },
+      });
+    }
+    const now = this.clock.nowNs();
+    const principal: PrincipalRecord = { id, kind, name, createdAtNs: now };
+    const key: KeyRecord = {
+      kid,
+      principalId: id,
+      alg: 'ed25519',
+      publicKey: pk.raw,
+      validFromNs: now,
+    };
+    await this.appendStatement(
+      { op: 'key', principal: id, kid, kind, pk: pk.raw, from: now },
+      (tx) => tx.insertPrincipal(principal, key),
+    );
+    return principal;
+  }
+
+  /**
+   * Rotate a host-held principal key: the current key signs its successor (ADR 0004), as a
+   * signed `key` statement in the log. Writes queued under the old key that commit after the
+   * rotation are re-signed with the new one in their commit; none is acknowledged invalid.
+   */
   async rotatePrincipalKey(principalId: string): Promise<string> {
-    const current = await this.currentKid(principalId);
-    const signer = await this.keys.signer(current);
+    await this.refreshRegistry(true);
+    const current = this.currentKey(principalId);
+    const signer = await this.keys.signer(current.kid);
     if (signer === undefined)
       throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold this key');
     const { publicKey, kid } = await this.keys.createSigningKey(keyIdFor);
-    const atNs = this.clock.nowNs();
-    const signature = signer.sign(rotationStatement(principalId, kid, atNs));
-    // Check, insert the successor and close the old key in one transaction.
-    await this.storage.transaction(async (tx) =>
-      new VerifierRegistry(tx, this.clock).rotate(principalId, publicKey, { atNs, signature }),
+    let atNs = this.clock.nowNs();
+    if (atNs <= current.validFromNs) atNs = current.validFromNs + 1n;
+    const consent = signer.sign(rotationStatement(principalId, kid, atNs));
+    const record: KeyRecord = { kid, principalId, alg: 'ed25519', publicKey, validFromNs: atNs };
+    await this.appendStatement(
+      {
+        op: 'key',
+        principal: principalId,
+        kid,
+        kind: parsePrincipalId(principalId).kind,
+        pk: publicKey,
+        from: atNs,
+        prev: current.kid,
+        consent,
+      },
+      async (tx) => {
+        await tx.insertKey(record);
+        const old = await tx.getKey(current.kid);
+        if (old !== undefined && old.validUntilNs === undefined)
+          await tx.closeKey(current.kid, { validUntilNs: atNs });
+      },
     );
-    this.registry.forgetKeys([current]);
     this.writers.delete(principalId);
     return kid;
   }
 
-  /** Revoke a key; nothing appended from now on verifies under it, whatever its timestamp. */
-  async revokeKey(kid: string, reason: string): Promise<void> {
-    await this.drain();
-    await this.log.refresh(); // other processes may have appended: revoke at the real size
-    await this.registry.revoke(kid, reason, { atNs: this.clock.nowNs(), logSize: this.log.size });
+  /**
+   * Revoke a key: a signed `revoke` statement in the log. Nothing at or past its leaf verifies
+   * under the key, whatever its timestamp; writes queued under the key that commit after it
+   * are re-signed with the writer's current key if it has one, else refused (`KEY_REVOKED`) —
+   * never acknowledged. A checkpoint is signed at once, so a rollback of the revocation is a
+   * finding of `memwarden audit`. Returns the statement's leaf index.
+   */
+  async revokeKey(kid: string, reason: string): Promise<number> {
+    if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_REASON) {
+      throw new MemwardenError('INPUT_INVALID', `revocation reason must be 1..${MAX_REASON} chars`);
+    }
+    await this.refreshRegistry(true);
+    const rec = this.view.key(kid);
+    if (rec === undefined)
+      throw new MemwardenError('KEY_UNKNOWN', 'unknown key id', { details: { kid } });
+    if (rec.revokedAtNs !== undefined)
+      throw new MemwardenError('KEY_REVOKED', 'key already revoked', { details: { kid } });
+    const at = this.clock.nowNs();
+    const leafIndex = await this.appendStatement(
+      { op: 'revoke', principal: rec.principalId, kid, at, reason },
+      async (tx, index) => {
+        const old = await tx.getKey(kid);
+        if (old === undefined || old.revokedAtNs !== undefined) return;
+        await tx.closeKey(kid, {
+          ...(old.validUntilNs === undefined ? { validUntilNs: at } : {}),
+          revokedAtNs: at,
+          revokedAtLogSize: index,
+          revocationReason: reason,
+        });
+      },
+    );
     this.writers.clear();
+    await this.checkpoint();
+    return leafIndex;
   }
 
-  /** The newest open key of a principal. */
+  /** The newest open key of a principal (from the signed registry). */
   async currentKid(principalId: string): Promise<string> {
-    const keys = await this.storage.keysOf(principalId);
-    const open = keys.filter((k) => k.validUntilNs === undefined && k.revokedAtNs === undefined);
-    open.sort((a, b) => (a.validFromNs < b.validFromNs ? 1 : -1));
-    const k = open[0];
+    await this.refreshRegistry(true);
+    return this.currentKey(principalId).kid;
+  }
+
+  private currentKey(principalId: string): KeyRecord {
+    const k = this.view.current(principalId);
     if (k === undefined) {
-      const p = await this.storage.getPrincipal(principalId);
-      throw new MemwardenError(
-        p === undefined ? 'PRINCIPAL_UNKNOWN' : 'KEY_REVOKED',
-        'no usable key',
-        {
-          details: { principalId },
-        },
-      );
+      const known = this.view.principal(principalId) !== undefined;
+      throw new MemwardenError(known ? 'KEY_REVOKED' : 'PRINCIPAL_UNKNOWN', 'no usable key', {
+        details: { principalId },
+      });
     }
-    return k.kid;
+    return k;
+  }
+
+  /**
+   * A principal's kind as its signed registration states it (undefined: not registered). The
+   * `principals.kind` column is never consulted: changing it at rest changes nothing.
+   */
+  async principalKind(id: string): Promise<PrincipalKind | undefined> {
+    await this.refreshRegistry();
+    if (this.view.kindOf(id) === undefined) await this.refreshRegistry(true);
+    return this.view.kindOf(id);
+  }
+
+  /** A key record as the signed registry states it (for display and tooling). */
+  async keyRecord(kid: string): Promise<KeyRecord | undefined> {
+    await this.refreshRegistry();
+    return this.view.key(kid);
+  }
+
+  /** The signed registry as this process holds it (read-only use: audit, tooling). */
+  get registryView(): RegistryView {
+    return this.view;
+  }
+
+  /**
+   * Catch the view up with registry statements other processes appended (a shared store), at
+   * most once per `keyRecordTtlNs`; `force` reads now. An exclusive store is never behind.
+   */
+  async refreshRegistry(force = false): Promise<void> {
+    if (this.storage.exclusive === true && !force) return;
+    const now = this.clock.nowNs();
+    if (!force && now - this.registrySyncedAt < this.registryTtlNs && now >= this.registrySyncedAt)
+      return;
+    if (this.registrySync !== undefined) return this.registrySync;
+    this.registrySync = (async () => {
+      try {
+        const size = await this.storage.logSize();
+        const leaves = await registryLeaves(this.storage, this.registrySyncedTo, size);
+        this.applyCommittedLeaves(leaves, size);
+        this.registrySyncedAt = now;
+      } finally {
+        this.registrySync = undefined;
+      }
+    })();
+    return this.registrySync;
+  }
+
+  /** Apply committed registry leaves (read in order) to the view, each once. */
+  private applyCommittedLeaves(
+    leaves: readonly { index: number; data: Uint8Array }[],
+    size: number,
+  ): void {
+    for (const l of leaves) {
+      if (l.index < this.registrySyncedTo) continue;
+      const r = applyLeaf(this.view, l.index, l.data);
+      if (r !== undefined) this.registryAnomalies.push(r);
+      this.registrySyncedTo = l.index + 1;
+    }
+    if (size > this.registrySyncedTo) this.registrySyncedTo = size;
+  }
+
+  /** Sign a registry statement with the host log key and commit it; its leaf index. */
+  private appendStatement(
+    body: Omit<RegistryBody, 't' | 'v' | 'id' | 'ts'>,
+    persist: (tx: StorageBackend, leafIndex: number) => Promise<void>,
+  ): Promise<number> {
+    const [ms, rand] = this.fresh();
+    const full = {
+      t: 'registry',
+      v: 1,
+      id: uuidv7(ms, rand),
+      ...body,
+      ts: this.clock.nowNs(),
+    } as RegistryBody;
+    const statement: SignedRegistryStatement = {
+      ...full,
+      sig: this.keys.logSigner.sign(registrySigningInput(full)),
+    };
+    return new Promise<number>((resolve, reject) => {
+      this.pending.push({
+        id: statement.id,
+        leafData: registryLeafData(statement),
+        kind: 'registry',
+        persist,
+        quota: undefined,
+        statement,
+        resolve,
+        reject,
+      });
+      this.pump();
+    });
   }
 
   // ---- write path --------------------------------------------------------------------------
@@ -375,7 +741,8 @@ export class Ledger {
   /**
    * Sign and commit one entry. Resolves after the entry is durable in the log and the store.
    * With `quota`, the writer's daily quota for the entry's tier is consumed in the same commit
-   * transaction: over it, `QUOTA_EXCEEDED` and nothing is written.
+   * transaction: over it, `QUOTA_EXCEEDED` and nothing is written. The receipt is the record
+   * as committed: if the writer's key changed before the commit, it was re-signed there.
    */
   async write(input: EntryInput, opts?: WriteOptions): Promise<Receipt> {
     const w = await this.resolveWriter(input.writer);
@@ -390,20 +757,20 @@ export class Ledger {
     if (sup === undefined) {
       // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
       const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding, quota);
-      return { entry, bytes, leafIndex };
+      return this.commitEntry(entry, bytes, opts?.embedding, quota, true, opts?.inCommit);
     }
     // One new version per entry at a time in this process: a second concurrent one is refused
     // here rather than failing the shared commit batch on the superseded mark.
     if (this.superseding.has(sup)) {
-      throw new MemwardenError('STORAGE_CONFLICT', 'entry already being superseded', { details: { sup } });
+      throw new MemwardenError('STORAGE_CONFLICT', 'entry already being superseded', {
+        details: { sup },
+      });
     }
     this.superseding.add(sup);
     try {
       await this.checkSupersedable(sup, input.writer);
       const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding, quota);
-      return { entry, bytes, leafIndex };
+      return await this.commitEntry(entry, bytes, opts?.embedding, quota, true, opts?.inCommit);
     } finally {
       this.superseding.delete(sup);
     }
@@ -419,7 +786,10 @@ export class Ledger {
       throw new MemwardenError('INPUT_INVALID', 'malformed write quota');
     const d = { principal: input.writer, tier: input.tier, dayKey: q.dayKey, limit: q.limit };
     const hit = this.exhausted.get(exhaustedKey(d));
-    if ((hit !== undefined && q.limit <= hit.limit && this.clock.nowNs() < hit.until) || q.limit < 1)
+    if (
+      (hit !== undefined && q.limit <= hit.limit && this.clock.nowNs() < hit.until) ||
+      q.limit < 1
+    )
       throw quotaExceeded(d);
     return d;
   }
@@ -427,7 +797,10 @@ export class Ledger {
   /** Remember a refusal (see {@link demand}); bounded. */
   private noteExhausted(d: QuotaDemand): void {
     if (this.exhausted.size >= 10_000) this.exhausted.clear();
-    this.exhausted.set(exhaustedKey(d), { limit: d.limit, until: this.clock.nowNs() + EXHAUSTED_NS });
+    this.exhausted.set(exhaustedKey(d), {
+      limit: d.limit,
+      until: this.clock.nowNs() + EXHAUSTED_NS,
+    });
   }
 
   /**
@@ -437,7 +810,9 @@ export class Ledger {
   private async checkSupersedable(sup: string, writer: string): Promise<void> {
     const old = await this.storage.getEntry(sup);
     if (old === undefined || old.deleted === true || old.owner !== writer) {
-      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', { details: { sup } });
+      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', {
+        details: { sup },
+      });
     }
     if (old.supersededBy !== undefined) {
       throw new MemwardenError('STORAGE_CONFLICT', 'entry already superseded', {
@@ -447,82 +822,60 @@ export class Ledger {
   }
 
   /**
-   * The writer's kind, current key and signer. A rotation or revocation made through this
-   * ledger clears the cache at once. On a store that offers `registryVersion` (an exclusive
-   * one: every key write passes through this process) an entry is kept until that version
-   * moves — any key or principal write, by any caller — so a revocation takes effect on the
-   * next write and a writer's key is not re-read while nothing changed. Elsewhere it is kept
-   * {@link WRITER_CACHE_NS}: one made by another process is seen within that window (and
-   * readers re-verify key validity against the log regardless).
+   * The writer's kind (from its signed registration), current key and signer, kept while the
+   * registry view does not change. On a shared store the view may lag another process's
+   * rotation or revocation; the commit re-checks every record against the registry at its
+   * position (and re-signs or refuses it), so a stale key here costs a re-signature, never an
+   * invalid acknowledged write.
    */
-  private resolveWriter(
-    writer: string,
-  ): Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer }> {
-    const now = this.clock.nowNs();
-    // Read before the lookup: a key write ending after this reading makes the result stale.
-    const version = this.storage.registryVersion;
+  private async resolveWriter(writer: string): Promise<ResolvedWriter> {
+    const version = this.view.version;
     const hit = this.writers.get(writer);
-    if (
-      hit !== undefined &&
-      (version === undefined ? now - hit.at < WRITER_CACHE_NS : hit.version === version)
-    )
-      return Promise.resolve(hit);
-    // One lookup in flight per writer: a burst of concurrent writes shares it (not one begun
-    // before a key write that has ended since).
-    const inflight = this.writerLookups.get(writer);
-    if (inflight !== undefined && inflight.version === version) return inflight.lookup;
-    const lookup = (async () => {
-      // A principal is never deleted and its kind never changes: once known, only its keys
-      // (rotation, revocation) are read again — one storage call per refresh, not two.
-      let kind = hit?.kind;
-      if (kind === undefined) {
-        const principal = await this.storage.getPrincipal(writer);
-        if (principal === undefined) {
-          throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
-        }
-        kind = principal.kind;
-      }
-      const kid = await this.currentKid(writer);
-      const signer = kid === hit?.kid ? hit.signer : await this.keys.signer(kid);
-      if (signer === undefined)
-        throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
-      const resolved = { kind, kid, signer, at: now, version };
-      this.writers.set(writer, resolved);
-      return resolved;
-    })().finally(() => {
-      if (this.writerLookups.get(writer)?.lookup === lookup) this.writerLookups.delete(writer);
-    });
-    this.writerLookups.set(writer, { lookup, version });
-    return lookup;
+    if (hit !== undefined && hit.version === version) return hit;
+    const kind = this.view.kindOf(writer);
+    if (kind === undefined) {
+      // Registered by another ledger on the store, perhaps: read the log's statements now.
+      await this.refreshRegistry(true);
+      if (this.view.kindOf(writer) === undefined)
+        throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
+      return this.resolveWriter(writer);
+    }
+    const kid = this.currentKey(writer).kid;
+    const signer = kid === hit?.kid ? hit.signer : await this.keys.signer(kid);
+    if (signer === undefined)
+      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
+    const resolved = { kind, kid, signer, version };
+    if (this.writers.size >= 100_000) this.writers.clear();
+    this.writers.set(writer, resolved);
+    return resolved;
   }
 
   /**
    * Commit an entry signed elsewhere (the writer holds its own key). Decoded strictly and
-   * verified against the registry before anything is written.
+   * verified against the signed registry before anything is written; checked again at its
+   * position in the commit (refused, never re-signed, if its key changed meanwhile).
    */
   async submit(bytes: Uint8Array): Promise<Receipt> {
     const entry = decodeSignedEntry(bytes);
-    const principal = await this.storage.getPrincipal(entry.writer);
-    if (principal === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer');
-    if (!mayWriteTier(principal.kind, entry.tier))
+    await this.refreshRegistry(true);
+    const kind = this.view.kindOf(entry.writer);
+    if (kind === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer');
+    if (!mayWriteTier(kind, entry.tier))
       throw new MemwardenError('ENTRY_INVALID', 'tier above the writer kind');
     // The key must be valid at the position the entry will take: at least the committed
     // size, whichever process appended last (a revocation there may be another's).
     await this.log.refresh();
-    const v = await this.registry.verifyFor(
+    const v = this.view.verify(
       entry.writer,
       entry.kid,
       entry.ts,
+      this.log.size,
       signingInput(encodeEntryBody(entry)),
       entry.sig,
-      {
-        leafIndex: this.log.size,
-      },
     );
     if (!v.ok) throw new MemwardenError(v.code, 'entry signature does not verify');
     const canonical = encodeSignedEntry(entry);
-    const leafIndex = await this.commitEntry(entry, canonical, undefined);
-    return { entry, bytes: canonical, leafIndex };
+    return this.commitEntry(entry, canonical, undefined, undefined, false);
   }
 
   /** Delete by appending a signed tombstone (MemLineage §3.4); the original leaf stays provable. */
@@ -534,10 +887,7 @@ export class Ledger {
     const stored = await this.storage.getEntry(target);
     if (stored === undefined)
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry', { details: { target } });
-    const kid = await this.currentKid(by);
-    const signer = await this.keys.signer(kid);
-    if (signer === undefined)
-      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the deleting key');
+    const w = await this.resolveWriter(by);
     const [ms, rand, nonce] = this.fresh();
     const body = {
       t: 'tombstone',
@@ -546,34 +896,56 @@ export class Ledger {
       target,
       reason,
       writer: by,
-      kid,
+      kid: w.kid,
       ts: this.clock.nowNs(),
       nonce,
     } as const;
-    const tombstone: SignedTombstone = {
-      ...body,
-      sig: signer.sign(tombstoneSigningInput(encodeTombstoneBody(body))),
+    const state: { tombstone: SignedTombstone; bytes: Uint8Array } = {
+      tombstone: { ...body, sig: w.signer.sign(tombstoneSigningInput(encodeTombstoneBody(body))) },
+      bytes: new Uint8Array(0),
     };
-    const bytes = encodeSignedTombstone(tombstone);
+    state.bytes = encodeSignedTombstone(state.tombstone);
     // The tombstone's leaf is in the log; its signed bytes go to the audit trail, and the
     // target is marked deleted, all in the commit transaction.
-    const leafIndex = await this.enqueue(
-      tombstone.id,
-      tombstoneLeafData(tombstone),
-      'tombstone',
-      async (tx, at) => {
-        await tx.markDeleted(target);
-        await tx.appendAudit({
-          id: tombstone.id,
-          atNs: tombstone.ts,
-          actor: by,
-          action: 'entry.deleted',
-          subject: target,
-          details: { reason, leafIndex: at, tombstone: toBase64(bytes) },
-        });
-      },
-    );
-    return { tombstone, leafIndex };
+    const leafIndex = await new Promise<number>((resolve, reject) => {
+      const p: Pending = {
+        id: state.tombstone.id,
+        leafData: tombstoneLeafData(state.tombstone),
+        kind: 'tombstone',
+        persist: async (tx, at) => {
+          await tx.markDeleted(target);
+          await tx.appendAudit({
+            id: state.tombstone.id,
+            atNs: state.tombstone.ts,
+            actor: by,
+            action: 'entry.deleted',
+            subject: target,
+            details: { reason, leafIndex: at, tombstone: toBase64(state.bytes) },
+          });
+        },
+        quota: undefined,
+        signed: {
+          writer: by,
+          kid: w.kid,
+          ts: body.ts,
+          resign: (kid, signer, ts) => {
+            const { sig: _s, ...b } = state.tombstone;
+            const nb = { ...b, kid, ts };
+            state.tombstone = {
+              ...nb,
+              sig: signer.sign(tombstoneSigningInput(encodeTombstoneBody(nb))),
+            };
+            state.bytes = encodeSignedTombstone(state.tombstone);
+            p.leafData = tombstoneLeafData(state.tombstone);
+          },
+        },
+        resolve,
+        reject,
+      };
+      this.pending.push(p);
+      this.pump();
+    });
+    return { tombstone: state.tombstone, leafIndex };
   }
 
   private buildBody(input: EntryInput, kid: string): EntryBody {
@@ -609,69 +981,84 @@ export class Ledger {
   }
 
   /**
-   * Group commit: records queue while a transaction is in flight and the next transaction
-   * takes them all. A write resolves only after its transaction committed (no acknowledged
-   * write is ever lost); a failed transaction rejects every write in it and changes nothing.
+   * Queue a signed entry with its query metadata (the signed bytes stay the source of truth)
+   * for the group commit; the receipt of the record as committed.
    */
-  /** Queue a signed entry with its query metadata (the signed bytes stay the source of truth). */
-  private commitEntry(
-    entry: SignedEntry,
-    bytes: Uint8Array,
+  private async commitEntry(
+    entry0: SignedEntry,
+    bytes0: Uint8Array,
     embedding: Float32Array | undefined,
-    quota?: QuotaDemand,
-  ): Promise<number> {
-    const { kid: macKid, tag: mac } = this.keys.macs.tag(bytes);
-    const stored = (leafIndex: number): StoredEntry => ({
-      id: entry.id,
-      owner: entry.ns,
-      tier: entry.tier,
-      bytes,
-      leafIndex,
-      macKid,
-      mac,
-      writer: entry.writer,
-      kind: entry.kind,
-      createdAtNs: entry.ts,
-      content: entry.content,
-      srcHash: toHex(entry.src),
-      ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
-      ...(entry.uri === undefined ? {} : { uri: entry.uri }),
-      ...(embedding === undefined ? {} : { embedding }),
-    });
-    const sup = entry.sup;
+    quota: QuotaDemand | undefined,
+    hostHeld: boolean,
+    inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>,
+  ): Promise<Receipt> {
+    const state = { entry: entry0, bytes: bytes0, ...this.keys.macs.tag(bytes0) };
+    const stored = (leafIndex: number): StoredEntry => {
+      const { entry, bytes } = state;
+      return {
+        id: entry.id,
+        owner: entry.ns,
+        tier: entry.tier,
+        bytes,
+        leafIndex,
+        macKid: state.kid,
+        mac: state.tag,
+        writer: entry.writer,
+        kind: entry.kind,
+        createdAtNs: entry.ts,
+        content: entry.content,
+        srcHash: toHex(entry.src),
+        ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
+        ...(entry.uri === undefined ? {} : { uri: entry.uri }),
+        ...(embedding === undefined ? {} : { embedding }),
+      };
+    };
+    const sup = entry0.sup;
     // A new version and the superseded mark on the old one commit in one transaction (the
     // system scope's), so no crash leaves both versions live (found by test/faults' audit).
+    // An `inCommit` step (a review's decision) commits with the entry the same way.
     const persist =
-      sup === undefined
+      sup === undefined && inCommit === undefined
         ? { entry: stored }
         : async (tx: StorageBackend, leafIndex: number): Promise<void> => {
             await tx.putEntry(stored(leafIndex));
-            await tx.markSuperseded(sup, entry.id);
+            if (sup !== undefined) await tx.markSuperseded(sup, state.entry.id);
+            if (inCommit !== undefined) await inCommit(tx, leafIndex, state.entry);
           };
-    return this.enqueue(entry.id, entryLeafData(entry), 'entry', persist, quota);
-  }
-
-  /**
-   * Pipelined group commit (ADR 0011). Records queue; up to {@link COMMIT_DEPTH} commit
-   * transactions are open at once: one holds the log head (appending and committing its
-   * batch), the next waits for the head lock in the database. A transaction takes its batch
-   * only once it holds the head — everything signed while the previous one committed — so
-   * leaf order is commit order, batches are as large as the load makes them, and signing the
-   * next batch overlaps the database work of this one. A write resolves only after its
-   * transaction committed (no acknowledged write is ever lost); a failed transaction rejects
-   * every write in it and changes nothing.
-   */
-  private enqueue(
-    id: string,
-    leafData: Uint8Array,
-    kind: 'entry' | 'tombstone',
-    persist: Pending['persist'],
-    quota?: QuotaDemand,
-  ): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      this.pending.push({ id, leafData, kind, persist, quota, resolve, reject });
+    const leafIndex = await new Promise<number>((resolve, reject) => {
+      const p: Pending = {
+        id: entry0.id,
+        leafData: entryLeafData(entry0),
+        kind: 'entry',
+        persist,
+        quota,
+        signed: {
+          writer: entry0.writer,
+          kid: entry0.kid,
+          ts: entry0.ts,
+          tier: entry0.tier,
+          ...(hostHeld
+            ? {
+                resign: (kid: string, signer: Ed25519Signer, ts: bigint): void => {
+                  const { sig: _s, ...b } = state.entry;
+                  const r = signEntry({ ...b, kid, ts }, signer);
+                  Object.assign(
+                    state,
+                    { entry: r.entry, bytes: r.bytes },
+                    this.keys.macs.tag(r.bytes),
+                  );
+                  p.leafData = entryLeafData(r.entry);
+                },
+              }
+            : {}),
+        },
+        resolve,
+        reject,
+      };
+      this.pending.push(p);
       this.pump();
     });
+    return { entry: state.entry, bytes: state.bytes, leafIndex };
   }
 
   /** Open the next commit transaction if records wait, none is queued for the head, and the pipeline has room. */
@@ -689,11 +1076,103 @@ export class Ledger {
     });
   }
 
+  /**
+   * The next batch: the isolation group at the head of the queue (a part of a failed batch,
+   * committed on its own), else up to {@link MAX_BATCH} records that belong to no group.
+   */
+  private takeBatch(): Pending[] {
+    const first = this.pending[0];
+    if (first === undefined) return [];
+    let n = 0;
+    const g = first.group;
+    while (n < this.pending.length && n < MAX_BATCH && this.pending[n]?.group === g) n++;
+    return this.pending.splice(0, n);
+  }
+
+  /**
+   * Each record of a taken batch against the registry at the position it will take (issue 17
+   * finding 1): the view is first caught up, under the head lock, with every statement other
+   * processes committed; statements of the batch apply in order. An entry or tombstone whose
+   * key is no longer valid there (rotated, revoked) is re-signed with its writer's current
+   * key when the host holds it, else refused with the registry's code; an entry's tier must be
+   * within its writer's signed kind; a statement that no longer holds is refused. Verdicts
+   * depend only on the records' order, so the positions that quota refusals later shift do
+   * not change them.
+   */
+  private async checkBatch(
+    taken: readonly Pending[],
+    size: number,
+  ): Promise<{ kept: Pending[]; refused: { p: Pending; e: MemwardenError }[] }> {
+    let view = this.view;
+    let forked = false;
+    const kept: Pending[] = [];
+    const refused: { p: Pending; e: MemwardenError }[] = [];
+    const refuse = (p: Pending, code: ErrorCode, message: string): void => {
+      refused.push({ p, e: new MemwardenError(code, message) });
+    };
+    for (const p of taken) {
+      const pos = size + kept.length;
+      const st = p.statement;
+      if (st !== undefined) {
+        const v = view.check(st, pos);
+        if (!v.ok) {
+          refuse(p, v.code ?? 'KEY_INVALID', v.message ?? 'registry statement refused');
+          continue;
+        }
+        if (!forked) {
+          view = view.fork();
+          forked = true;
+        }
+        view.apply(st, pos);
+        kept.push(p);
+        continue;
+      }
+      const s = p.signed;
+      if (s === undefined) {
+        kept.push(p);
+        continue;
+      }
+      const kind = view.kindOf(s.writer);
+      if (kind === undefined) {
+        refuse(p, 'PRINCIPAL_UNKNOWN', 'unknown writer');
+        continue;
+      }
+      if (s.tier !== undefined && !mayWriteTier(kind, s.tier)) {
+        refuse(p, 'ENTRY_INVALID', `a ${kind} principal may not write tier ${s.tier}`);
+        continue;
+      }
+      const v = view.verify(s.writer, s.kid, s.ts, pos);
+      if (v.ok) {
+        kept.push(p);
+        continue;
+      }
+      const cur = s.resign === undefined ? undefined : view.current(s.writer);
+      const signer = cur === undefined ? undefined : await this.keys.signer(cur.kid);
+      if (cur === undefined || signer === undefined || s.resign === undefined) {
+        refuse(p, v.code, 'the writer key changed before the write committed');
+        continue;
+      }
+      let ts = this.clock.nowNs();
+      if (ts < cur.validFromNs) ts = cur.validFromNs;
+      s.resign(cur.kid, signer, ts);
+      s.kid = cur.kid;
+      s.ts = ts;
+      this.resigned++;
+      const again = view.verify(s.writer, cur.kid, ts, pos);
+      if (again.ok) kept.push(p);
+      else refuse(p, again.code, 'the writer key changed before the write committed');
+    }
+    return { kept, refused };
+  }
+
   private async commitNext(previous: Promise<void>): Promise<void> {
     let taken: Pending[] | undefined;
     let batch: Pending[] = [];
     let refused: Pending[] = [];
+    let keyRefused: { p: Pending; e: MemwardenError }[] = [];
     let appended: LockedAppend | undefined;
+    let view: RegistryView | undefined;
+    const base = this.view;
     try {
       await this.storage.transaction(async (tx) => {
         const size = await this.log.lockHead(tx);
@@ -705,13 +1184,19 @@ export class Ledger {
         // requests that arrived during it (an HTTP server's) would each get a commit of their
         // own. One turn lets them reach the queue; with a head lock, its wait is that turn.
         if (tx.lockLogHead === undefined) await new Promise<void>((r) => setImmediate(r));
-        taken = this.pending.splice(0, MAX_BATCH);
+        taken = this.takeBatch();
         this.waiting = false;
         this.pump(); // the next transaction queues for the head while this one commits
         if (taken.length === 0) return;
-        // Quotas first, in queue order: a refused write gets no leaf, no row and no count.
-        ({ admitted: batch, refused } = await admitQuotas(tx, taken));
+        // Registry statements other processes committed before the head was ours.
+        if (size > this.registrySyncedTo)
+          this.applyCommittedLeaves(await registryLeaves(tx, this.registrySyncedTo, size), size);
+        const checked = await this.checkBatch(taken, size);
+        keyRefused = checked.refused;
+        // Quotas next, in queue order: a refused write gets no leaf, no row and no count.
+        ({ admitted: batch, refused } = await admitQuotas(tx, checked.kept));
         if (batch.length === 0) return;
+        view = this.withStatements(batch, size);
         appended = await this.log.appendLocked(
           size,
           batch.map((p) => ({ data: p.leafData, entryId: p.id, kind: p.kind })),
@@ -722,11 +1207,26 @@ export class Ledger {
     } catch (e) {
       this.waiting = false;
       this.log.abandon();
-      // Failed before taking a batch (e.g. no connection): fail what waits, do not spin. A
-      // failed batch fails every write taken, refused ones too (their verdicts rolled back).
-      for (const p of taken ?? this.pending.splice(0)) p.reject(e);
+      if (taken === undefined) {
+        // Failed before taking a batch (e.g. no connection): fail what waits, do not spin.
+        for (const p of this.pending.splice(0)) p.reject(e);
+        return;
+      }
+      // A failed batch fails no write but its own (issue 17 finding 2): retried in halves,
+      // each its own commit, until the record that fails is alone — then only it is refused.
+      // Nothing of the failed transaction remains (quota verdicts included).
+      if (taken.length > 1 && isolatable(e)) {
+        const mid = Math.ceil(taken.length / 2);
+        const a = ++this.groups;
+        const b = ++this.groups;
+        taken.forEach((p, i) => (p.group = i < mid ? a : b));
+        this.pending.unshift(...taken);
+        return;
+      }
+      for (const p of taken) p.reject(e);
       return;
     }
+    for (const { p, e } of keyRefused) p.reject(e);
     for (const p of refused) {
       const d = p.quota as QuotaDemand;
       this.noteExhausted(d);
@@ -734,8 +1234,29 @@ export class Ledger {
     }
     if (appended === undefined) return;
     this.log.committed(appended);
+    if (view !== undefined) {
+      // The batch's statements are committed: the view moves with them (the base object is
+      // still the one they were checked on; `previous` ordered every other commit before).
+      if (this.view === base) this.view = view;
+      else
+        for (const p of batch)
+          if (p.statement !== undefined)
+            this.view.apply(p.statement, appended.start + batch.indexOf(p));
+      this.writers.clear();
+    }
+    if (this.registrySyncedTo <= appended.start) this.registrySyncedTo = appended.size;
     const start = appended.start;
     batch.forEach((p, i) => p.resolve(start + i));
+  }
+
+  /** The view with a batch's statements applied at their final positions (undefined: none). */
+  private withStatements(batch: readonly Pending[], start: number): RegistryView | undefined {
+    if (!batch.some((p) => p.statement !== undefined)) return undefined;
+    const v = this.view.fork();
+    batch.forEach((p, i) => {
+      if (p.statement !== undefined) v.apply(p.statement, start + i);
+    });
+    return v;
   }
 
   /** Wait until every queued write has committed or failed. */
@@ -754,11 +1275,22 @@ export class Ledger {
     await this.drain();
     await this.log.refresh();
     const s = this.keys.logSigner;
-    return this.log.checkpoint({
+    const cp = await this.log.checkpoint({
       keyName: this.log.origin,
       publicKey: s.publicKey.raw,
       sign: (m) => s.sign(m),
     });
+    // The anchor outside the database: `memwarden audit` finds a log that ends before it.
+    if (cp.size > this.anchoredSize) {
+      this.anchoredSize = cp.size;
+      await this.keys.setAnchor(cp.note);
+    }
+    return cp;
+  }
+
+  /** The latest checkpoint note recorded beside the host's keys (undefined: none). */
+  anchoredCheckpoint(): Promise<string | undefined> {
+    return this.keys.anchor();
   }
 
   /** The checkpoint verifier key (`<name>+<hash>+<key>`, C2SP signed-note vkey). */
@@ -891,17 +1423,31 @@ export class Ledger {
     }
     if (todo.length === 0) return out;
 
-    const kids = todo.map((c) => c.d.entry.kid);
-    const keys = this.registry.cachedKeyRecords(kids) ?? (await this.registry.keyRecordsFor(kids));
+    // Key validity and the writer's kind come from the signed registry (ADR 0033), caught up
+    // at most once per `keyRecordTtlNs` on a shared store.
+    await this.refreshRegistry();
+    const view = this.view;
     const signed: FirstCheck[] = [];
     for (const c of todo) {
       const e = c.d.entry;
-      const rec = keys.get(e.kid);
+      // The tier within the writer's signed kind: a `kind` column edited at rest changes nothing.
+      const kind = view.kindOf(e.writer);
+      if (kind !== undefined && !mayWriteTier(kind, e.tier)) {
+        out[c.at] = { ok: false, code: 'ENTRY_INVALID', id: c.stored.id, stage: 'signature' };
+        continue;
+      }
       const sig = withEntrySigningInput(c.stored.bytes, c.d, (input) =>
-        this.registry.checkWith(rec, e.writer, e.kid, e.ts, input, e.sig, c.stored.leafIndex),
+        view.verify(e.writer, e.kid, e.ts, c.stored.leafIndex, input, e.sig),
       );
-      if (sig.ok) signed.push(c);
-      else out[c.at] = { ok: false, code: sig.code, id: c.stored.id, stage: 'signature' };
+      if (!sig.ok) {
+        out[c.at] = { ok: false, code: sig.code, id: c.stored.id, stage: 'signature' };
+        continue;
+      }
+      if (this.unprovable.has(c.stored.id)) {
+        out[c.at] = { ok: false, code: 'LOG_PROOF_INVALID', id: c.stored.id, stage: 'inclusion' };
+        continue;
+      }
+      signed.push(c);
     }
     if (signed.length > 0) await this.checkInclusions(signed, out);
     return out;

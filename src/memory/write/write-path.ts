@@ -19,6 +19,9 @@ import type { LineageWriter, ResolvedLineage } from './lineage.js';
 import { toMemoryRecord } from '../read/records.js';
 import type { WriteScreen } from '../detect/screen.js';
 import { findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
+import { sealHeld } from './held.js';
+import type { SignedEntry } from '../../core/entry/index.js';
+import type { StorageBackend } from '../../ports/storage.js';
 import type { DetectionHooks } from '../detect/calibration.js';
 
 /** What a held write carries so approval can replay it exactly. */
@@ -64,7 +67,11 @@ export class WritePath {
       ...(opts.multiHop === undefined ? {} : { multiHop: opts.multiHop }),
       ...(opts.step === undefined ? {} : { step: opts.step }),
     });
-    const lineage: WriteLineage = { parents: resolved.parents, weights: resolved.weights, label: resolved.label };
+    const lineage: WriteLineage = {
+      parents: resolved.parents,
+      weights: resolved.weights,
+      label: resolved.label,
+    };
     // Pattern 3: untrusted content is never stored verbatim by default.
     const untrusted = needsExtraction(content, tier, {
       ...(opts.verbatim === undefined ? {} : { verbatim: opts.verbatim }),
@@ -95,7 +102,9 @@ export class WritePath {
   ): Promise<AddResult> {
     // One embedding, computed before screening and reused for storage.
     const embedding = opts.embedding ?? (await this.embed(content));
-    const findings: { reason: string; detail: string }[] = this.d.screens.flatMap((s) => s.screen(content, tier));
+    const findings: { reason: string; detail: string }[] = this.d.screens.flatMap((s) =>
+      s.screen(content, tier),
+    );
     if (this.d.detection !== undefined) {
       const seen = new Set(findings.map((f) => f.reason));
       const screened = await this.d.detection.screenWrite(opts.principal, {
@@ -123,11 +132,18 @@ export class WritePath {
       if (dup !== undefined) {
         this.ctx.metrics.recordRejected('near_duplicate');
         throw new MemwardenError('STORAGE_CONFLICT', 'a near-duplicate of an existing memory', {
-          details: { reason: 'near_duplicate', of: dup.id, similarity: Number(dup.similarity.toFixed(4)) },
+          details: {
+            reason: 'near_duplicate',
+            of: dup.id,
+            similarity: Number(dup.similarity.toFixed(4)),
+          },
         });
       }
     }
-    return { status: 'stored', memory: await this.commit(content, { ...opts, embedding }, tier, lineage) };
+    return {
+      status: 'stored',
+      memory: await this.commit(content, { ...opts, embedding }, tier, lineage),
+    };
   }
 
   /** Extraction (Pattern 3): each short fact the model finds is written as its own entry. */
@@ -142,14 +158,19 @@ export class WritePath {
     try {
       const r = await extractFacts(content, extractor, { tier });
       facts = r.facts.map((f) => f.fact);
-      for (const d of r.dropped) for (const reason of d.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
+      for (const d of r.dropped)
+        for (const reason of d.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
     } catch (e) {
       if (!(e instanceof MemwardenError)) throw e;
       // Fail closed: nothing stored, the content waits for a reviewer.
-      return this.hold(content, opts, tier, lineage, [{ reason: 'extraction_failed', detail: e.code }]);
+      return this.hold(content, opts, tier, lineage, [
+        { reason: 'extraction_failed', detail: e.code },
+      ]);
     }
     if (facts.length === 0) {
-      return this.hold(content, opts, tier, lineage, [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }]);
+      return this.hold(content, opts, tier, lineage, [
+        { reason: 'extraction_empty', detail: 'no storable fact extracted' },
+      ]);
     }
     const { embedding: _e, ...rest } = opts;
     const stored: MemoryRecord[] = [];
@@ -172,7 +193,8 @@ export class WritePath {
     const [first, ...others] = stored;
     if (first === undefined) {
       const h = held[0];
-      if (h !== undefined) return { status: 'pending_review', reviewId: h.reviewId, reasons: h.reasons };
+      if (h !== undefined)
+        return { status: 'pending_review', reviewId: h.reviewId, reasons: h.reasons };
       throw firstError;
     }
     return {
@@ -192,17 +214,22 @@ export class WritePath {
     findings: readonly { reason: string; detail: string }[],
   ): Promise<AddResult> {
     const reviewId = this.ctx.newId();
-    const { embedding: _e, ...rest } = opts;
-    const held: HeldWrite = { content, opts: rest, lineage };
-    await this.ctx.view(opts.principal).enqueueReview({
-      id: reviewId,
-      principal: opts.principal,
-      tier,
-      content,
-      reasons: findings.map((f) => `${f.reason}: ${f.detail}`),
-      payload: utf8.encode(JSON.stringify(held)),
-      createdAtNs: this.ctx.clock.nowNs(),
-    });
+    // The held record is sealed (canonical, MAC'd): what the reviewer is shown is what
+    // approval signs (reviews.ts, issue 17).
+    await this.ctx.view(opts.principal).enqueueReview(
+      sealHeld(this.ctx.ledger.keys.macs, {
+        id: reviewId,
+        principal: opts.principal,
+        tier,
+        content,
+        reasons: findings.map((f) => `${f.reason}: ${f.detail}`),
+        createdAtNs: this.ctx.clock.nowNs(),
+        lineage,
+        ...(opts.kind === undefined ? {} : { kind: opts.kind }),
+        ...(opts.source === undefined ? {} : { source: opts.source }),
+        ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
+      }),
+    );
     for (const f of findings) this.ctx.metrics.recordRejected(f.reason);
     await this.ctx.audit(opts.principal, 'write.held', reviewId, {
       reasons: findings.map((f) => f.reason),
@@ -211,7 +238,12 @@ export class WritePath {
   }
 
   /** Validation that changes nothing: principal, tier, size. */
-  async checkWrite(content: string, principal: string, tier: SourceTier, source?: string): Promise<void> {
+  async checkWrite(
+    content: string,
+    principal: string,
+    tier: SourceTier,
+    source?: string,
+  ): Promise<void> {
     if (typeof content !== 'string' || content.length === 0) {
       throw new MemwardenError('INPUT_INVALID', 'content must be a non-empty string');
     }
@@ -264,7 +296,12 @@ export class WritePath {
     opts: AddOptions,
     tier: SourceTier,
     lineage: WriteLineage,
-    extra?: { sup?: string; rev?: string },
+    extra?: {
+      sup?: string;
+      rev?: string;
+      /** Commits in the entry's own transaction (a review's decision, reviews.ts). */
+      inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>;
+    },
   ): Promise<MemoryRecord> {
     const now = this.ctx.clock.nowNs();
     const limit = this.ctx.retention.quotaPerDay[tier];
@@ -286,10 +323,15 @@ export class WritePath {
           ...(extra?.sup === undefined ? {} : { sup: extra.sup }),
           ...(extra?.rev === undefined ? {} : { rev: extra.rev }),
         },
-        { embedding, ...(limit === null ? {} : { quota: { dayKey: dayKey(now), limit } }) },
+        {
+          embedding,
+          ...(limit === null ? {} : { quota: { dayKey: dayKey(now), limit } }),
+          ...(extra?.inCommit === undefined ? {} : { inCommit: extra.inCommit }),
+        },
       );
     } catch (e) {
-      if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED') this.ctx.metrics.recordRejected('quota');
+      if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED')
+        this.ctx.metrics.recordRejected('quota');
       throw e;
     }
     this.ctx.metrics.recordWrite(tier);
