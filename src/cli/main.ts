@@ -97,14 +97,18 @@ principals
   .addOption(pgOption())
   .action(async (o: StoreOptions) => {
     await withLedger(o, async (l) => {
-      const ps = await l.storage.listPrincipals();
+      // Kinds and keys as the signed registry in the log states them (ADR 0033); the name is
+      // the table's (an untrusted label).
+      await l.refreshRegistry(true);
+      const view = l.registryView;
+      const names = new Map((await l.storage.listPrincipals()).map((p) => [p.id, p.name]));
       const out = [];
-      for (const p of ps) {
-        const keys = await l.storage.keysOf(p.id);
+      for (const p of view.allPrincipals()) {
+        const keys = p.keys.map((kid) => view.key(kid)).filter((k) => k !== undefined);
         out.push({
           id: p.id,
           kind: p.kind,
-          name: p.name,
+          name: names.get(p.id) ?? '',
           keys: keys.map((k) => ({
             kid: k.kid,
             validFromNs: k.validFromNs,
@@ -135,8 +139,10 @@ program
   .addOption(pgOption())
   .action(async (kid: string, o: StoreOptions & { reason: string }) => {
     await withLedger(o, async (l) => {
-      await l.revokeKey(kid, o.reason);
-      printJson({ kid, revoked: true, atLogSize: l.log.size });
+      // The revocation is a signed statement in the log: nothing at or past its leaf verifies
+      // under the key; writes queued under it that commit later are re-signed or refused.
+      const at = await l.revokeKey(kid, o.reason);
+      printJson({ kid, revoked: true, atLogSize: at });
     });
   });
 
@@ -207,11 +213,50 @@ program
   .addOption(dataOption())
   .addOption(pgOption())
   .action(async (id: string, o: StoreOptions & { as: string; reason: string }) => {
-    await withLedger(o, async (l) => {
-      const t = await l.tombstone(id, o.reason, o.as);
-      printJson({ tombstone: t.tombstone.id, target: id, leafIndex: t.leafIndex });
+    // Through the Memory API, so ownership holds exactly as over HTTP: only the entry's owner
+    // deletes it (an OPERATOR row is nobody's to delete from an app principal; issue 17).
+    await withMemory(o, async (m) => {
+      await m.delete(id, { principal: o.as, reason: o.reason });
+      printJson({ target: id, deleted: true });
     });
   });
+
+program
+  .command('purge')
+  .description(
+    "tombstone every entry from a source URI or with a content hash: the principal's own, or " +
+      "with --all-principals every principal's (operator only, audited) — the recovery step " +
+      'after a poisoned source',
+  )
+  .requiredOption('--as <principal>', 'the purging principal id')
+  .option('--source <uri>', 'exact source URI')
+  .option('--content-hash <hex>', 'SHA-256 (hex) of the content')
+  .option('--all-principals', "purge every principal's matching entries (operator only)")
+  .option('--reason <text>', 'why (kept in each tombstone)')
+  .addOption(dataOption())
+  .addOption(pgOption())
+  .action(
+    async (
+      o: StoreOptions & {
+        as: string;
+        source?: string;
+        contentHash?: string;
+        allPrincipals?: boolean;
+        reason?: string;
+      },
+    ) => {
+      await withMemory(o, async (m) => {
+        const r = await m.purgeDetailed({
+          principal: o.as,
+          ...(o.source === undefined ? {} : { source: o.source }),
+          ...(o.contentHash === undefined ? {} : { contentHash: o.contentHash }),
+          ...(o.allPrincipals === true ? { allPrincipals: true } : {}),
+          ...(o.reason === undefined ? {} : { reason: o.reason }),
+        });
+        printJson(r);
+      });
+    },
+  );
 
 program
   .command('checkpoint')

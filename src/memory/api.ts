@@ -283,7 +283,17 @@ export interface MemoryApi {
   delete(id: string, opts: { principal: string; reason: string }): Promise<void>;
   deleteAll(opts: { principal: string; reason?: string }): Promise<number>;
   history(id: string, opts: { principal: string }): Promise<HistoryEvent[]>;
-  purge(opts: { principal: string; source?: string; contentHash?: string }): Promise<number>;
+  /**
+   * Tombstone every own entry from a source URI or with a content hash; with `allPrincipals`,
+   * an operator's explicit, audited purge across every principal (others: `AUTH_FORBIDDEN`).
+   */
+  purge(opts: {
+    principal: string;
+    source?: string;
+    contentHash?: string;
+    allPrincipals?: boolean;
+    reason?: string;
+  }): Promise<number>;
   proof(id: string, opts: { principal: string }): Promise<InclusionProofView>;
   checkpoint(): Promise<CheckpointView>;
   consistency(from: number, to: number): Promise<ConsistencyProofView>;

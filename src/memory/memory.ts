@@ -48,7 +48,11 @@ import { SearchEngine } from './read/search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect/pipeline.js';
 import { SharedDetection, callerVector } from './write/write.js';
-import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './detect/calibration.js';
+import {
+  AutoDetection,
+  type AutoDetectionOptions,
+  type DetectionHooks,
+} from './detect/calibration.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './write/lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './log/proofs.js';
 import { Principals } from './identity/principals.js';
@@ -164,11 +168,18 @@ export class Memory implements MemoryApi {
       lineageConfig({
         ...(opts.lineage === undefined ? {} : { options: opts.lineage }),
         ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
-        ...(opts.explicitParentsOnly === undefined ? {} : { explicitParentsOnly: opts.explicitParentsOnly }),
+        ...(opts.explicitParentsOnly === undefined
+          ? {}
+          : { explicitParentsOnly: opts.explicitParentsOnly }),
       }),
     );
     const lineageOptions = this.lineage.config.options;
-    this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.ledger, audit, lineageOptions);
+    this.actions = new ActionChecker(
+      gateFor(opts.policy, lineageOptions),
+      this.ledger,
+      audit,
+      lineageOptions,
+    );
     this.dimensions = opts.embedder.dimensions;
     this.writer = new WritePath(ctx, this.lineage, {
       embedder: opts.embedder,
@@ -193,7 +204,10 @@ export class Memory implements MemoryApi {
 
   async add(content: string, opts: AddOptions): Promise<AddResult> {
     if (opts.embedding === undefined) return this.writer.add(content, opts);
-    return this.writer.add(content, { ...opts, embedding: callerVector(opts.embedding, this.dimensions) });
+    return this.writer.add(content, {
+      ...opts,
+      embedding: callerVector(opts.embedding, this.dimensions),
+    });
   }
 
   // ---- read path (search.ts) -----------------------------------------------------------------
@@ -222,7 +236,8 @@ export class Memory implements MemoryApi {
 
   async get(id: string, opts: { principal: string }): Promise<MemoryRecord | undefined> {
     const stored = await this.view(opts.principal).getEntry(id);
-    if (stored === undefined || !this.isLive(stored)) return undefined;
+    if (stored === undefined) return undefined;
+    // Liveness is decided on the signed records (search.verified), the columns only a cache.
     return this.search_.verified(stored, opts.principal);
   }
 
@@ -287,8 +302,29 @@ export class Memory implements MemoryApi {
     return this.versions.history(id, opts);
   }
 
-  /** Failure-mode recovery: tombstone every own entry from a source URI or with a content hash. */
-  purge(opts: { principal: string; source?: string; contentHash?: string }): Promise<number> {
+  /**
+   * Failure-mode recovery: tombstone every own entry from a source URI or with a content hash;
+   * the number tombstoned. With `allPrincipals: true` an operator purges across every
+   * principal (audited, each tombstone signed by the operator); anyone else is `AUTH_FORBIDDEN`.
+   */
+  async purge(opts: {
+    principal: string;
+    source?: string;
+    contentHash?: string;
+    allPrincipals?: boolean;
+    reason?: string;
+  }): Promise<number> {
+    return (await this.versions.purge(opts)).purged;
+  }
+
+  /** {@link purge}, with the count per owner. */
+  purgeDetailed(opts: {
+    principal: string;
+    source?: string;
+    contentHash?: string;
+    allPrincipals?: boolean;
+    reason?: string;
+  }): Promise<{ purged: number; owners: Record<string, number> }> {
     return this.versions.purge(opts);
   }
 
@@ -352,7 +388,10 @@ export class Memory implements MemoryApi {
    * Register a principal (its Ed25519 key held by the host) and issue a bearer API key. The
    * secret is returned once; only its SHA-256 is stored.
    */
-  createPrincipal(kind: PrincipalKind, name: string): Promise<{ id: string; kid: string; apiKey: string }> {
+  createPrincipal(
+    kind: PrincipalKind,
+    name: string,
+  ): Promise<{ id: string; kid: string; apiKey: string }> {
     return this.principals.create(kind, name);
   }
 

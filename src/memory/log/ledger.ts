@@ -31,13 +31,19 @@ import {
   signingInput,
   tombstoneLeafData,
   tombstoneSigningInput,
+  uuidToString,
   uuidv7,
   withEntryLeafData,
   withEntrySigningInput,
 } from '../../core/entry/index.js';
 import { MemwardenError, type ErrorCode } from '../../core/errors.js';
 import { parseCheckpoint, verifyCheckpoint, verifyInclusion } from '../../core/merkle/index.js';
-import { type ChainHash, chainBytes, leafHashChain } from '../../core/merkle/hash.js';
+import {
+  type ChainHash,
+  chainBytes,
+  leafHash as leafHashOf,
+  leafHashChain,
+} from '../../core/merkle/hash.js';
 import {
   type PrincipalKind,
   type SourceTier,
@@ -127,7 +133,7 @@ export type Verification =
       ok: false;
       code: ErrorCode;
       id: string;
-      stage: 'load' | 'decode' | 'mac' | 'signature' | 'inclusion';
+      stage: 'load' | 'decode' | 'mac' | 'signature' | 'inclusion' | 'state';
     };
 
 export interface LedgerOptions {
@@ -200,6 +206,8 @@ interface Pending {
   readonly signed?: SignedBy;
   /** A registry statement, applied to the registry view at its position. */
   readonly statement?: SignedRegistryStatement;
+  /** A new version: the entry it supersedes. */
+  readonly supersedes?: string;
   /**
    * Failure isolation (issue 17 finding 2): after a failed commit, its writes are retried in
    * halves, each half a commit of its own (this id), so a bad row fails only its own write.
@@ -389,6 +397,20 @@ export class Ledger {
   readonly registryAnomalies: { index: number; code: ErrorCode; message: string }[] = [];
   /** Entries whose stored proof failed its self-check before serving (ADR 0033). */
   private readonly unprovable = new Set<string>();
+  /**
+   * Entries a tombstone in the log deletes (read from the tombstone leaves, which carry their
+   * target): the `deleted` column is a cache this overrules (issue 17 finding 7).
+   */
+  private readonly tombstoned = new Set<string>();
+  /** Tombstone leaves read into {@link tombstoned}: [0, tombstonesSyncedTo). */
+  private tombstonesSyncedTo = 0;
+  /**
+   * Claims that an entry is superseded (old id → new version id), from versions this process
+   * committed and from the `entry.superseded` events the commit writes; a claim counts only
+   * once the new version's signed `sup` confirms it ({@link liveState}).
+   */
+  private readonly supersededClaims = new Map<string, string>();
+  private supersessionLoaded = false;
   /** Records re-signed in a commit because their key changed first (a test and metrics hook). */
   resigned = 0;
   /** Size of the checkpoint last recorded as the anchor by this process. */
@@ -459,6 +481,7 @@ export class Ledger {
       opts.keyRecordTtlNs ?? DEFAULT_REGISTRY_TTL_NS,
     );
     ledger.registryAnomalies.push(...anomalies);
+    await ledger.syncTombstones(opts.storage, size);
     if (legacy && opts.readOnly !== true) await ledger.adoptLegacyRegistry();
     return ledger;
   }
@@ -682,6 +705,7 @@ export class Ledger {
         const size = await this.storage.logSize();
         const leaves = await registryLeaves(this.storage, this.registrySyncedTo, size);
         this.applyCommittedLeaves(leaves, size);
+        await this.syncTombstones(this.storage, size);
         this.registrySyncedAt = now;
       } finally {
         this.registrySync = undefined;
@@ -702,6 +726,98 @@ export class Ledger {
       this.registrySyncedTo = l.index + 1;
     }
     if (size > this.registrySyncedTo) this.registrySyncedTo = size;
+  }
+
+  /** Read the targets of tombstone leaves in [tombstonesSyncedTo, size). */
+  private async syncTombstones(s: StorageBackend, size: number): Promise<void> {
+    const from = this.tombstonesSyncedTo;
+    if (size <= from) return;
+    const leaves =
+      s.getLeavesOfKind !== undefined
+        ? await s.getLeavesOfKind('tombstone', from, size)
+        : (await s.getLeaves(from, size)).filter((l) => l.kind === 'tombstone');
+    for (const l of leaves) {
+      if (l.data.length !== 99) continue; // malformed: the audit reports it
+      try {
+        this.tombstoned.add(uuidToString(l.data.subarray(3, 19)));
+      } catch {
+        // not a UUID: the audit reports it
+      }
+    }
+    if (size > this.tombstonesSyncedTo) this.tombstonesSyncedTo = size;
+  }
+
+  /** The supersession claims the commits recorded (`entry.superseded` events), read once. */
+  private async loadSupersession(): Promise<void> {
+    if (this.supersessionLoaded) return;
+    this.supersessionLoaded = true;
+    for (let after: bigint | undefined; ;) {
+      const page = await this.storage.listAudit({
+        limit: 1000,
+        actionPrefix: 'entry.superseded',
+        ...(after === undefined ? {} : { afterNs: after }),
+      });
+      for (const e of page) {
+        const by = e.details.by;
+        if (e.subject !== undefined && typeof by === 'string')
+          this.supersededClaims.set(e.subject, by);
+      }
+      if (page.length < 1000) break;
+      after = (page[page.length - 1] as { atNs: bigint }).atNs;
+    }
+  }
+
+  /**
+   * Is a verified entry live by its signed records, whatever its columns say (issue 17 finding
+   * 7)? Not if a tombstone in the log targets it, nor if a version whose signed `sup` names it
+   * exists, nor if its signed expiry has passed and no stored renewal extends it (a renewal
+   * moves the stored expiry forward only; a stored expiry cleared or moved before the signed
+   * one is a tampered row). `deletedColumn` says what the row claims: a row hidden as deleted
+   * with no tombstone in the log is reported too. Undefined: live.
+   */
+  async liveState(
+    stored: StoredEntry,
+    entry: SignedEntry,
+    nowNs: bigint,
+  ): Promise<{ code: ErrorCode; reason: string; tampered: boolean } | undefined> {
+    if (this.storage.exclusive !== true) await this.refreshRegistry();
+    const tampered = (reason: string) => ({
+      code: 'ENTRY_INVALID' as const,
+      reason,
+      tampered: true,
+    });
+    const gone = (reason: string) => ({
+      code: 'STORAGE_NOT_FOUND' as const,
+      reason,
+      tampered: false,
+    });
+    if (stored.deleted === true && !this.tombstoned.has(entry.id))
+      await this.syncTombstones(this.storage, await this.storage.logSize());
+    if (this.tombstoned.has(entry.id))
+      return stored.deleted === true
+        ? gone('deleted')
+        : tampered('a tombstone in the log deletes it, the row says live');
+    if (stored.deleted === true) return tampered('marked deleted without a tombstone in the log');
+    if (entry.exp !== undefined) {
+      if (stored.expiresAtNs === undefined || stored.expiresAtNs < entry.exp)
+        return tampered('the stored expiry is neither the signed one nor a renewal of it');
+    } else if (stored.expiresAtNs !== undefined)
+      return tampered('a never-expiring entry has a stored expiry');
+    await this.loadSupersession();
+    const by = stored.supersededBy ?? this.supersededClaims.get(entry.id);
+    if (by !== undefined) {
+      const newer = await this.storage.getEntry(by);
+      const v = newer === undefined ? undefined : (await this.verifyMany([newer]))[0];
+      const confirmed = v?.ok === true && v.entry.sup === entry.id;
+      if (confirmed)
+        return stored.supersededBy === by
+          ? gone(`superseded by ${by}`)
+          : tampered(`superseded by ${by}, the row says live`);
+      if (stored.supersededBy !== undefined)
+        return tampered('marked superseded without a signed newer version');
+    }
+    if (stored.expiresAtNs !== undefined && stored.expiresAtNs <= nowNs) return gone('expired');
+    return undefined;
   }
 
   /** Sign a registry statement with the host log key and commit it; its leaf index. */
@@ -1022,7 +1138,18 @@ export class Ledger {
         ? { entry: stored }
         : async (tx: StorageBackend, leafIndex: number): Promise<void> => {
             await tx.putEntry(stored(leafIndex));
-            if (sup !== undefined) await tx.markSuperseded(sup, state.entry.id);
+            if (sup !== undefined) {
+              await tx.markSuperseded(sup, state.entry.id);
+              // The claim the read path checks against the new version's signed `sup`.
+              await tx.appendAudit({
+                id: `sup-${state.entry.id}`,
+                atNs: state.entry.ts,
+                actor: state.entry.writer,
+                action: 'entry.superseded',
+                subject: sup,
+                details: { by: state.entry.id, leafIndex },
+              });
+            }
             if (inCommit !== undefined) await inCommit(tx, leafIndex, state.entry);
           };
     const leafIndex = await new Promise<number>((resolve, reject) => {
@@ -1032,6 +1159,7 @@ export class Ledger {
         kind: 'entry',
         persist,
         quota,
+        ...(sup === undefined ? {} : { supersedes: sup }),
         signed: {
           writer: entry0.writer,
           kid: entry0.kid,
@@ -1245,6 +1373,12 @@ export class Ledger {
       this.writers.clear();
     }
     if (this.registrySyncedTo <= appended.start) this.registrySyncedTo = appended.size;
+    for (const p of batch) {
+      if (p.kind === 'tombstone' && p.leafData.length === 99)
+        this.tombstoned.add(uuidToString(p.leafData.subarray(3, 19)));
+      if (p.supersedes !== undefined) this.supersededClaims.set(p.supersedes, p.id);
+    }
+    if (this.tombstonesSyncedTo === appended.start) this.tombstonesSyncedTo = appended.size;
     const start = appended.start;
     batch.forEach((p, i) => p.resolve(start + i));
   }
@@ -1327,14 +1461,37 @@ export class Ledger {
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry', { details: { id } });
     let cp = await this.storage.latestCheckpoint();
     if (cp === undefined || cp.size <= stored.leafIndex) cp = await this.checkpoint();
-    const leaf = await this.storage.getLeaf(stored.leafIndex);
-    if (leaf === undefined)
-      throw new MemwardenError('LOG_CORRUPT', 'entry leaf missing', { details: { id } });
-    const hashes = await this.log.inclusionProof(stored.leafIndex, cp.size);
+    // The leaf hash the entry's own signed bytes commit to (not the stored leaf row), proved
+    // against the root of a checkpoint whose signature holds: a proof that does not verify is
+    // never served, and the entry is reported unverified from then on (issue 17 finding 7).
+    const unprovable = (why: string): MemwardenError => {
+      this.unprovable.add(id);
+      this.verified.delete(id);
+      return new MemwardenError('LOG_PROOF_INVALID', `inclusion proof self-check failed: ${why}`, {
+        details: { id, leafIndex: stored.leafIndex, treeSize: cp.size },
+      });
+    };
+    const dec = safeDecodeSignedEntry(stored.bytes);
+    if (!dec.ok || dec.value.id !== id) throw unprovable('the stored record does not decode');
+    const leafHash = leafHashOf(entryLeafData(dec.value));
+    if (!this.verifyCheckpointNote(cp.note))
+      throw unprovable('the checkpoint signature does not verify');
+    const signed = parseCheckpoint(cp.note.slice(0, cp.note.indexOf('\n\n') + 1));
+    if (signed.size !== cp.size || !bytesEqual(signed.root, cp.root))
+      throw unprovable('the checkpoint record disagrees with its signed note');
+    let hashes: Uint8Array[];
+    try {
+      hashes = await this.log.inclusionProof(stored.leafIndex, cp.size);
+    } catch (e) {
+      if (e instanceof MemwardenError && e.code.startsWith('LOG_')) throw unprovable(e.message);
+      throw e;
+    }
+    if (!verifyInclusion(stored.leafIndex, cp.size, leafHash, hashes, cp.root))
+      throw unprovable('the proof does not lead to the checkpoint root');
     return {
       leafIndex: stored.leafIndex,
       treeSize: cp.size,
-      leafHash: leaf.hash,
+      leafHash,
       hashes,
       checkpoint: cp,
     };

@@ -362,6 +362,8 @@ export async function auditStore(
   // ---- tombstones -----------------------------------------------------------------------------
   /** target entry id → ids of verified tombstones. */
   const deletedBy = new Map<string, string>();
+  /** target → who signed its tombstone (checked against the target's owner below). */
+  const deleters = new Map<string, { writer: string; subject: string }>();
   for (const t of tombstoneLeaves) {
     count('tombstones');
     const subject = `leaf:${t.index}`;
@@ -421,6 +423,7 @@ export async function auditStore(
       continue;
     }
     deletedBy.set(target, id);
+    deleters.set(target, { writer: ts.writer, subject });
   }
 
   // ---- entries --------------------------------------------------------------------------------
@@ -429,6 +432,7 @@ export async function auditStore(
   const supersedes = new Map<string, string>();
   const parentsOf: { id: string; leafIndex: number; parents: readonly string[] }[] = [];
   const states: { id: string; deleted: boolean; supersededBy: string | undefined }[] = [];
+  const signedOwner = new Map<string, string>();
   const macs = ledger.keys.macs;
   let after = -1;
   for (;;) {
@@ -444,6 +448,7 @@ export async function auditStore(
       states.push({ id: e.id, deleted: e.deleted === true, supersededBy: e.supersededBy });
       const entry = await auditEntry(e);
       if (entry === undefined) continue;
+      signedOwner.set(entry.id, entry.ns);
       if (entry.sup !== undefined) supersedes.set(entry.sup, entry.id);
       parentsOf.push({ id: entry.id, leafIndex: e.leafIndex, parents: entry.parents });
     }
@@ -477,6 +482,18 @@ export async function auditStore(
           `signed parent ${parent} is not earlier in the log`,
         );
     }
+  }
+  // A tombstone deletes only what its signer may delete: its own scope's entry, or any as an
+  // operator (issue 17 finding 8: the CLI once tombstoned other principals' entries).
+  for (const [target, d] of deleters) {
+    const owner = signedOwner.get(target);
+    if (owner === undefined || owner === d.writer || view.kindOf(d.writer) === 'operator') continue;
+    find(
+      'tombstones',
+      'AUTH_FORBIDDEN',
+      d.subject,
+      `signed by ${d.writer}, who does not own ${target}`,
+    );
   }
   for (const s of states) {
     count('entries.state');
