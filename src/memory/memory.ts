@@ -48,11 +48,7 @@ import { SearchEngine } from './read/search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect/pipeline.js';
 import { SharedDetection, callerVector } from './write/write.js';
-import {
-  AutoDetection,
-  type AutoDetectionOptions,
-  type DetectionHooks,
-} from './detect/calibration.js';
+import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './detect/calibration.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './write/lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './log/proofs.js';
 import { Principals } from './identity/principals.js';
@@ -168,18 +164,11 @@ export class Memory implements MemoryApi {
       lineageConfig({
         ...(opts.lineage === undefined ? {} : { options: opts.lineage }),
         ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
-        ...(opts.explicitParentsOnly === undefined
-          ? {}
-          : { explicitParentsOnly: opts.explicitParentsOnly }),
+        ...(opts.explicitParentsOnly === undefined ? {} : { explicitParentsOnly: opts.explicitParentsOnly }),
       }),
     );
     const lineageOptions = this.lineage.config.options;
-    this.actions = new ActionChecker(
-      gateFor(opts.policy, lineageOptions),
-      this.ledger,
-      audit,
-      lineageOptions,
-    );
+    this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.ledger, audit, lineageOptions);
     this.dimensions = opts.embedder.dimensions;
     this.writer = new WritePath(ctx, this.lineage, {
       embedder: opts.embedder,
@@ -204,10 +193,7 @@ export class Memory implements MemoryApi {
 
   async add(content: string, opts: AddOptions): Promise<AddResult> {
     if (opts.embedding === undefined) return this.writer.add(content, opts);
-    return this.writer.add(content, {
-      ...opts,
-      embedding: callerVector(opts.embedding, this.dimensions),
-    });
+    return this.writer.add(content, { ...opts, embedding: callerVector(opts.embedding, this.dimensions) });
   }
 
   // ---- read path (search.ts) -----------------------------------------------------------------
@@ -388,10 +374,7 @@ export class Memory implements MemoryApi {
    * Register a principal (its Ed25519 key held by the host) and issue a bearer API key. The
    * secret is returned once; only its SHA-256 is stored.
    */
-  createPrincipal(
-    kind: PrincipalKind,
-    name: string,
-  ): Promise<{ id: string; kid: string; apiKey: string }> {
+  createPrincipal(kind: PrincipalKind, name: string): Promise<{ id: string; kid: string; apiKey: string }> {
     return this.principals.create(kind, name);
   }
 

@@ -25,11 +25,7 @@ const err = (...codes: number[]): Record<string, Json> =>
   Object.fromEntries(codes.map((c) => [String(c), ok('coded error', ref('Error'))]));
 
 export const inspectSchemas: Record<string, Json> = {
-  Principal: obj({ id: str, kind: { enum: [...PrincipalKinds] }, name: str }, [
-    'id',
-    'kind',
-    'name',
-  ]),
+  Principal: obj({ id: str, kind: { enum: [...PrincipalKinds] }, name: str }, ['id', 'kind', 'name']),
   LineageGraph: obj(
     {
       root: str,
@@ -46,9 +42,7 @@ export const inspectSchemas: Record<string, Json> = {
           ['id', 'depth', 'state'],
         ),
       ),
-      edges: arr(
-        obj({ child: str, parent: str, weight: { type: 'number' } }, ['child', 'parent', 'weight']),
-      ),
+      edges: arr(obj({ child: str, parent: str, weight: { type: 'number' } }, ['child', 'parent', 'weight'])),
       truncated: { type: 'boolean' },
     },
     ['root', 'nodes', 'edges', 'truncated'],
@@ -95,12 +89,7 @@ export const inspectPaths: Record<string, Record<string, Json>> = {
       operationId: 'gateDecisions',
       summary: "Recorded gate verdicts, newest first: the caller's own; an operator's: everyone's",
       parameters: [
-        {
-          name: 'limit',
-          in: 'query',
-          required: false,
-          schema: { type: 'integer', minimum: 0, maximum: 1000 },
-        },
+        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 1000 } },
       ],
       responses: {
         '200': ok('decisions', obj({ decisions: arr(ref('GateDecision')) }, ['decisions'])),
@@ -119,25 +108,18 @@ export const inspectPaths: Record<string, Record<string, Json>> = {
     get: {
       operationId: 'listReports',
       summary: 'The evaluation reports found under the reports directory',
-      responses: {
-        '200': ok('reports', obj({ reports: arr(ref('Report')) }, ['reports'])),
-        ...err(400),
-      },
+      responses: { '200': ok('reports', obj({ reports: arr(ref('Report')) }, ['reports'])), ...err(400) },
     },
   },
   '/v1/reports/{name}/ticket': {
     post: {
       operationId: 'reportTicket',
-      summary:
-        'A single-use URL (valid one minute) that serves the report under a no-script policy',
+      summary: 'A single-use URL (valid one minute) that serves the report under a no-script policy',
       parameters: [{ name: 'name', in: 'path', required: true, schema: str }],
       responses: {
         '200': ok(
           'ticket',
-          obj({ url: str, expiresAt: { type: 'string', format: 'date-time' } }, [
-            'url',
-            'expiresAt',
-          ]),
+          obj({ url: str, expiresAt: { type: 'string', format: 'date-time' } }, ['url', 'expiresAt']),
         ),
         ...err(400, 404),
       },

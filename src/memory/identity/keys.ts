@@ -78,19 +78,23 @@ export class HostKeys {
     return s;
   }
 
+  /**
+   * Where the latest checkpoint this host signed is recorded, outside the database (ADR 0033):
+   * a source of its own, never the key source (several processes write it).
+   */
+  anchorSource: KeySource | undefined;
+
   /** The latest checkpoint note this host recorded outside the database (ADR 0033). */
   async anchor(): Promise<string | undefined> {
-    const b = await this.source.get(ANCHOR);
+    const b = await this.anchorSource?.get(ANCHOR);
     return b === undefined ? undefined : new TextDecoder().decode(b);
   }
 
-  /**
-   * Record a checkpoint note as the latest this host signed; false when the key source cannot
-   * hold state (read-only).
-   */
+  /** Record a checkpoint note as the latest this host signed; false when there is nowhere to. */
   async setAnchor(note: string): Promise<boolean> {
-    if (this.source.replace === undefined) return false;
-    await this.source.replace(ANCHOR, new TextEncoder().encode(note));
+    const s = this.anchorSource;
+    if (s?.replace === undefined) return false;
+    await s.replace(ANCHOR, new TextEncoder().encode(note));
     return true;
   }
 

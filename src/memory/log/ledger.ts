@@ -155,6 +155,11 @@ export interface LedgerOptions {
    */
   readonly keyRecordTtlNs?: bigint;
   /**
+   * Where the host records the latest checkpoint it signed, outside the database (a source of
+   * its own, not `keys`): `memwarden audit` finds a log rolled back before it. Absent: none.
+   */
+  readonly anchor?: KeySource;
+  /**
    * Open without writing anything (`memwarden audit`): a store whose registry predates signed
    * statements is read from its tables instead of being adopted into the log.
    */
@@ -450,6 +455,7 @@ export class Ledger {
       opts.keyRecordTtlNs === undefined ? undefined : { keyRecordTtlNs: opts.keyRecordTtlNs },
     );
     const keys = await HostKeys.open(opts.keys, random);
+    keys.anchorSource = opts.anchor;
     // The registry view: every statement of the log, in order.
     const size = log.size;
     let view = new RegistryView(keys.logSigner.publicKey.raw);

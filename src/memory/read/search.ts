@@ -106,9 +106,7 @@ export class SearchEngine {
         ? await model.search(opts.principal, { ...filters, embedding: queryEmbedding })
         : undefined) ??
       (await view.searchEntries({
-        ...(ranking === 'lexical' || queryEmbedding === undefined
-          ? {}
-          : { embedding: queryEmbedding }),
+        ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
         ...(ranking === 'vector' ? {} : { text: query }),
         ...filters,
       }));

@@ -67,11 +67,7 @@ export class WritePath {
       ...(opts.multiHop === undefined ? {} : { multiHop: opts.multiHop }),
       ...(opts.step === undefined ? {} : { step: opts.step }),
     });
-    const lineage: WriteLineage = {
-      parents: resolved.parents,
-      weights: resolved.weights,
-      label: resolved.label,
-    };
+    const lineage: WriteLineage = { parents: resolved.parents, weights: resolved.weights, label: resolved.label };
     // Pattern 3: untrusted content is never stored verbatim by default.
     const untrusted = needsExtraction(content, tier, {
       ...(opts.verbatim === undefined ? {} : { verbatim: opts.verbatim }),
@@ -102,9 +98,7 @@ export class WritePath {
   ): Promise<AddResult> {
     // One embedding, computed before screening and reused for storage.
     const embedding = opts.embedding ?? (await this.embed(content));
-    const findings: { reason: string; detail: string }[] = this.d.screens.flatMap((s) =>
-      s.screen(content, tier),
-    );
+    const findings: { reason: string; detail: string }[] = this.d.screens.flatMap((s) => s.screen(content, tier));
     if (this.d.detection !== undefined) {
       const seen = new Set(findings.map((f) => f.reason));
       const screened = await this.d.detection.screenWrite(opts.principal, {
@@ -132,18 +126,11 @@ export class WritePath {
       if (dup !== undefined) {
         this.ctx.metrics.recordRejected('near_duplicate');
         throw new MemwardenError('STORAGE_CONFLICT', 'a near-duplicate of an existing memory', {
-          details: {
-            reason: 'near_duplicate',
-            of: dup.id,
-            similarity: Number(dup.similarity.toFixed(4)),
-          },
+          details: { reason: 'near_duplicate', of: dup.id, similarity: Number(dup.similarity.toFixed(4)) },
         });
       }
     }
-    return {
-      status: 'stored',
-      memory: await this.commit(content, { ...opts, embedding }, tier, lineage),
-    };
+    return { status: 'stored', memory: await this.commit(content, { ...opts, embedding }, tier, lineage) };
   }
 
   /** Extraction (Pattern 3): each short fact the model finds is written as its own entry. */
@@ -158,19 +145,14 @@ export class WritePath {
     try {
       const r = await extractFacts(content, extractor, { tier });
       facts = r.facts.map((f) => f.fact);
-      for (const d of r.dropped)
-        for (const reason of d.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
+      for (const d of r.dropped) for (const reason of d.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
     } catch (e) {
       if (!(e instanceof MemwardenError)) throw e;
       // Fail closed: nothing stored, the content waits for a reviewer.
-      return this.hold(content, opts, tier, lineage, [
-        { reason: 'extraction_failed', detail: e.code },
-      ]);
+      return this.hold(content, opts, tier, lineage, [{ reason: 'extraction_failed', detail: e.code }]);
     }
     if (facts.length === 0) {
-      return this.hold(content, opts, tier, lineage, [
-        { reason: 'extraction_empty', detail: 'no storable fact extracted' },
-      ]);
+      return this.hold(content, opts, tier, lineage, [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }]);
     }
     const { embedding: _e, ...rest } = opts;
     const stored: MemoryRecord[] = [];
@@ -193,8 +175,7 @@ export class WritePath {
     const [first, ...others] = stored;
     if (first === undefined) {
       const h = held[0];
-      if (h !== undefined)
-        return { status: 'pending_review', reviewId: h.reviewId, reasons: h.reasons };
+      if (h !== undefined) return { status: 'pending_review', reviewId: h.reviewId, reasons: h.reasons };
       throw firstError;
     }
     return {
@@ -215,7 +196,7 @@ export class WritePath {
   ): Promise<AddResult> {
     const reviewId = this.ctx.newId();
     // The held record is sealed (canonical, MAC'd): what the reviewer is shown is what
-    // approval signs (reviews.ts, issue 17).
+    // approval signs (held.ts, issue 17).
     await this.ctx.view(opts.principal).enqueueReview(
       sealHeld(this.ctx.ledger.keys.macs, {
         id: reviewId,
@@ -238,12 +219,7 @@ export class WritePath {
   }
 
   /** Validation that changes nothing: principal, tier, size. */
-  async checkWrite(
-    content: string,
-    principal: string,
-    tier: SourceTier,
-    source?: string,
-  ): Promise<void> {
+  async checkWrite(content: string, principal: string, tier: SourceTier, source?: string): Promise<void> {
     if (typeof content !== 'string' || content.length === 0) {
       throw new MemwardenError('INPUT_INVALID', 'content must be a non-empty string');
     }
@@ -330,8 +306,7 @@ export class WritePath {
         },
       );
     } catch (e) {
-      if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED')
-        this.ctx.metrics.recordRejected('quota');
+      if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED') this.ctx.metrics.recordRejected('quota');
       throw e;
     }
     this.ctx.metrics.recordWrite(tier);
