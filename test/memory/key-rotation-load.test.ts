@@ -157,7 +157,10 @@ describe('key rotation and revocation under concurrent writes', () => {
       const keys = new MemoryKeySource();
       const a = await PgBackend.open({ connectionString: url!, schema });
       const b = await PgBackend.open({ connectionString: url!, schema });
-      closers.push(() => a.close(), () => b.close());
+      closers.push(
+        () => a.close(),
+        () => b.close(),
+      );
       const ma = await memoryOn(a, keys);
       const mb = await memoryOn(b, keys);
       // Both write; only b changes keys — a learns of it from the log, in its commits.

@@ -1339,7 +1339,11 @@ export class Ledger {
         await persistBatch(tx, batch, appended.start);
       });
     } catch (e) {
-      this.waiting = false;
+      // Only a transaction that failed while waiting for the head still holds the waiting
+      // flag: one that had taken its batch cleared it then, and the flag may now be the next
+      // transaction's (clearing it here would let a third one open, which can deadlock: it
+      // waits for its predecessor while holding the head that predecessor waits for).
+      if (taken === undefined) this.waiting = false;
       this.log.abandon();
       if (taken === undefined) {
         // Failed before taking a batch (e.g. no connection): fail what waits, do not spin.
