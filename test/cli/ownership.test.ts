@@ -141,7 +141,7 @@ describe('operator-wide purge over HTTP', () => {
         });
         const src = 'https://poisoned.example/feed';
         for (const p of [alice, bob])
-          await mem.add(`feed item for ${p.name}`, {
+          await mem.add(`feed item for ${p.id.slice(-6)}`, {
             principal: p.id,
             source: src,
             verbatim: true,

@@ -232,7 +232,7 @@ export async function auditStore(
   /** entry id → leaf index of its entry leaf; tombstone and registry leaves by index. */
   const entryLeaves = new Map<string, number>();
   const tombstoneLeaves: { index: number; data: Uint8Array; entryId: string }[] = [];
-  const registryLeaves: { index: number; data: Uint8Array }[] = [];
+  const registryLeaves: { index: number; data: Uint8Array; entryId: string }[] = [];
   let frontier: Frontier = EMPTY_FRONTIER;
   for (let start = 0; start < size; start += batch) {
     const end = Math.min(size, start + batch);
@@ -270,7 +270,8 @@ export async function auditStore(
       }
       if (l.kind === 'tombstone')
         tombstoneLeaves.push({ index: i, data: l.data, entryId: l.entryId });
-      else if (l.kind === 'registry') registryLeaves.push({ index: i, data: l.data });
+      else if (l.kind === 'registry')
+        registryLeaves.push({ index: i, data: l.data, entryId: l.entryId });
       else if (entryLeaves.has(l.entryId)) {
         find('log.leaves', 'LOG_CORRUPT', `leaf:${i}`, 'a second leaf names the same entry');
       } else entryLeaves.set(l.entryId, i);
@@ -729,7 +730,7 @@ async function latestKnown(
  */
 async function auditRegistry(
   ledger: Ledger,
-  leaves: readonly { index: number; data: Uint8Array }[],
+  leaves: readonly { index: number; data: Uint8Array; entryId: string }[],
   count: (c: AuditCheck, n?: number) => void,
   find: (c: AuditCheck, code: ErrorCode, subject: string, message: string) => void,
 ): Promise<RegistryView> {
@@ -751,6 +752,10 @@ async function auditRegistry(
       st = registryStatementOfLeaf(l.data);
     } catch (e) {
       find('registry', codeOf(e, 'CODEC_MALFORMED'), subject, 'registry statement does not decode');
+      continue;
+    }
+    if (st.id !== l.entryId) {
+      find('registry', 'LOG_CORRUPT', subject, 'registry leaf names another record');
       continue;
     }
     const v = view.check(st, l.index);
