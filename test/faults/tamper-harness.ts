@@ -11,6 +11,7 @@
  * expectation here, so a new column fails the sweep until someone decides how it is protected.
  */
 import { expect } from 'vitest';
+import { recordHostile } from '../helpers/hostile-report.js';
 import { DeterministicEmbedder } from '../../src/adapters/embeddings/index.js';
 import { KeyFileSource } from '../../src/adapters/keyfile/keyfile.js';
 import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
@@ -416,9 +417,9 @@ export function expectations(vector: boolean): Record<string, Expectation> {
       kind: 'alter',
       alterations: [
         {
-          what: 'latest checkpoint renumbered',
+          what: 'latest checkpoint renumbered (past the head)',
           row: (fx) => ({ size: String(fx.checkpoints[2]) }),
-          to: (o) => String(Number(o) - 1),
+          to: (o) => String(Number(o) + 1000),
           read: true,
           scope: () => anything,
         },
@@ -1005,6 +1006,7 @@ export async function sweep(
   fx: Fixture,
   fresh: () => Promise<{ ledger: Ledger; mem: Memory }>,
   storage: RootStorage,
+  channel = 'store',
 ): Promise<SweepResult> {
   const cols = await raw.columns();
   const vector = cols.some((c) => c.table === 'entries' && c.column === 'embedding_vec');
@@ -1073,6 +1075,18 @@ export async function sweep(
         // Collected, so one run lists every alteration the read path stopped catching.
         if (a.read === true && seen.droppedWithEvent.length === 0) readMisses.push(label);
       }
+      recordHostile({
+        suite: 'tamper-sweep',
+        family:
+          c.table === 'review_queue' ? 'review table tampering' : `tampering at rest: ${c.table}`,
+        case: label,
+        channel,
+        held: a.open === true ? seen.openError === 'LOG_CORRUPT' : seen.findings.length > 0,
+        outcome:
+          seen.openError !== undefined
+            ? `open refused (${seen.openError})`
+            : `${seen.findings.length} audit findings${seen.droppedWithEvent.length > 0 ? ', caught at read time' : ''}`,
+      });
       result.rows.push({
         column: key,
         what: a.what,
