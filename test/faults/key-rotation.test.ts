@@ -233,7 +233,7 @@ describe('key changes under load: embedded store (PGlite in its worker thread)',
           held: lost === 0,
           outcome: `${lost} acknowledged writes lost; ${mem.ledger.resigned} re-signed in their commit`,
         });
-        expect(acked.length, JSON.stringify(refused)).toBeGreaterThan(20);
+        expect(acked.length).toBeGreaterThan(20);
         expect(lost).toBe(0);
       } finally {
         await mem.close();
