@@ -15,7 +15,7 @@ module.exports = {
     {
       name: 'core-is-pure',
       severity: 'error',
-      comment: 'src/core is the pure domain: it imports only itself (and node:crypto for primitives).',
+      comment: 'src/core is the pure domain: it imports only itself (and node:crypto for primitives, node:url for IDNA, the Unicode confusables table).',
       from: { path: '^src/core/' },
       to: {
         pathNot: [
@@ -23,8 +23,12 @@ module.exports = {
           '^node_modules/cbor2/',
           '^node_modules/ajv/',
           '^node_modules/graphology',
+          '^node_modules/unhomoglyph/',
+          '^node_modules/wink-',
           '^crypto$',
           '^node:crypto$',
+          '^url$',
+          '^node:url$',
         ],
       },
     },
@@ -34,6 +38,13 @@ module.exports = {
       comment: 'graphology (community detection) is imported only by the pure graph algorithms in src/core/graph.',
       from: { pathNot: '^src/core/graph/' },
       to: { path: '^node_modules/graphology' },
+    },
+    {
+      name: 'nlp-only-in-core-detect',
+      severity: 'error',
+      comment: 'wink-nlp and its English model (the instruction screen\'s tagger) are imported only by src/core/detect.',
+      from: { pathNot: '^src/core/detect/' },
+      to: { path: '^node_modules/wink-' },
     },
     {
       name: 'cbor-only-in-codec',

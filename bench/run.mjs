@@ -19,6 +19,7 @@ const GROUPS = {
   vector: () => import('./vector.mjs'),
   partition: () => import('./partition.mjs'),
   'pglite-worker': () => import('./pglite-worker.mjs'),
+  'serve-startup': () => import('./serve-startup.mjs'),
 };
 
 const { values } = parseArgs({

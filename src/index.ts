@@ -66,6 +66,11 @@ export type {
   ConsistencyProofView,
   HistoryEvent,
   InclusionProofView,
+  InvestigateOptions,
+  InvestigatedEntry,
+  InvestigationPage,
+  InvestigationRow,
+  UnverifiedEntry,
   ReviewItem,
   AddOptions,
   AddResult,
@@ -84,12 +89,23 @@ export type { RootStorage, StorageBackend, StoredEntry } from './ports/storage.j
 export { Memory, type OpenOptions } from './open.js';
 export { retentionConfig, type RetentionConfig } from './memory/config.js';
 export {
-  Gate,
+  /**
+   * The pure decision on the labels written in segment headers: only for a context you rendered
+   * and verified yourself. `Gate` (below) re-verifies every segment against the store first.
+   */
+  Gate as LabelTrustingGate,
   loadPolicy,
   safeLoadPolicy,
+  type DecideInput,
   type PolicyDocument,
   type Verdict,
 } from './core/gate/index.js';
+export {
+  VerifiedGate as Gate,
+  type VerifiedDecideInput,
+  type VerifiedGateOptions,
+  type VerifiedVerdict,
+} from './memory/action/verified-gate.js';
 export { DEFAULT_POLICY } from './memory/action/default-policy.js';
 export {
   CoarseAttribution,

@@ -18,6 +18,7 @@ describe('public API surface', () => {
         "Gate",
         "GraphMemory",
         "KnowledgeGraphTools",
+        "LabelTrustingGate",
         "Ledger",
         "LmSelfEval",
         "Memory",
@@ -79,7 +80,7 @@ describe('public API surface', () => {
       'SeededRandom',
       'storageConformanceCases',
     ]);
-    for (const sub of ['server', 'llm', 'ai-sdk', 'langgraph', 'mcp', 'embeddings', 'testing/llm']) {
+    for (const sub of ['server', 'llm', 'ai-sdk', 'langgraph', 'mcp', 'embeddings', 'testing/llm', 'eval/memlineage']) {
       expect(Object.keys(await import(`memwarden/${sub}`)).sort()).toMatchSnapshot(sub);
     }
   });

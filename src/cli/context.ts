@@ -4,6 +4,7 @@
  * server (`--postgres URL` / MEMWARDEN_DATABASE_URL).
  */
 import type { MemwardenError } from '../core/errors.js';
+import type { Embedder } from '../ports/embedder.js';
 import { Memory } from '../open.js';
 import type { Metrics } from '../server/metrics.js';
 
@@ -19,6 +20,8 @@ export interface StoreOptions {
   readonly readModel?: boolean;
   /** Run the embedded store's PGlite in a worker thread (ADR 0025, 0028; serve's default). */
   readonly pgliteWorker?: boolean;
+  /** The embedder to use (serve hands in the local model it loaded at start-up); default: Memory.open's. */
+  readonly embedder?: Embedder;
 }
 
 /** Open the memory stored in `data` (created on first use). */
@@ -32,6 +35,7 @@ export async function openMemory(
     ...(o.postgres === undefined ? {} : { postgres: o.postgres }),
     ...(o.readModel === false ? { readModel: false as const } : {}),
     ...(o.pgliteWorker === true ? { pgliteWorker: true } : {}),
+    ...(o.embedder === undefined ? {} : { embedder: o.embedder }),
     ...(metrics === undefined ? {} : { metrics }),
     ...(onStorageLost === undefined ? {} : { onStorageLost }),
   });

@@ -1,11 +1,13 @@
 /**
  * @module cli/scan
- * `memwarden scan --stage write|read [--principal-tier T] < in.jsonl > out.jsonl` — screen an
- * exported memory dump with the same `DetectionPipeline` the store uses. Each input line
- * `{"text": …}` (optional `"tier"`, and for the read stage `"query"` / `"embedding"`) yields
- * one output line `{"flagged": bool, "score": number, "reasons": [...]}`; a line that is not
- * such an object yields `{"flagged": false, "score": 0, "reasons": [], "error": "INPUT_INVALID"}`
- * so output lines stay aligned with input lines.
+ * `memwarden scan --stage write|read [--tier T] < in.jsonl > out.jsonl` — screen an exported
+ * memory dump with the same `DetectionPipeline` the store uses, each line as a write (or read)
+ * of tier T would be screened (per-tier thresholds: the instruction screen holds EXTERNAL_*
+ * writes on far less evidence than USER_VERIFIED ones). Each input line `{"text": …}`
+ * (optional `"tier"`, and for the read stage `"query"` / `"embedding"`) yields one output line
+ * `{"flagged": bool, "score": number, "reasons": [...], "findings": [{detector, flagged, score,
+ * threshold, reason}]}`; a line that is not such an object yields `{"flagged": false, …,
+ * "error": "INPUT_INVALID"}` so output lines stay aligned with input lines.
  *
  * Without `--baseline` only the content rules run (markers, validation, injection risk): the
  * statistical detectors need a benign baseline of the deployment's own entries to calibrate
@@ -18,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { type Command, Option } from 'commander';
 import { DeterministicEmbedder, LocalMiniLmEmbedder } from '../adapters/embeddings/index.js';
 import { SourceTiers, type SourceTier } from '../core/trust.js';
+import type { Finding } from '../core/detect/index.js';
 import { DetectionPipeline, type Verdict, verdictOf } from '../memory/detect/pipeline.js';
 import type { Embedder } from '../ports/embedder.js';
 
@@ -32,7 +35,40 @@ export interface ScanOptions {
   readonly watermarkKey?: string;
 }
 
-type ScanLine = Verdict & { error?: string };
+/** A finding as a scan line carries it (the review console shows `reason`). */
+export interface ScanFinding {
+  readonly detector: string;
+  readonly flagged: boolean;
+  readonly score: number;
+  /** null: the detector abstained (an infinite threshold). */
+  readonly threshold: number | null;
+  readonly reason: string;
+}
+
+type ScanLine = Verdict & { findings: ScanFinding[]; error?: string };
+
+const invalid = (): ScanLine => ({
+  flagged: false,
+  score: 0,
+  reasons: [],
+  findings: [],
+  error: 'INPUT_INVALID',
+});
+
+function lineOf(fs: readonly Finding[]): ScanLine {
+  return {
+    ...verdictOf(fs),
+    findings: fs
+      .filter((f) => f.detector !== 'composite')
+      .map((f) => ({
+        detector: f.detector,
+        flagged: f.flagged,
+        score: Number(f.score.toFixed(4)),
+        threshold: Number.isFinite(f.threshold) ? Number(f.threshold.toFixed(4)) : null,
+        reason: f.reason,
+      })),
+  };
+}
 
 const isTier = (t: unknown): t is SourceTier =>
   typeof t === 'string' && (SourceTiers as readonly string[]).includes(t);
@@ -76,17 +112,17 @@ async function scanOne(p: DetectionPipeline, raw: string, o: ScanOptions): Promi
   try {
     rec = JSON.parse(raw);
   } catch {
-    return { flagged: false, score: 0, reasons: [], error: 'INPUT_INVALID' };
+    return invalid();
   }
   if (
     typeof rec !== 'object' ||
     rec === null ||
     typeof (rec as { text?: unknown }).text !== 'string'
   )
-    return { flagged: false, score: 0, reasons: [], error: 'INPUT_INVALID' };
+    return invalid();
   const r = rec as { text: string; tier?: unknown; query?: unknown; embedding?: unknown };
   const tier = isTier(r.tier) ? r.tier : o.principalTier;
-  if (o.stage === 'write') return verdictOf(await p.screenWrite({ content: r.text, tier }));
+  if (o.stage === 'write') return lineOf(await p.screenWrite({ content: r.text, tier }));
   let q: Float32Array = new Float32Array(0);
   let e: Float32Array = new Float32Array(0);
   if (typeof r.query === 'string') {
@@ -95,7 +131,7 @@ async function scanOne(p: DetectionPipeline, raw: string, o: ScanOptions): Promi
     q = vs[0] ?? q;
     e = stored ? Float32Array.from(r.embedding as number[]) : (vs[1] ?? e);
   }
-  return verdictOf(
+  return lineOf(
     await p.scoreRead({
       content: r.text,
       tier,
@@ -137,7 +173,13 @@ export function registerScan(program: Command): Command {
         .default('write'),
     )
     .addOption(
-      new Option('--principal-tier <tier>', 'tier of the lines (a line may carry "tier")')
+      new Option(
+        '--tier <tier>',
+        'screen each line as a write of this tier (a line may carry "tier")',
+      ).choices([...SourceTiers]),
+    )
+    .addOption(
+      new Option('--principal-tier <tier>', 'same as --tier (older name)')
         .choices([...SourceTiers])
         .default('USER_OBSERVED'),
     )
@@ -157,6 +199,7 @@ export function registerScan(program: Command): Command {
     .action(
       async (o: {
         stage: 'write' | 'read';
+        tier?: SourceTier;
         principalTier: SourceTier;
         embedder: string;
         baseline?: string;
@@ -175,7 +218,7 @@ export function registerScan(program: Command): Command {
           rl,
           {
             stage: o.stage,
-            principalTier: o.principalTier,
+            principalTier: o.tier ?? o.principalTier,
             embedder,
             ...(o.baseline === undefined ? {} : { baseline: readTexts(o.baseline) }),
             ...(o.queries === undefined ? {} : { queries: readTexts(o.queries) }),

@@ -4,6 +4,8 @@
  * (`/console/`, with the evaluation reports under `--reports`) on the embedded store (or a
  * PostgreSQL server), until SIGINT / SIGTERM.
  */
+import { EmbeddingCache } from '../adapters/embeddings/cache.js';
+import { LocalMiniLmEmbedder } from '../adapters/embeddings/local-minilm.js';
 import { createApp } from '../server/app.js';
 import { createCachedAuthenticator } from '../server/auth.js';
 import { createLogger } from '../server/logger.js';
@@ -11,6 +13,17 @@ import { Metrics } from '../server/metrics.js';
 import { startServer } from '../server/serve.js';
 import { type StoreOptions, openMemory } from './context.js';
 import { witnessHook } from './witness.js';
+
+/**
+ * The local model, when it is the one in use (MEMWARDEN_EMBEDDER unset or `local`); undefined
+ * otherwise (`deterministic` in tests), and `Memory.open` picks that one as usual.
+ */
+function localModel(): LocalMiniLmEmbedder | undefined {
+  const choice = process.env.MEMWARDEN_EMBEDDER;
+  return choice === undefined || choice === '' || choice === 'local'
+    ? new LocalMiniLmEmbedder()
+    : undefined;
+}
 
 export async function serve(
   o: StoreOptions & {
@@ -27,12 +40,30 @@ export async function serve(
   // (`--postgres` comes from MEMWARDEN_DATABASE_URL too; empty means unset, as in Memory.open.)
   const embedded = o.postgres === undefined || o.postgres === '';
   const pgliteWorker = embedded && o.pgliteWorker !== false;
-  const memory = await openMemory({ ...o, pgliteWorker }, metrics, (e) => {
-    // The database thread died: every request would fail from now on. Exit for a supervisor
-    // to restart on the intact data folder (acknowledged writes are committed there).
-    logger.fatal({ code: e.code, details: e.details, err: e.message }, 'storage lost: exiting');
-    process.exit(70);
-  });
+  // The model is loaded before serve says it listens (issue 24: the first request paid ~2 s
+  // for it), while the store opens (PGlite works on its own thread meanwhile).
+  const model = localModel();
+  const opening = openMemory(
+    // The same embedder Memory.open builds for 'local', handed in so it can be loaded now.
+    { ...o, pgliteWorker, ...(model === undefined ? {} : { embedder: new EmbeddingCache(model) }) },
+    metrics,
+    (e) => {
+      // The database thread died: every request would fail from now on. Exit for a supervisor
+      // to restart on the intact data folder (acknowledged writes are committed there).
+      logger.fatal({ code: e.code, details: e.details, err: e.message }, 'storage lost: exiting');
+      process.exit(70);
+    },
+  );
+  opening.catch(() => undefined); // awaited below; not unhandled while the model loads
+  try {
+    await model?.warm();
+  } catch (e) {
+    // No model, no service: say so now rather than on every request.
+    await opening.then((m) => m.close()).catch(() => undefined);
+    throw e;
+  }
+  const memory = await opening;
+  const modelLoadMs = model === undefined ? undefined : Math.round(model.stats().loadMs);
   const cosign = witnessHook(o.witness ?? [], memory, (witness, e) =>
     logger.warn({ witness, code: e.code, details: e.details }, 'witness failed'),
   );
@@ -53,9 +84,12 @@ export async function serve(
       data: o.data,
       backend: embedded ? 'pglite' : 'postgres',
       ...(embedded ? { pgliteWorker } : {}),
+      ...(modelLoadMs === undefined ? {} : { embeddingModelLoadMs: modelLoadMs }),
     },
     'memwarden serving',
   );
+  if (modelLoadMs !== undefined)
+    process.stdout.write(`memwarden: embedding model loaded in ${modelLoadMs} ms\n`);
   process.stdout.write(`memwarden listening on ${server.url} (console: ${server.url}/console/)\n`);
   let stopping = false;
   const stop = async (): Promise<void> => {

@@ -5,6 +5,8 @@
  * never in a cookie or a URL.
  */
 
+import type { InclusionProofJson } from './verify.js';
+
 const KEY = 'memwarden.apiKey';
 
 /** A coded failure from the API (`{ error: { code, message } }`). */
@@ -157,4 +159,36 @@ export interface Report {
   title: string;
   modifiedAt: string;
   bytes: number;
+}
+
+/** A visible entry that failed verification (`UnverifiedEntry`). */
+export interface Failure {
+  id: string;
+  code: string;
+  stage: string;
+}
+
+export interface InvestigationRow {
+  id: string;
+  leafIndex: number;
+  status: 'live' | 'deleted' | 'superseded' | 'expired';
+  verified: boolean;
+  memory?: MemoryRecord;
+  failure?: Failure;
+  /** A failing row's columns as stored — NOT verified (operators only). */
+  stored?: { owner: string; tier: string; kind?: string; source?: string; writer?: string; createdAt?: string; content?: string };
+  score?: number;
+}
+
+export interface InvestigationPage {
+  rows: InvestigationRow[];
+  nextCursor?: string;
+  scope: 'all' | 'own';
+}
+
+export interface InvestigatedEntry {
+  row: InvestigationRow;
+  proof?: InclusionProofJson;
+  lineage?: LineageGraph;
+  scope: 'all' | 'own';
 }

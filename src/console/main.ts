@@ -1,9 +1,9 @@
 /**
  * @module console/main
  * The review console (a static single-page app served at `/console/`): sign in with an API
- * key, then the review queue, the entry explorer, log status, gate decisions and the
- * evaluation reports, one hash route each (#/reviews, #/entries[/id], #/log, #/gate,
- * #/reports). Bundled by esbuild into dist/console/app.js; no inline script, no markup
+ * key, then the review queue, the entry explorer (an operator's investigation view across
+ * principals), log status, gate decisions and the evaluation reports, one hash route each
+ * (#/reviews, #/entries[?filters] and #/entries/id, #/log, #/gate, #/reports). Bundled by esbuild into dist/console/app.js; no inline script, no markup
  * parsing, no request beyond this origin.
  */
 import { ApiError, type Principal, api, session, setOnUnauthorised } from './api.js';
@@ -69,7 +69,7 @@ function showLogin(message?: HTMLElement): void {
     key,
     h('p', { id: 'key-help', class: 'muted' },
       'Create one with ', h('code', {}, 'memwarden principals add NAME --kind operator --data DIR'),
-      '. An operator key can approve and reject held writes and sees every principal\u2019s gate decisions; any other key sees only its own. The key stays in this browser tab (sessionStorage) and is sent only to this server.'),
+      '. An operator key can approve and reject held writes and sees every principal\u2019s entries and gate decisions; any other key sees only its own. The key stays in this browser tab (sessionStorage) and is sent only to this server.'),
     h('button', { type: 'submit' }, 'Sign in'),
     status,
   );
@@ -79,7 +79,7 @@ function showLogin(message?: HTMLElement): void {
 
 function renderChrome(p: Principal): void {
   nav.hidden = false;
-  const current = location.hash.split('/').slice(0, 2).join('/');
+  const current = (location.hash.split('?')[0] ?? '').split('/').slice(0, 2).join('/');
   mount(
     nav,
     h('ul', {}, ...SCREENS.map(([href, label]) =>
@@ -107,11 +107,12 @@ async function route(): Promise<void> {
     }
   }
   renderChrome(me);
-  const [, screen, arg] = location.hash.split('/');
-  const id = arg === undefined ? undefined : decodeURIComponent(arg);
+  const [path = '', query = ''] = location.hash.split('?', 2);
+  const [, screen, arg] = path.split('/');
+  const id = arg === undefined || arg === '' ? undefined : decodeURIComponent(arg);
   switch (screen) {
     case 'entries':
-      await (id === undefined ? entriesView(main) : entryView(main, id));
+      await (id === undefined ? entriesView(main, me, new URLSearchParams(query)) : entryView(main, id, me));
       break;
     case 'log':
       await logView(main);

@@ -250,6 +250,96 @@ export interface GateDecision {
   readonly audit: Readonly<Record<string, unknown>>;
 }
 
+/** Where an entry stands (see the storage port's `EntryStatus`). */
+export type EntryState = 'live' | 'deleted' | 'superseded' | 'expired';
+
+/** A visible entry that failed verification: listed with why, never dropped silently. */
+export interface UnverifiedEntry {
+  readonly id: string;
+  /** The error code of the failed check (`MAC_INVALID`, `SIGNATURE_INVALID`, …). */
+  readonly code: string;
+  /** Which check failed: `decode`, `mac`, `signature`, `inclusion`, or `columns` (a stored
+   *  column the listing filtered on disagrees with the signed record). */
+  readonly stage: string;
+}
+
+/**
+ * What {@link MemoryApi.investigate} lists. Every filter optional, all must hold; times are
+ * ISO 8601. An operator sees every principal's entries; anyone else only its own scope (its
+ * rows and OPERATOR rows), and naming another `owner` is `AUTH_FORBIDDEN`.
+ */
+export interface InvestigateOptions {
+  /** The caller. */
+  readonly principal: string;
+  /** Only entries owned by this principal (its scope). */
+  readonly owner?: string;
+  readonly tiers?: readonly SourceTier[];
+  readonly kinds?: readonly string[];
+  /** Exact source URI. */
+  readonly source?: string;
+  /** Lineage labels, checked on the signed record (a failing entry is listed whatever it claims). */
+  readonly labels?: readonly TrustLabel[];
+  /** Default: every state. */
+  readonly statuses?: readonly EntryState[];
+  /** Text the content contains (ASCII letters ignore case); with `semantic`, the meaning to rank by. */
+  readonly query?: string;
+  /** Rank live entries by similarity to `query` (one page, best first, no cursor). */
+  readonly semantic?: boolean;
+  /** Written at or after this instant. */
+  readonly from?: string;
+  /** Written strictly before this instant. */
+  readonly to?: string;
+  /** The `nextCursor` of the previous page (newest first). */
+  readonly cursor?: string;
+  /** Rows per page, 1..200 (default 50). */
+  readonly limit?: number;
+}
+
+/** One entry of an investigation page. */
+export interface InvestigationRow {
+  readonly id: string;
+  readonly leafIndex: number;
+  readonly status: EntryState;
+  /** Re-verified now (MAC, signature, log inclusion): `memory` is set; else `failure` is. */
+  readonly verified: boolean;
+  readonly memory?: MemoryRecord;
+  readonly failure?: UnverifiedEntry;
+  /**
+   * A failing row's columns as stored — NOT verified, shown so an operator can see what it
+   * claims (operators only; anyone else gets the failure alone).
+   */
+  readonly stored?: {
+    readonly owner: string;
+    readonly tier: SourceTier;
+    readonly kind?: string;
+    readonly source?: string;
+    readonly writer?: string;
+    readonly createdAt?: string;
+    readonly content?: string;
+  };
+  /** Semantic ranking only: cosine similarity to the query. */
+  readonly score?: number;
+}
+
+export interface InvestigationPage {
+  /** Newest first (semantic: best first). */
+  readonly rows: readonly InvestigationRow[];
+  /** Pass back as `cursor` for the next (older) page; absent on the last page. */
+  readonly nextCursor?: string;
+  /** `all`: every principal's entries (an operator); `own`: the caller's scope. */
+  readonly scope: 'all' | 'own';
+}
+
+/** One entry as the investigation view opens it (see {@link MemoryApi.investigateEntry}). */
+export interface InvestigatedEntry {
+  readonly row: InvestigationRow;
+  /** A verified entry's inclusion proof (as `proof` serves it). */
+  readonly proof?: InclusionProofView;
+  /** A verified entry's ancestors, walked in the same scope. */
+  readonly lineage?: LineageGraph;
+  readonly scope: 'all' | 'own';
+}
+
 /** Who a principal is, as the registry knows it. */
 export interface PrincipalInfo {
   readonly id: string;
@@ -269,6 +359,16 @@ export interface MemoryApi {
     offset?: number;
     source?: string;
   }): Promise<MemoryRecord[]>;
+  /**
+   * `getAll`, with the visible entries that failed verification listed in `unverified`
+   * (id and reason code) instead of left out silently.
+   */
+  getAllChecked(opts: {
+    principal: string;
+    limit?: number;
+    offset?: number;
+    source?: string;
+  }): Promise<{ memories: MemoryRecord[]; unverified: UnverifiedEntry[] }>;
   /** A new signed version superseding `id`; `ttlMs` sets the new version's lifetime. */
   update(
     id: string,
@@ -312,6 +412,17 @@ export interface MemoryApi {
    * `STORAGE_NOT_FOUND` when the entry is not visible.
    */
   ancestors(id: string, opts: { principal: string }): Promise<LineageGraph>;
+  /**
+   * The investigation listing (issue 24): entries newest first in every state, filtered, in
+   * keyset pages, each re-verified and a failing one shown with its reason. An operator's call
+   * reads across principals (the only such read) and is audited as `operator.investigate`.
+   */
+  investigate(opts: InvestigateOptions): Promise<InvestigationPage>;
+  /**
+   * One entry as the investigation view opens it: any principal's for an operator (audited as
+   * `operator.investigate`), else the caller's scope; `STORAGE_NOT_FOUND` when not there.
+   */
+  investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry>;
   /** Recorded gate verdicts, newest first: the caller's own, or everyone's for an operator. */
   gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]>;
   /** The log's checkpoint verifier key (C2SP signed-note vkey, as `memwarden vkey` prints). */

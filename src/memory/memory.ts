@@ -22,6 +22,7 @@ import { ActionChecker, gateFor } from './action/actions.js';
 import { formatVerifierKey } from '../core/merkle/index.js';
 import { MemwardenError } from '../core/errors.js';
 import { gateDecisions, lineageOf } from './read/inspect.js';
+import { Investigator } from './read/investigate.js';
 import type {
   ActionVerdict,
   AddOptions,
@@ -32,6 +33,9 @@ import type {
   GateDecision,
   HistoryEvent,
   InclusionProofView,
+  InvestigatedEntry,
+  InvestigateOptions,
+  InvestigationPage,
   LineageGraph,
   MemoryApi,
   PrincipalInfo,
@@ -39,6 +43,7 @@ import type {
   ReviewItem,
   SearchOptions,
   SearchResult,
+  UnverifiedEntry,
 } from './api.js';
 import { type RetentionConfig, retentionConfig } from './config.js';
 import { MemoryContext } from './context.js';
@@ -116,6 +121,7 @@ export class Memory implements MemoryApi {
   private readonly reviews: ReviewQueue;
   private readonly principals: Principals;
   private readonly detection: DetectionHooks | undefined;
+  private readonly investigator: Investigator;
 
   constructor(opts: MemoryOptions) {
     this.ledger = opts.ledger;
@@ -179,6 +185,7 @@ export class Memory implements MemoryApi {
     this.versions = new Versions(ctx, this.writer);
     this.reviews = new ReviewQueue(ctx, this.writer);
     this.principals = new Principals(ctx);
+    this.investigator = new Investigator(ctx, opts.embedder);
     ctx.metrics.setEntriesCollector(async () => {
       const counts = await ctx.storage.countEntries({ nowNs: ctx.clock.nowNs() });
       return Object.fromEntries(counts.map((c) => [c.tier, c.count]));
@@ -237,6 +244,16 @@ export class Memory implements MemoryApi {
     offset?: number;
     source?: string;
   }): Promise<MemoryRecord[]> {
+    return (await this.getAllChecked(opts)).memories;
+  }
+
+  /** {@link getAll}, with the entries that failed verification named (read/investigate.ts). */
+  async getAllChecked(opts: {
+    principal: string;
+    limit?: number;
+    offset?: number;
+    source?: string;
+  }): Promise<{ memories: MemoryRecord[]; unverified: UnverifiedEntry[] }> {
     const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
     const offset = Math.max(opts.offset ?? 0, 0);
     const view = this.view(opts.principal);
@@ -246,12 +263,7 @@ export class Memory implements MemoryApi {
         : (await view.findEntriesBy({ uri: opts.source }))
             .filter((r) => this.isLive(r))
             .slice(offset, offset + limit);
-    const out: MemoryRecord[] = [];
-    for (const r of rows) {
-      const m = await this.search_.verified(r, opts.principal);
-      if (m !== undefined) out.push(m);
-    }
-    return out;
+    return this.investigator.checked(opts.principal, rows);
   }
 
   private isLive(e: StoredEntry): boolean {
@@ -347,6 +359,20 @@ export class Memory implements MemoryApi {
     this.view(opts.principal); // refuses an empty principal
     const p = await this.ctx.storage.getPrincipal(opts.principal);
     return gateDecisions(this.ctx.storage, opts.principal, p?.kind, opts.limit);
+  }
+
+  /**
+   * Entries newest first in every state, filtered, in keyset pages, each re-verified (a failing
+   * one listed with its reason). An operator's call reads across principals — the only such
+   * read — and is audited as `operator.investigate`; anyone else's covers its own scope.
+   */
+  investigate(opts: InvestigateOptions): Promise<InvestigationPage> {
+    return this.investigator.investigate(opts);
+  }
+
+  /** One entry as the investigation view opens it (an operator: any principal's, audited). */
+  investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
+    return this.investigator.entry(id, opts.principal);
   }
 
   async verifierKey(): Promise<string> {

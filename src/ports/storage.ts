@@ -268,6 +268,45 @@ export interface SearchHit {
   readonly lexicalScore?: number;
 }
 
+/**
+ * Where an entry stands, from its state columns, first that holds: `deleted` (a tombstone),
+ * `superseded` (a newer version), `expired` (`expiresAtNs <= nowNs`), else `live`.
+ */
+export type EntryStatus = 'live' | 'deleted' | 'superseded' | 'expired';
+export const ENTRY_STATUSES: readonly EntryStatus[] = ['live', 'deleted', 'superseded', 'expired'];
+
+/**
+ * What {@link EntryStateStore.browseEntries} lists: every filter optional, all must hold. The
+ * filters compare the stored (denormalised) columns; callers re-check what they show against
+ * the signed bytes.
+ */
+export interface BrowseQuery {
+  /** Only rows of this owner (principal scope). */
+  readonly owner?: string;
+  readonly tiers?: readonly SourceTier[];
+  readonly kinds?: readonly string[];
+  /** Exact source URI. */
+  readonly uri?: string;
+  /** Only rows in one of these states (default: every state). */
+  readonly statuses?: readonly EntryStatus[];
+  /**
+   * Only rows whose content contains this text, ignoring case (ASCII letters everywhere; other
+   * letters as the backend's lower-casing has them). 1 … 512 chars. A scan bounded by the page:
+   * no index serves it.
+   */
+  readonly text?: string;
+  /** Written at or after this instant (`createdAtNs`); rows without a write time are left out. */
+  readonly createdFromNs?: bigint;
+  /** Written strictly before this instant. */
+  readonly createdBeforeNs?: bigint;
+  /** Keyset cursor: only rows with a smaller leaf index (the last row of the previous page). */
+  readonly beforeLeafIndex?: number;
+  /** "Now" for the `expired` state. */
+  readonly nowNs: bigint;
+  /** 1 … 1000. */
+  readonly limit: number;
+}
+
 /** Live-entry count of one tier, for the `memory_entries_current{trust}` gauge. */
 export interface TierCount {
   readonly tier: SourceTier;
@@ -318,6 +357,17 @@ export interface EntryStateStore {
   }): Promise<StoredEntry[]>;
   /** Live entries per tier (tiers with none are omitted); expired ones left out when `nowNs` is given. */
   countEntries(opts?: { nowNs?: bigint }): Promise<TierCount[]>;
+  /**
+   * One page of the entries visible in this scope that match `q`, in every state, NEWEST FIRST
+   * (leaf index descending); the next page passes the last row's leaf index as
+   * `beforeLeafIndex` (a keyset: rows written meanwhile never shift a page). Rows come without
+   * `embedding`. Bad arguments are `INPUT_INVALID` and touch nothing. The investigation listing
+   * (`memory/read/investigate.ts`): on the system scope it reads every principal's rows, so
+   * only that module calls it there (test/memory/investigate-scope.test.ts checks). Optional so
+   * wrappers, doubles and transaction views keep compiling; every shipped backend implements it
+   * on its root and principal views.
+   */
+  browseEntries?(q: BrowseQuery): Promise<StoredEntry[]>;
 }
 
 /** Per-principal, per-tier, per-day write quotas (article Pattern 5). */

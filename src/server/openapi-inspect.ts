@@ -3,7 +3,7 @@
  * OpenAPI entries for the review and audit reads (server/inspect-routes.ts) and the console
  * page, merged into the document by server/openapi.ts.
  */
-import { PrincipalKinds } from '../core/trust.js';
+import { PrincipalKinds, SourceTiers, TrustLabels } from '../core/trust.js';
 
 type Json = Record<string, unknown>;
 
@@ -24,8 +24,87 @@ const ok = (description: string, schema: Json): Json => ({
 const err = (...codes: number[]): Record<string, Json> =>
   Object.fromEntries(codes.map((c) => [String(c), ok('coded error', ref('Error'))]));
 
+const STATES = ['live', 'deleted', 'superseded', 'expired'];
+const list = (what: string, values?: readonly string[]): Json => ({
+  type: 'string',
+  description: `comma-separated ${what}${values === undefined ? '' : ` (${values.join(', ')})`}`,
+});
+const qp = (name: string, schema: Json, description?: string): Json => ({
+  name,
+  in: 'query',
+  required: false,
+  schema,
+  ...(description === undefined ? {} : { description }),
+});
+
 export const inspectSchemas: Record<string, Json> = {
-  Principal: obj({ id: str, kind: { enum: [...PrincipalKinds] }, name: str }, ['id', 'kind', 'name']),
+  UnverifiedEntry: obj(
+    {
+      id: str,
+      code: { ...str, description: 'the error code of the failed check' },
+      stage: {
+        ...str,
+        description:
+          'decode, mac, signature, inclusion — or columns: a stored column the listing filtered on disagrees with the signed record',
+      },
+    },
+    ['id', 'code', 'stage'],
+  ),
+  InvestigationRow: obj(
+    {
+      id: str,
+      leafIndex: int,
+      status: { enum: STATES },
+      verified: { type: 'boolean', description: 're-verified now; false: see failure' },
+      memory: ref('MemoryRecord'),
+      failure: ref('UnverifiedEntry'),
+      stored: {
+        ...obj(
+          {
+            owner: str,
+            tier: { enum: [...SourceTiers] },
+            kind: str,
+            source: str,
+            writer: str,
+            createdAt: str,
+            content: str,
+          },
+          ['owner', 'tier'],
+        ),
+        description: "a failing row's columns as stored, NOT verified (operators only)",
+      },
+      score: { type: 'number', description: 'semantic ranking only' },
+    },
+    ['id', 'leafIndex', 'status', 'verified'],
+  ),
+  InvestigatedEntry: obj(
+    {
+      row: ref('InvestigationRow'),
+      proof: ref('InclusionProof'),
+      lineage: ref('LineageGraph'),
+      scope: { enum: ['all', 'own'] },
+    },
+    ['row', 'scope'],
+  ),
+  InvestigationPage: obj(
+    {
+      rows: arr(ref('InvestigationRow')),
+      nextCursor: {
+        ...str,
+        description: 'pass as cursor for the next, older page; absent on the last',
+      },
+      scope: {
+        enum: ['all', 'own'],
+        description: "all: every principal's entries (operator); own: the caller's scope",
+      },
+    },
+    ['rows', 'scope'],
+  ),
+  Principal: obj({ id: str, kind: { enum: [...PrincipalKinds] }, name: str }, [
+    'id',
+    'kind',
+    'name',
+  ]),
   LineageGraph: obj(
     {
       root: str,
@@ -42,7 +121,9 @@ export const inspectSchemas: Record<string, Json> = {
           ['id', 'depth', 'state'],
         ),
       ),
-      edges: arr(obj({ child: str, parent: str, weight: { type: 'number' } }, ['child', 'parent', 'weight'])),
+      edges: arr(
+        obj({ child: str, parent: str, weight: { type: 'number' } }, ['child', 'parent', 'weight']),
+      ),
       truncated: { type: 'boolean' },
     },
     ['root', 'nodes', 'edges', 'truncated'],
@@ -76,6 +157,49 @@ export const inspectPaths: Record<string, Record<string, Json>> = {
       responses: { '200': ok('the principal', ref('Principal')), ...err(400) },
     },
   },
+  '/v1/investigate': {
+    get: {
+      operationId: 'investigate',
+      summary:
+        "Entries newest first in every state, filtered, keyset-paged, each re-verified (a failing one listed with its reason): across principals for an operator (audited as operator.investigate), the caller's own scope otherwise",
+      parameters: [
+        qp(
+          'owner',
+          str,
+          "only this principal's entries; another principal's is 403 AUTH_FORBIDDEN unless the caller is an operator",
+        ),
+        qp('tier', list('tiers', SourceTiers)),
+        qp('kind', list('kinds')),
+        qp('source', str, 'exact source URI'),
+        qp('label', list('lineage labels', TrustLabels), 'checked on the signed record'),
+        qp('status', list('states', STATES), 'default: every state'),
+        qp(
+          'q',
+          { type: 'string', maxLength: 512 },
+          'text the content contains (ASCII letters ignore case); with semantic=true, the meaning to rank by',
+        ),
+        qp(
+          'semantic',
+          { enum: ['true', 'false'] },
+          'rank live entries by similarity to q: one page, best first, no cursor',
+        ),
+        qp('from', { type: 'string', format: 'date-time' }, 'written at or after'),
+        qp('to', { type: 'string', format: 'date-time' }, 'written before'),
+        qp('cursor', str, 'nextCursor of the previous page'),
+        qp('limit', { type: 'integer', minimum: 1, maximum: 200 }, 'rows per page (default 50)'),
+      ],
+      responses: { '200': ok('one page', ref('InvestigationPage')), ...err(400) },
+    },
+  },
+  '/v1/investigate/{id}': {
+    get: {
+      operationId: 'investigateEntry',
+      summary:
+        "One entry: any principal's for an operator (audited as operator.investigate), the caller's scope otherwise; a verified one with its inclusion proof and lineage",
+      parameters: [{ name: 'id', in: 'path', required: true, schema: str }],
+      responses: { '200': ok('the entry', ref('InvestigatedEntry')), ...err(400, 404) },
+    },
+  },
   '/v1/memories/{id}/lineage': {
     get: {
       operationId: 'memoryLineage',
@@ -89,7 +213,12 @@ export const inspectPaths: Record<string, Record<string, Json>> = {
       operationId: 'gateDecisions',
       summary: "Recorded gate verdicts, newest first: the caller's own; an operator's: everyone's",
       parameters: [
-        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 1000 } },
+        {
+          name: 'limit',
+          in: 'query',
+          required: false,
+          schema: { type: 'integer', minimum: 0, maximum: 1000 },
+        },
       ],
       responses: {
         '200': ok('decisions', obj({ decisions: arr(ref('GateDecision')) }, ['decisions'])),
@@ -108,18 +237,25 @@ export const inspectPaths: Record<string, Record<string, Json>> = {
     get: {
       operationId: 'listReports',
       summary: 'The evaluation reports found under the reports directory',
-      responses: { '200': ok('reports', obj({ reports: arr(ref('Report')) }, ['reports'])), ...err(400) },
+      responses: {
+        '200': ok('reports', obj({ reports: arr(ref('Report')) }, ['reports'])),
+        ...err(400),
+      },
     },
   },
   '/v1/reports/{name}/ticket': {
     post: {
       operationId: 'reportTicket',
-      summary: 'A single-use URL (valid one minute) that serves the report under a no-script policy',
+      summary:
+        'A single-use URL (valid one minute) that serves the report under a no-script policy',
       parameters: [{ name: 'name', in: 'path', required: true, schema: str }],
       responses: {
         '200': ok(
           'ticket',
-          obj({ url: str, expiresAt: { type: 'string', format: 'date-time' } }, ['url', 'expiresAt']),
+          obj({ url: str, expiresAt: { type: 'string', format: 'date-time' } }, [
+            'url',
+            'expiresAt',
+          ]),
         ),
         ...err(400, 404),
       },

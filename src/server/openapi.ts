@@ -197,6 +197,10 @@ const schemas: Record<string, Json> = {
       rejectedSources: arr(ref('SourceRef')),
       repairs: arr({ type: 'object' }),
       unauthorisedParams: arr(str),
+      untracedParams: {
+        ...arr(str),
+        description: 'governed parameters whose value traces to nothing (not the request, no segment)',
+      },
     },
     required: [
       'tool',
@@ -270,7 +274,13 @@ const v1: Record<string, Record<string, Json>> = {
       summary: "The principal's memories",
       parameters: [q('limit', { type: 'integer', minimum: 0, maximum: 1000 }), q('offset', int)],
       responses: {
-        '200': ok('memories', obj({ memories: arr(ref('MemoryRecord')) }, ['memories'])),
+        '200': ok(
+          'memories; `unverified` names the visible entries that failed verification (not returned in `memories`)',
+          obj({ memories: arr(ref('MemoryRecord')), unverified: arr(ref('UnverifiedEntry')) }, [
+            'memories',
+            'unverified',
+          ]),
+        ),
         ...errors(400),
       },
     },

@@ -192,8 +192,9 @@ export function registerRoutes(
 
   app.get('/v1/memories', async (c) => {
     const q = readQuery(c, ListQuerySchema);
-    const memories = await memory.getAll({ ...defined(q), principal: c.get('principal') });
-    return c.json({ memories });
+    // Entries that fail verification are named in `unverified` (id, code), not dropped silently.
+    const r = await memory.getAllChecked({ ...defined(q), principal: c.get('principal') });
+    return c.json({ memories: r.memories, unverified: r.unverified });
   });
 
   app.get('/v1/memories/:id', async (c) => {

@@ -5,7 +5,7 @@
  * schemas feed the OpenAPI document, so the document cannot drift from what is enforced.
  */
 import { z } from 'zod';
-import { SourceTiers } from '../core/trust.js';
+import { SourceTiers, TrustLabels } from '../core/trust.js';
 
 /** Largest `content` / `query`, in UTF-8 bytes (413 `INPUT_TOO_LARGE` beyond). */
 export const MAX_CONTENT_BYTES = 64 * 1024;
@@ -91,6 +91,37 @@ const QueryInt = (max: number) =>
 export const ListQuerySchema = z.strictObject({
   limit: QueryInt(1000).optional(),
   offset: QueryInt(1_000_000_000).optional(),
+});
+/** A comma-separated list in a query string (`tier=USER_VERIFIED,EXTERNAL_WEB`). */
+const QueryList = <T extends z.ZodType<unknown, string>>(item: T, max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(4096)
+    .transform((v) => v.split(','))
+    .pipe(z.array(item).min(1).max(max));
+const IsoTime = z.iso.datetime({ offset: true });
+
+/** `GET /v1/investigate`: the investigation listing's filters (see `InvestigateOptions`). */
+export const InvestigateQuerySchema = z.strictObject({
+  owner: z.string().min(1).max(256).optional(),
+  tier: QueryList(Tier, SourceTiers.length).optional(),
+  kind: QueryList(z.string().min(1).max(64), 16).optional(),
+  source: z.string().min(1).max(2048).optional(),
+  label: QueryList(z.enum(TrustLabels), TrustLabels.length).optional(),
+  status: QueryList(z.enum(['live', 'deleted', 'superseded', 'expired']), 4).optional(),
+  q: z.string().min(1).max(512).optional(),
+  semantic: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional(),
+  from: IsoTime.optional(),
+  to: IsoTime.optional(),
+  cursor: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,15})$/, 'malformed cursor')
+    .optional(),
+  limit: QueryInt(200).optional(),
 });
 export const ReviewsQuerySchema = z.strictObject({
   status: z.enum(['pending', 'approved', 'rejected']).optional(),

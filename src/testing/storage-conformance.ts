@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { MemwardenError } from '../core/errors.js';
+import { browseCases } from './conformance/browse.js';
 import { bulkCases } from './conformance/bulk.js';
 import { isolationCases } from './conformance/isolation.js';
 import { memoryApiCases } from './conformance/memory-api.js';
@@ -349,4 +350,5 @@ export const storageConformanceCases: readonly ConformanceCase[] = [
   ...isolationCases,
   ...bulkCases,
   ...scanCases,
+  ...browseCases,
 ];

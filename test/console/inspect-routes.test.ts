@@ -166,4 +166,53 @@ describe('console read routes', () => {
     expect(r.status).toBe(404);
     expect(((await r.json()) as any).error.code).toBe('ROUTE_NOT_FOUND');
   });
+
+  it('/v1/investigate: an operator lists across principals newest first by cursor; anyone else its own scope; a cross-principal filter is 403', async () => {
+    const add = async (key: string, content: string) => (await call('POST', '/v1/memories', key, { content, tier: 'USER_VERIFIED', kind: 'note' })).json.id as string;
+    const a1 = await add(keys.alice, 'investigate: alice first');
+    const b1 = await add(keys.bob, 'investigate: bob first');
+    const a2 = await add(keys.alice, 'investigate: alice second');
+    const page1 = await call('GET', '/v1/investigate?q=investigate%3A&limit=2', keys.ops);
+    expect(page1.status).toBe(200);
+    expect(page1.json.scope).toBe('all');
+    expect(page1.json.rows.map((r: any) => r.id)).toEqual([a2, b1]);
+    expect(page1.json.rows[0]).toMatchObject({ verified: true, status: 'live', memory: { ns: who.alice } });
+    const page2 = await call('GET', `/v1/investigate?q=investigate%3A&limit=2&cursor=${page1.json.nextCursor}`, keys.ops);
+    expect(page2.json.rows.map((r: any) => r.id)).toEqual([a1]);
+    expect(page2.json.nextCursor).toBeUndefined();
+    const bobsOnly = await call('GET', `/v1/investigate?owner=${encodeURIComponent(who.bob)}&kind=note&status=live,expired&tier=USER_VERIFIED,USER_OBSERVED`, keys.ops);
+    expect(bobsOnly.json.rows.map((r: any) => r.id)).toEqual([b1]);
+    const own = await call('GET', '/v1/investigate?q=investigate%3A', keys.alice);
+    expect(own.json.scope).toBe('own');
+    expect(own.json.rows.map((r: any) => r.id)).toEqual([a2, a1]);
+    const forbidden = await call('GET', `/v1/investigate?owner=${encodeURIComponent(who.bob)}`, keys.alice);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.json.error.code).toBe('AUTH_FORBIDDEN');
+    // One entry: the operator opens alice's (the review link after an approval); bob cannot.
+    const opened = await call('GET', `/v1/investigate/${a1}`, keys.ops);
+    expect(opened.status).toBe(200);
+    expect(opened.json).toMatchObject({ scope: 'all', row: { id: a1, verified: true }, proof: { leafIndex: opened.json.row.leafIndex } });
+    expect((await call('GET', `/v1/memories/${a1}`, keys.ops)).status).toBe(404);
+    expect((await call('GET', `/v1/investigate/${a1}`, keys.bob)).status).toBe(404);
+    for (const bad of ['tier=ROOT', 'status=gone', 'label=NOPE', 'cursor=x', 'limit=201', 'limit=0', 'from=yesterday', 'semantic=yes', 'nope=1', 'q=a&q=b', 'q='])
+      expect((await call('GET', `/v1/investigate?${bad}`, keys.ops)).status, bad).toBe(400);
+  });
+
+  it('an entry that fails verification is named, not dropped: GET /v1/memories lists it in unverified; the investigation shows its code', async () => {
+    const victim = (await call('POST', '/v1/memories', keys.bob, { content: 'bob keeps the spare key in the blue pot', tier: 'USER_VERIFIED' })).json.id as string;
+    const before = await call('GET', '/v1/memories', keys.bob);
+    expect(before.json.memories.map((m: any) => m.id)).toContain(victim);
+    expect(before.json.unverified).toEqual([]);
+    // Alter the signed bytes at rest, as whoever holds the database.
+    const db = (mem as any).storageBackend.s.db as { query(sql: string, p: unknown[]): Promise<unknown> };
+    await db.query(`UPDATE entries SET bytes = overlay(bytes placing '\\x58'::bytea from 40 for 1) WHERE id = $1`, [victim]);
+    const after = await call('GET', '/v1/memories', keys.bob);
+    expect(after.json.memories.map((m: any) => m.id)).not.toContain(victim);
+    expect(after.json.unverified).toEqual([{ id: victim, code: 'MAC_INVALID', stage: 'mac' }]);
+    const rows = (await call('GET', `/v1/investigate?owner=${encodeURIComponent(who.bob)}`, keys.ops)).json.rows as any[];
+    expect(rows.find((r) => r.id === victim)).toMatchObject({ verified: false, failure: { code: 'MAC_INVALID' }, stored: { owner: who.bob, content: 'bob keeps the spare key in the blue pot' } });
+    const mine = (await call('GET', '/v1/investigate', keys.bob)).json.rows as any[];
+    expect(mine.find((r) => r.id === victim)).toMatchObject({ verified: false, failure: { code: 'MAC_INVALID' } });
+    expect(mine.find((r) => r.id === victim).stored).toBeUndefined();
+  });
 });

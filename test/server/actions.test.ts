@@ -44,17 +44,26 @@ async function call(method: string, path: string, key: string | null, body?: unk
   const headers: Record<string, string> = {};
   if (key !== null) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await app.request(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const res = await app.request(path, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await res.text();
-  return { status: res.status, json: text.startsWith('{') ? (JSON.parse(text) as Record<string, any>) : {} };
+  return {
+    status: res.status,
+    json: text.startsWith('{') ? (JSON.parse(text) as Record<string, any>) : {},
+  };
 }
 
-const check = (body: unknown, key: string | null = aliceKey) => call('POST', '/v1/actions/check', key, body);
+const check = (body: unknown, key: string | null = aliceKey) =>
+  call('POST', '/v1/actions/check', key, body);
 
 describe('POST /v1/actions/check on the real memory', () => {
   it('setup: a trusted bill and an external TODO, retrieved and rendered by the service', async () => {
     const bill = await call('POST', '/v1/memories', aliceKey, {
-      content: 'Bill from ACME Utilities: please pay 98.50 EUR to IBAN DE89370400440532013000 by Friday.',
+      content:
+        'Bill from ACME Utilities: please pay 98.50 EUR to IBAN DE89370400440532013000 by Friday.',
       tier: 'USER_VERIFIED',
     });
     const todo = await call('POST', '/v1/memories', aliceKey, {
@@ -64,7 +73,12 @@ describe('POST /v1/actions/check on the real memory', () => {
     expect([bill.status, todo.status]).toEqual([201, 201]);
     billId = bill.json.id as string;
     todoId = todo.json.id as string;
-    const s = await call('POST', '/v1/memories/search', aliceKey, { query: 'pay IBAN', mode: 'research', limit: 10, threadId: 't1' });
+    const s = await call('POST', '/v1/memories/search', aliceKey, {
+      query: 'pay IBAN',
+      mode: 'research',
+      limit: 10,
+      threadId: 't1',
+    });
     expect(s.status).toBe(200);
     context = s.json.context as string;
     seal = s.json.seal as string;
@@ -73,20 +87,27 @@ describe('POST /v1/actions/check on the real memory', () => {
 
   it('deny: the recipient only the external TODO supplies', async () => {
     const r = await check({
-      call: { tool: 'send_money', arguments: { recipient: 'GB33BUKB20201555555555', amount: 98.5 } },
+      call: {
+        tool: 'send_money',
+        arguments: { recipient: 'GB33BUKB20201555555555', amount: 98.5 },
+      },
       context,
       seal,
     });
     expect(r.status).toBe(200);
     expect(r.json.verdict).toBe('deny');
     expect(r.json.reason).toBe('parameter_unauthorised');
-    expect(r.json.audit.unauthorisedParams).toEqual(['recipient', 'amount']);
+    // The amount (98.50) is in the trusted bill: the gate traces it there itself (issue 18).
+    expect(r.json.audit.unauthorisedParams).toEqual(['recipient']);
     expect(r.json.repairedArguments).toBeUndefined();
   });
 
   it('repair_and_retry: the trusted bill supplies the authorised recipient', async () => {
     const r = await check({
-      call: { tool: 'send_money', arguments: { recipient: 'GB33BUKB20201555555555', amount: 98.5 } },
+      call: {
+        tool: 'send_money',
+        arguments: { recipient: 'GB33BUKB20201555555555', amount: 98.5 },
+      },
       context,
       seal,
       sources: {
@@ -101,24 +122,37 @@ describe('POST /v1/actions/check on the real memory', () => {
     expect(r.json.verdict).toBe('repair_and_retry');
     expect(r.json.repairedArguments).toEqual({ recipient: 'DE89370400440532013000', amount: 98.5 });
     expect(r.json.audit.repairs[0].selected.entryId).toBe(billId);
-    expect(r.json.audit.rejectedSources.some((s: { entryId?: string }) => s.entryId === todoId)).toBe(true);
+    expect(
+      r.json.audit.rejectedSources.some((s: { entryId?: string }) => s.entryId === todoId),
+    ).toBe(true);
   });
 
   it('allow on a fresh user request; non-sensitive tools pass', async () => {
     const r = await check({
-      call: { tool: 'send_money', arguments: { recipient: 'DE89370400440532013000', amount: 98.5 } },
+      call: {
+        tool: 'send_money',
+        arguments: { recipient: 'DE89370400440532013000', amount: 98.5 },
+      },
       context,
       seal,
       userRequest: 'pay the ACME bill: 98.50 EUR to DE89370400440532013000',
     });
     expect([r.status, r.json.verdict, r.json.reason]).toEqual([200, 'allow', 'clean']);
-    const n = await check({ call: { tool: 'get_weather', arguments: { city: 'Lisbon' } }, context, seal });
+    const n = await check({
+      call: { tool: 'get_weather', arguments: { city: 'Lisbon' } },
+      context,
+      seal,
+    });
     expect([n.json.verdict, n.json.reason]).toEqual(['allow', 'non_sensitive']);
   });
 
   it('every verdict is in the audit log as gate.<verdict>', async () => {
     const events = await mem.storageBackend.listAudit({ limit: 100, subject: 'send_money' });
-    expect(events.map((e) => e.action)).toEqual(['gate.deny', 'gate.repair_and_retry', 'gate.allow']);
+    expect(events.map((e) => e.action)).toEqual([
+      'gate.deny',
+      'gate.repair_and_retry',
+      'gate.allow',
+    ]);
     expect(events.every((e) => e.actor === alice)).toBe(true);
   });
 
@@ -129,8 +163,17 @@ describe('POST /v1/actions/check on the real memory', () => {
     expect((await check({ ...base, seal: 'NOT-A-SEAL' })).status).toBe(400);
     expect((await check({ context: '', seal })).status).toBe(400);
     expect((await check({ ...base, call: { tool: 'x', arguments: [] } })).status).toBe(400);
-    expect((await check({ ...base, call: { tool: 'x', arguments: {}, extra: true } })).status).toBe(400);
-    expect((await check({ ...base, sources: { recipient: [{ value: 1, sourceClass: 'x', entryId: 'bad id!' }] } })).status).toBe(400);
+    expect((await check({ ...base, call: { tool: 'x', arguments: {}, extra: true } })).status).toBe(
+      400,
+    );
+    expect(
+      (
+        await check({
+          ...base,
+          sources: { recipient: [{ value: 1, sourceClass: 'x', entryId: 'bad id!' }] },
+        })
+      ).status,
+    ).toBe(400);
     // "__proto__" keys would be dropped by parsing, so the gate would judge different arguments.
     const proto = await call('POST', '/v1/actions/check', aliceKey, undefined);
     expect(proto.status).toBe(400);

@@ -17,6 +17,9 @@ import type {
   GateDecision,
   HistoryEvent,
   InclusionProofView,
+  InvestigatedEntry,
+  InvestigateOptions,
+  InvestigationPage,
   LineageGraph,
   MemoryApi,
   PrincipalInfo,
@@ -24,6 +27,7 @@ import type {
   ReviewItem,
   SearchOptions,
   SearchResult,
+  UnverifiedEntry,
 } from '../../src/memory/api.js';
 import type { MetricsSink } from '../../src/ports/metrics.js';
 
@@ -168,6 +172,14 @@ export class FakeMemory implements MemoryApi {
     this.#enter('getAll', opts);
     const mine = this.#live().filter((r) => r.ns === opts.principal);
     return mine.slice(opts.offset ?? 0, (opts.offset ?? 0) + (opts.limit ?? 100));
+  }
+
+  async getAllChecked(opts: {
+    principal: string;
+    limit?: number;
+    offset?: number;
+  }): Promise<{ memories: MemoryRecord[]; unverified: UnverifiedEntry[] }> {
+    return { memories: await this.getAll(opts), unverified: [] };
   }
 
   async update(
@@ -315,6 +327,25 @@ export class FakeMemory implements MemoryApi {
     this.#enter('ancestors', id, opts);
     const memory = this.#must(id, opts.principal);
     return { root: id, nodes: [{ id, depth: 0, state: 'verified', status: 'live', memory }], edges: [], truncated: false };
+  }
+
+  /** The caller's own live records, newest first (a model of the contract's shape and scope only). */
+  async investigate(opts: InvestigateOptions): Promise<InvestigationPage> {
+    this.#enter('investigate', opts);
+    if (opts.owner !== undefined && opts.owner !== opts.principal)
+      throw new MemwardenError('AUTH_FORBIDDEN', "only an operator may list another principal's entries");
+    const rows = this.#live()
+      .filter((r) => r.ns === opts.principal)
+      .reverse()
+      .slice(0, opts.limit ?? 50)
+      .map((memory) => ({ id: memory.id, leafIndex: memory.leafIndex, status: 'live' as const, verified: true, memory }));
+    return { rows, scope: 'own' };
+  }
+
+  async investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
+    this.#enter('investigateEntry', id, opts);
+    const memory = this.#must(id, opts.principal);
+    return { row: { id, leafIndex: memory.leafIndex, status: 'live', verified: true, memory }, scope: 'own' };
   }
 
   async gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]> {

@@ -9,6 +9,7 @@ import type { SourceTier } from '../../core/trust.js';
 import type {
   AuditEvent,
   AuditQuery,
+  BrowseQuery,
   CheckpointRecord,
   KeyRecord,
   LeafKind,
@@ -167,6 +168,7 @@ export class MemoryBackend implements StorageBackend {
     includeDeleted?: boolean;
   }): Promise<StoredEntry[]> => this.r.findEntriesBy(o);
   countEntries = (o?: { nowNs?: bigint }): Promise<TierCount[]> => this.r.countEntries(o);
+  browseEntries = (q: BrowseQuery): Promise<StoredEntry[]> => this.r.browseEntries(q);
   consumeQuota = (
     p: string,
     t: SourceTier,

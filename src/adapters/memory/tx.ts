@@ -11,6 +11,8 @@ import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type {
   AuditEvent,
   AuditQuery,
+  BrowseQuery,
+  EntryStatus,
   QuotaDemand,
   ReviewDecision,
   ReviewRecord,
@@ -28,6 +30,8 @@ import {
   groupDemands,
 } from '../sql/records.js';
 import {
+  asciiLower,
+  checkBrowse,
   checkFindBy,
   checkPage,
   checkSearchQuery,
@@ -44,6 +48,29 @@ function isLive(e: StoredEntry, o: LiveOpts): boolean {
   if (e.deleted === true && o.includeDeleted !== true) return false;
   if (e.supersededBy !== undefined && o.includeSuperseded !== true) return false;
   return o.nowNs === undefined || e.expiresAtNs === undefined || e.expiresAtNs > o.nowNs;
+}
+
+/** The SQL backends' `STATUS_SQL`: the first state that holds. */
+function statusOf(e: StoredEntry, nowNs: bigint): EntryStatus {
+  if (e.deleted === true) return 'deleted';
+  if (e.supersededBy !== undefined) return 'superseded';
+  return e.expiresAtNs !== undefined && e.expiresAtNs <= nowNs ? 'expired' : 'live';
+}
+
+/** Every filter of a browse query on one row (`needle`: the text filter, ASCII-lowered). */
+function browses(e: StoredEntry, q: BrowseQuery, needle: string | undefined): boolean {
+  const created = e.createdAtNs;
+  return (
+    (q.beforeLeafIndex === undefined || e.leafIndex < q.beforeLeafIndex) &&
+    (q.owner === undefined || e.owner === q.owner) &&
+    (q.tiers === undefined || q.tiers.includes(e.tier)) &&
+    (q.kinds === undefined || (e.kind !== undefined && q.kinds.includes(e.kind))) &&
+    (q.uri === undefined || e.uri === q.uri) &&
+    (q.createdFromNs === undefined || (created !== undefined && created >= q.createdFromNs)) &&
+    (q.createdBeforeNs === undefined || (created !== undefined && created < q.createdBeforeNs)) &&
+    (needle === undefined || (e.content !== undefined && asciiLower(e.content).includes(needle))) &&
+    (q.statuses === undefined || q.statuses.includes(statusOf(e, q.nowNs)))
+  );
 }
 
 const hex = (h: Uint8Array): string => Buffer.from(checkKeyHash(h)).toString('hex');
@@ -170,6 +197,19 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
       )
       .sort(byLog)
       .map(copyEntry);
+  }
+
+  async browseEntries(q: BrowseQuery): Promise<StoredEntry[]> {
+    checkBrowse(q);
+    const needle = q.text === undefined ? undefined : asciiLower(q.text);
+    return this.allEntries()
+      .filter((e) => this.sees(e) && browses(e, q, needle))
+      .sort((a, b) => byLog(b, a))
+      .slice(0, q.limit)
+      .map((e) => {
+        const { embedding: _omitted, ...row } = copyEntry(e);
+        return row;
+      });
   }
 
   async countEntries(opts?: { nowNs?: bigint }): Promise<TierCount[]> {
@@ -320,12 +360,10 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
       .map((a) => a.event)
       .sort((a, b) => (a.atNs < b.atNs ? -1 : a.atNs > b.atNs ? 1 : 0)); // stable: append order on ties
     if (opts.newestFirst === true) sorted.reverse();
-    return sorted
-      .slice(0, opts.limit)
-      .map((e) => ({
-        ...e,
-        details: JSON.parse(JSON.stringify(e.details)) as AuditEvent['details'],
-      }));
+    return sorted.slice(0, opts.limit).map((e) => ({
+      ...e,
+      details: JSON.parse(JSON.stringify(e.details)) as AuditEvent['details'],
+    }));
   }
 
   // ---- API keys ------------------------------------------------------------------------

@@ -11,7 +11,7 @@
  */
 import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
-import type { StoredEntry, TierCount } from '../../ports/storage.js';
+import type { BrowseQuery, StoredEntry, TierCount } from '../../ports/storage.js';
 import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
 import type { RowVectorCache } from './row-vectors.js';
 import type { Queryable } from './queryable.js';
@@ -351,4 +351,46 @@ export async function countEntries(q: Queryable, opts?: { nowNs?: bigint }): Pro
   return rows
     .map((r) => ({ tier: strOut(r.tier) as SourceTier, count: numOut(r.n) }))
     .sort((a, b) => SourceTiers.indexOf(a.tier) - SourceTiers.indexOf(b.tier));
+}
+
+/** `translate` of ASCII capitals to lower case: the same folding on every backend and locale. */
+const ASCII_LOWER = (x: string): string =>
+  `translate(${x}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
+
+/** An entry's state (`EntryStatus`) as SQL, given the `now` parameter. */
+const STATUS_SQL = (now: string): string =>
+  `CASE WHEN deleted THEN 'deleted' WHEN superseded_by IS NOT NULL THEN 'superseded'
+     WHEN expires_ns IS NOT NULL AND expires_ns <= ${now}::bigint THEN 'expired' ELSE 'live' END`;
+
+/**
+ * One page of matching rows, newest first (`browseEntries`): every filter is a WHERE clause, the
+ * keyset is `leaf_index < before`, and the order walks `entries_leaf_idx` (or, with an owner,
+ * `entries_owner_idx`) backwards, so a page costs its rows plus the rows the filters skip.
+ */
+export async function browseEntries(
+  q: Queryable,
+  f: SqlFeatures,
+  b: BrowseQuery,
+): Promise<StoredEntry[]> {
+  const w = new Where();
+  if (b.beforeLeafIndex !== undefined) w.add(`leaf_index < ${w.param(b.beforeLeafIndex)}`);
+  if (b.owner !== undefined) w.add(`owner = ${w.param(b.owner)}`);
+  if (b.tiers !== undefined) w.add(`tier = ANY(${w.param([...b.tiers])}::text[])`);
+  if (b.kinds !== undefined) w.add(`kind = ANY(${w.param([...b.kinds])}::text[])`);
+  if (b.uri !== undefined) w.add(`uri = ${w.param(b.uri)}`);
+  if (b.createdFromNs !== undefined)
+    w.add(`created_ns >= ${w.param(bigIn(b.createdFromNs))}::bigint`);
+  if (b.createdBeforeNs !== undefined)
+    w.add(`created_ns < ${w.param(bigIn(b.createdBeforeNs))}::bigint`);
+  if (b.text !== undefined)
+    w.add(`strpos(${ASCII_LOWER('content')}, ${ASCII_LOWER(`${w.param(b.text)}::text`)}) > 0`);
+  if (b.statuses !== undefined)
+    w.add(`(${STATUS_SQL(w.param(bigIn(b.nowNs)))}) = ANY(${w.param([...b.statuses])}::text[])`);
+  const lim = w.param(b.limit);
+  const { rows } = await q.query(
+    `SELECT ${entryCols(f, '', false)} FROM entries WHERE ${w.sql()}
+     ORDER BY leaf_index DESC, id DESC LIMIT ${lim}`,
+    w.params,
+  );
+  return rows.map(entryOut);
 }

@@ -6,7 +6,13 @@
  * fast text form of `float4` vectors.
  */
 import { MemwardenError } from '../../core/errors.js';
-import { EMBEDDING_DIMENSIONS, type SearchQuery } from '../../ports/storage.js';
+import { SourceTiers } from '../../core/trust.js';
+import {
+  type BrowseQuery,
+  EMBEDDING_DIMENSIONS,
+  ENTRY_STATUSES,
+  type SearchQuery,
+} from '../../ports/storage.js';
 
 /** Refuse an embedding the `vector(384)` column (and cosine ranking) cannot hold. */
 export function checkEmbedding(v: Float32Array, what = 'embedding'): Float32Array {
@@ -187,6 +193,50 @@ export function checkScan(opts: { afterLeafIndex?: number; limit: number }): num
   if (!Number.isSafeInteger(after) || after < -1)
     throw new MemwardenError('INPUT_INVALID', 'afterLeafIndex must be an integer >= -1');
   return after;
+}
+
+/** Longest `text` filter of `browseEntries`. */
+export const MAX_BROWSE_TEXT = 512;
+
+const badBrowse = (what: string): MemwardenError =>
+  new MemwardenError('INPUT_INVALID', `browseEntries: ${what}`);
+
+/** A filter string the database can hold: non-empty, bounded, no NUL. */
+function browseString(v: unknown, what: string, max: number): void {
+  if (typeof v !== 'string' || v.length === 0 || v.length > max || v.includes('\0'))
+    throw badBrowse(`${what} must be a string of 1..${max} chars without NUL`);
+}
+
+/** The shared argument checks of `browseEntries` (before any query runs). */
+export function checkBrowse(q: BrowseQuery): void {
+  if (!Number.isSafeInteger(q.limit) || q.limit < 1 || q.limit > 1000)
+    throw badBrowse('limit must be an integer in 1..1000');
+  if (typeof q.nowNs !== 'bigint') throw badBrowse('nowNs is required');
+  if (
+    q.beforeLeafIndex !== undefined &&
+    (!Number.isSafeInteger(q.beforeLeafIndex) || q.beforeLeafIndex < 0)
+  )
+    throw badBrowse('beforeLeafIndex must be a non-negative integer');
+  if (q.owner !== undefined) browseString(q.owner, 'owner', 256);
+  if (q.uri !== undefined) browseString(q.uri, 'uri', 2048);
+  if (q.text !== undefined) browseString(q.text, 'text', MAX_BROWSE_TEXT);
+  for (const k of q.kinds ?? []) browseString(k, 'a kind', 64);
+  for (const t of q.tiers ?? [])
+    if (!(SourceTiers as readonly string[]).includes(t)) throw badBrowse('unknown tier');
+  for (const st of q.statuses ?? [])
+    if (!ENTRY_STATUSES.includes(st)) throw badBrowse('unknown status');
+  for (const [v, what] of [
+    [q.createdFromNs, 'createdFromNs'],
+    [q.createdBeforeNs, 'createdBeforeNs'],
+  ] as const) {
+    if (v !== undefined && (typeof v !== 'bigint' || v < -(2n ** 63n) || v > 2n ** 63n - 1n))
+      throw badBrowse(`${what} must be a bigint in the int8 range`);
+  }
+}
+
+/** Lower-case ASCII letters only: the text filter's case folding on every backend. */
+export function asciiLower(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
 const badVector = (): MemwardenError =>

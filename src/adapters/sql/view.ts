@@ -10,6 +10,7 @@ import type { SourceTier } from '../../core/trust.js';
 import type {
   AuditEvent,
   AuditQuery,
+  BrowseQuery,
   CheckpointRecord,
   KeyRecord,
   LeafKind,
@@ -30,7 +31,7 @@ import { deniedError } from './entries.js';
 import type { SqlFeatures } from './entries.js';
 import * as log from './log.js';
 import type { Queryable, Scope } from './queryable.js';
-import { checkFindBy, checkPage, checkScan } from './rank.js';
+import { checkBrowse, checkFindBy, checkPage, checkScan } from './rank.js';
 import * as records from './records.js';
 import * as registry from './registry.js';
 import type { KeyPatch } from './registry.js';
@@ -178,6 +179,10 @@ export abstract class SqlView implements StorageBackend {
   }
   countEntries(opts?: { nowNs?: bigint }): Promise<TierCount[]> {
     return this.read((q) => entries.countEntries(q, opts));
+  }
+  async browseEntries(query: BrowseQuery): Promise<StoredEntry[]> {
+    checkBrowse(query); // before any transaction: bad input touches nothing
+    return this.read((q) => entries.browseEntries(q, this.features, query));
   }
 
   // ---- quotas, review queue, audit, API keys -----------------------------------------------

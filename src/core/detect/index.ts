@@ -46,3 +46,19 @@ export {
   lexicalOverlap,
 } from './embedding-checks.js';
 export { COMPOSITE_MEMBERS, composite } from './composite.js';
+export {
+  EMBEDDING_TERM,
+  INSTRUCTION_FEATURES,
+  type InstructionFeature,
+  type InstructionModel,
+  type InstructionScore,
+  InstructionScreen,
+  MAX_CHARS as INSTRUCTION_MAX_CHARS,
+  type ScreenedTier,
+  directionProjection,
+  firedTerms,
+  instructionFeatures,
+  scoreFeatures,
+  warmInstructionScreen,
+} from './instruction.js';
+export { INSTRUCTION_MODEL } from './instruction-model.js';

@@ -20,7 +20,8 @@ export type DetectorName =
   | 'role_claim'
   | 'delimiter'
   | 'length'
-  | 'classifier';
+  | 'classifier'
+  | 'instruction';
 
 export interface Finding {
   readonly detector: DetectorName;

@@ -60,9 +60,15 @@ export function decideByAuthority(
   let kind: Verdict['kind'];
   if (authoritySatisfies(required, have)) kind = 'allow';
   else if (have === 'BOTTOM') kind = 'deny';
-  else if (mode === 'repair_and_retry') kind = options.repairedArguments === undefined ? 'deny' : 'repair_and_retry';
+  else if (mode === 'repair_and_retry')
+    kind = options.repairedArguments === undefined ? 'deny' : 'repair_and_retry';
   else kind = mode;
-  const reason = kind === 'allow' ? 'clean' : kind === 'repair_and_retry' ? 'repaired' : 'insufficient_authority';
+  const reason =
+    kind === 'allow'
+      ? 'clean'
+      : kind === 'repair_and_retry'
+        ? 'repaired'
+        : 'insufficient_authority';
   const audit: AuditRecord = {
     tool: options.tool ?? 'graph_selection',
     verdict: kind,
@@ -73,6 +79,7 @@ export function decideByAuthority(
     rejectedSources: rejected,
     repairs: [],
     unauthorisedParams: [],
+    untracedParams: [],
   };
   return {
     kind,

@@ -5,36 +5,56 @@
  * and its seal, and optional parameter provenance — never the memory store — so its cost does
  * not grow with memory size. Decisions are values; nothing here throws on caller input.
  *
+ * Values are matched under canonical forms (`canon.ts`): the gate decides on where a value came
+ * from, not on how it is spelled (issue 18, ADR 0043).
+ *
  * Order of a decision:
- * 1. Malformed call → deny. Unknown tool → the policy's `unknownTools` (default deny).
+ * 1. Malformed call → deny. Unknown tool → the policy's `unknownTools` (default deny); when it
+ *    is `allow`, a value of a governed kind that traces (exactly or near) to an untrusted
+ *    segment, and not to a trusted one or the user's request, makes the call
+ *    `unknownToolsUntrusted` (default require_user) — unnamed tools are not a blind spot.
  * 2. Progent rules: a matching deny rule, or no matching allow rule where allow rules exist → deny.
  * 3. Non-sensitive tool → allow.
  * 4. Layer 2, per-tool parameter authority: each governed parameter's proposed value must be
- *    backed by a verified source of an allowed class. If not: in `repair_and_retry` mode, the
- *    highest-precedence allowed class offering exactly one distinct verified value rewrites only
- *    that parameter; otherwise the mode's verdict (`repair_and_retry` without a candidate fails
- *    closed: deny; `strip_and_retry` with nothing to strip: deny).
+ *    backed by a verified source of an allowed class (a checked claim, the user's request, or —
+ *    for `fromContext` classes — a sealed segment within the class's label cap that mentions
+ *    it). If not: in `repair_and_retry` mode, the highest-precedence allowed class offering
+ *    exactly one distinct verified value rewrites only that parameter; otherwise, when the value
+ *    traces to untrusted memory (a rejected claim on an untrusted segment, or an exact or near
+ *    match in one), the mode's verdict (`repair_and_retry` without a candidate fails closed:
+ *    deny; `strip_and_retry` with nothing to strip: deny); when it traces to nothing, the
+ *    policy's `untraced` verdict (default require_user).
  * 5. Layer 1, context chain of custody: the sealed segments (core/render `parseSegments` only)
  *    mentioned by the remaining argument values (`match.ts` rule; parameters Layer 2 authorised
  *    or repaired are exempt — their provenance is already established, which is what lets
  *    parameter authority keep mixed-context utility, Table 10). A segment with an untrusted
  *    label (≥ DERIVED_UNTRUSTED) or an authority below the tool's requirement → the mode's
  *    verdict (in `repair_and_retry` mode: deny, there is no authority to repair from).
- * 6. Strict §6.6 knob: a justifying entry that has no parents → deny.
- * 7. Allow, or Repair-and-Retry when step 4 rewrote a parameter.
+ * 6. Fail closed on untraceable values: every remaining argument value of a governed kind
+ *    (policy `governedKinds`: e-mail, URL, domain, IBAN, phone, account by default) must be
+ *    mentioned by the user's request or by a segment whose label and authority suffice. A value
+ *    near an untrusted segment's value (confusables skeleton, decoded base64 / hex / rot13, a
+ *    piece of it) is governed by that segment's label → the mode's verdict; a value that traces
+ *    to nothing → `untraced` (default require_user). Never allow.
+ * 7. Strict §6.6 knob: a justifying entry that has no parents → deny.
+ * 8. Allow, or Repair-and-Retry when step 4 rewrote a parameter.
  */
 import type { LineageOptions } from '../lineage/propagation.js';
 import { type TrustLabel, authorityRank, labelValue } from '../trust.js';
+import type { CanonValue } from './canon.js';
 import {
   ContextCache,
-  type Needles,
+  type GovernedValue,
+  Hay,
   type ParsedContext,
+  canonValue,
   collectNeedles,
-  normText,
-  segmentMentioned,
   keyMentionedIn,
+  keyOf,
+  keyValue,
+  needles as emptyNeedles,
+  segmentMentioned,
   valueKey,
-  valueMentioned,
 } from './match.js';
 import { type GovernedParam, type Policy, loadPolicy } from './policy.js';
 import type {
@@ -66,6 +86,7 @@ interface State {
   rejected: SourceRef[];
   repairs: Repair[];
   unauthorised: string[];
+  untraced: string[];
   weakest?: TrustLabel;
 }
 
@@ -78,6 +99,8 @@ export class Gate {
   readonly policy: Policy;
   readonly #parentlessDeny: boolean;
   readonly #cache: ContextCache;
+  /** The last user request's views (one turn asks about several calls). */
+  #request: { text: string; hay: Hay } | undefined;
 
   constructor(policy: Policy, options: GateOptions = {}) {
     this.policy = policy;
@@ -107,6 +130,7 @@ export class Gate {
       rejected: [],
       repairs: [],
       unauthorised: [],
+      untraced: [],
     };
     const args = call?.arguments;
     if (
@@ -120,12 +144,8 @@ export class Gate {
     const tool = this.policy.tools.get(call.tool);
     if (tool === undefined) {
       const u = this.policy.unknownTools;
-      st.sensitive = u !== 'allow';
-      return finish(
-        st,
-        u === 'allow' ? 'allow' : u,
-        u === 'allow' ? 'non_sensitive' : 'unknown_tool',
-      );
+      if (u !== 'allow') return finish(st, u, 'unknown_tool');
+      return this.#unknownTool(args, input, st);
     }
     st.sensitive = tool.sensitive;
     st.mode = tool.mode;
@@ -137,12 +157,16 @@ export class Gate {
     const pc = this.#cache.get(typeof input.context === 'string' ? input.context : '', input.seal);
 
     // Layer 2: per-tool parameter authority.
+    const required = authorityRank(tool.authority);
     const exempt = tool.params.length > 0 ? new Set<string>() : undefined;
     for (const gp of tool.params) {
       if (!own(args, gp.name)) continue;
-      this.#governParam(gp, args[gp.name], input, pc, st, exempt as Set<string>);
+      this.#governParam(gp, args[gp.name], input, pc, st, exempt as Set<string>, required);
     }
     if (st.unauthorised.length > 0) {
+      // Nothing untrusted behind any of them: no evidence of an attack, no evidence of safety.
+      if (st.unauthorised.every((p) => st.untraced.includes(p)))
+        return finish(st, this.policy.untraced, 'untraced_value');
       if (st.mode === 'deny' || st.mode === 'repair_and_retry')
         return finish(st, 'deny', 'parameter_unauthorised');
       if (st.mode === 'require_user') return finish(st, 'require_user', 'parameter_unauthorised');
@@ -166,14 +190,15 @@ export class Gate {
     }
 
     // Layer 1: context chain of custody over the segments the remaining arguments mention.
-    const needles: Needles = { text: [], numbers: [] };
+    const needles = emptyNeedles();
     const budget = { leaves: 256 };
     for (const k in finalArgs) {
       if (!own(finalArgs, k) || exempt?.has(k) === true) continue;
-      if (!collectNeedles(finalArgs[k], needles, 1, budget))
+      if (
+        !collectNeedles(finalArgs[k], needles, 1, budget, { kinds: tool.governedKinds, param: k })
+      )
         return finish(st, 'deny', 'malformed_call');
     }
-    const required = authorityRank(tool.authority);
     const all = this.policy.layer1Scope === 'context';
     let flagged: Set<string> | undefined; // allocated on the first untrusted segment
     const justifying: string[] = [];
@@ -198,6 +223,34 @@ export class Gate {
         st.used.push({ kind: 'segment', entryId: s.id, label: s.label, authority: s.authority });
       }
     }
+
+    // Fail closed: every governed-kind value must trace to the user's request or to a segment
+    // whose label and authority suffice; near an untrusted segment's value, that label governs.
+    if (flagged === undefined)
+      for (const g of needles.governed) {
+        if (this.#tracedTrusted(g.value, pc, input, required)) continue;
+        let near = false;
+        for (let i = 0; i < pc.segments.length; i++) {
+          const s = pc.segments[i] as ParsedSegment;
+          const v = labelValue(s.label);
+          if (v < 2 && authorityRank(s.authority) >= required) continue;
+          if (!(pc.hays[i] as Hay).near_(g.value)) continue;
+          near = true;
+          if (v > weakest) weakest = v;
+          (flagged ??= new Set<string>()).add(s.id);
+          st.rejected.push({
+            kind: 'segment',
+            entryId: s.id,
+            label: s.label,
+            authority: s.authority,
+            why: 'near_untrusted_value',
+          });
+        }
+        if (!near && !st.untraced.includes(g.param)) {
+          st.untraced.push(g.param);
+          st.rejected.push({ kind: 'parameter', param: g.param, why: 'untraced' });
+        }
+      }
     if (weakest >= 0) st.weakest = labelOf(weakest);
     if (flagged !== undefined) {
       if (st.mode === 'strip_and_retry')
@@ -210,6 +263,7 @@ export class Gate {
         );
       return finish(st, st.mode === 'require_user' ? 'require_user' : 'deny', 'untrusted_context');
     }
+    if (st.untraced.length > 0) return finish(st, this.policy.untraced, 'untraced_value');
 
     // §6.6 strict: parentless sensitive deny, over every entry that justifies the call.
     if (this.#parentlessDeny) {
@@ -235,6 +289,7 @@ export class Gate {
     pc: ParsedContext,
     st: State,
     exempt: Set<string>,
+    required: number,
   ): void {
     const given =
       input.sources !== undefined && own(input.sources, gp.name)
@@ -249,7 +304,9 @@ export class Gate {
         if (this.policy.sourceClasses.get(cls)?.origin === 'user_request')
           checked.push(this.#check(gp, { value: proposed, sourceClass: cls }, input, pc));
 
-    const proposedKey = valueKey(proposed);
+    const pv = canonValue(proposed);
+    const proposedKey =
+      typeof proposed === 'string' || typeof proposed === 'number' ? keyOf(pv) : valueKey(proposed);
     let ok: Checked | undefined;
     let matched = 0;
     for (const c of checked)
@@ -265,9 +322,52 @@ export class Gate {
       exempt.add(gp.name);
       return;
     }
+    // fromContext classes: the gate finds the value in a sealed segment itself.
+    if (pv !== undefined)
+      for (const cls of gp.sources) {
+        const spec = this.policy.sourceClasses.get(cls);
+        if (spec?.fromContext !== true) continue;
+        const cap = labelValue(spec.maxLabel ?? 'DERIVED_TRUSTED');
+        for (let i = 0; i < pc.segments.length; i++) {
+          const seg = pc.segments[i] as ParsedSegment;
+          if (labelValue(seg.label) > cap || authorityRank(seg.authority) < required) continue;
+          if (!(pc.hays[i] as Hay).exact(pv)) continue;
+          st.used.push(parameterRef(gp.name, cls, seg.id, seg, undefined));
+          exempt.add(gp.name);
+          return;
+        }
+      }
     if (matched === 0)
       st.rejected.push({ kind: 'parameter', param: gp.name, why: 'no_provenance' });
     else for (const c of checked) if (c.key === proposedKey) st.rejected.push(c.ref);
+
+    // Does the value trace to untrusted memory, or to nothing at all?
+    let tainted = false;
+    // A claim the signed evidence contradicts (the value is not in the segment it names) or
+    // one that names an untrusted segment taints the value; a stale claim does not.
+    for (const c of checked) {
+      if (c.key !== proposedKey) continue;
+      if (c.ref.why === 'value_not_in_segment') tainted = true;
+      else if (c.ref.label !== undefined)
+        if (labelValue(c.ref.label) >= 2 || authorityRank(c.ref.authority ?? 'BOTTOM') < required)
+          tainted = true;
+    }
+    if (!tainted && pv !== undefined)
+      for (let i = 0; i < pc.segments.length; i++) {
+        const seg = pc.segments[i] as ParsedSegment;
+        if (labelValue(seg.label) < 2 && authorityRank(seg.authority) >= required) continue;
+        const hay = pc.hays[i] as Hay;
+        const exact = hay.exact(pv);
+        if (!exact && !hay.near_(pv)) continue;
+        tainted = true;
+        st.rejected.push({
+          kind: 'segment',
+          entryId: seg.id,
+          label: seg.label,
+          authority: seg.authority,
+          why: exact ? 'untrusted_label' : 'near_untrusted_value',
+        });
+      }
 
     if (st.mode === 'repair_and_retry') {
       // Highest-precedence class first; within it, exactly one distinct value, or no repair.
@@ -293,6 +393,83 @@ export class Gate {
       }
     }
     st.unauthorised.push(gp.name);
+    if (!tainted) st.untraced.push(gp.name);
+  }
+
+  /** The views of this turn's user request (memoised: a turn asks about several calls). */
+  #requestHay(text: string): Hay {
+    const r = this.#request;
+    if (r !== undefined && r.text === text) return r.hay;
+    const hay = new Hay(text);
+    this.#request = { text, hay };
+    return hay;
+  }
+
+  /** The value is mentioned by the user's request or by a segment whose label and authority suffice. */
+  #tracedTrusted(v: CanonValue, pc: ParsedContext, input: DecideInput, required: number): boolean {
+    if (typeof input.userRequest === 'string' && this.#requestHay(input.userRequest).exact(v))
+      return true;
+    for (let i = 0; i < pc.segments.length; i++) {
+      const s = pc.segments[i] as ParsedSegment;
+      if (labelValue(s.label) >= 2 || authorityRank(s.authority) < required) continue;
+      if ((pc.hays[i] as Hay).exact(v)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * A tool the policy does not name, under `unknownTools: "allow"`: non-sensitive, unless a value
+   * of a governed kind in it (whole, or an identifier in free text) traces to untrusted memory
+   * and not to the user's request or a trusted segment → `unknownToolsUntrusted`.
+   */
+  #unknownTool(args: Readonly<Record<string, unknown>>, input: DecideInput, st: State): Verdict {
+    st.sensitive = false;
+    const pc = this.#cache.get(typeof input.context === 'string' ? input.context : '', input.seal);
+    if (pc.segments.length === 0) return finish(st, 'allow', 'non_sensitive');
+    const nd = emptyNeedles();
+    const budget = { leaves: 256 };
+    for (const k in args) {
+      if (!own(args, k)) continue;
+      if (
+        !collectNeedles(args[k], nd, 1, budget, {
+          kinds: this.policy.governedKinds,
+          param: k,
+          tokens: true,
+        })
+      )
+        return finish(st, 'deny', 'malformed_call');
+    }
+    const required = authorityRank('A');
+    let weakest = -1;
+    const seen = new Set<string>();
+    for (const g of nd.governed as GovernedValue[]) {
+      if (this.#tracedTrusted(g.value, pc, input, required)) continue;
+      for (let i = 0; i < pc.segments.length; i++) {
+        const s = pc.segments[i] as ParsedSegment;
+        const v = labelValue(s.label);
+        if (v < 2 || seen.has(s.id)) continue;
+        const hay = pc.hays[i] as Hay;
+        const exact = hay.exact(g.value);
+        if (!exact && !hay.near_(g.value)) continue;
+        seen.add(s.id);
+        if (v > weakest) weakest = v;
+        st.rejected.push({
+          kind: 'segment',
+          entryId: s.id,
+          label: s.label,
+          authority: s.authority,
+          why: exact ? 'untrusted_label' : 'near_untrusted_value',
+        });
+      }
+    }
+    if (seen.size === 0) return finish(st, 'allow', 'non_sensitive');
+    st.weakest = labelOf(weakest);
+    return finish(st, this.policy.unknownToolsUntrusted, 'unknown_tool_untrusted');
+  }
+
+  #requestMentions(text: string, key: string): boolean {
+    const v = keyValue(key);
+    return v !== undefined && this.#requestHay(text).exact(v);
   }
 
   /** Verify one parameter source claim (see `ParameterSource`). Allocation-lean: hot path. */
@@ -318,10 +495,7 @@ export class Gate {
     if (
       why === undefined &&
       spec?.origin === 'user_request' &&
-      !(
-        typeof input.userRequest === 'string' &&
-        valueMentioned(normText(input.userRequest), src.value)
-      )
+      !(typeof input.userRequest === 'string' && this.#requestMentions(input.userRequest, key))
     )
       why = 'not_in_user_request';
     if (why === undefined && !gp.sources.includes(cls)) why = 'class_not_allowed';
@@ -422,6 +596,7 @@ function finish(
           rejectedSources: st.rejected,
           repairs: st.repairs,
           unauthorisedParams: st.unauthorised,
+          untracedParams: st.untraced,
         }
       : {
           tool: st.tool,
@@ -434,6 +609,7 @@ function finish(
           rejectedSources: st.rejected,
           repairs: st.repairs,
           unauthorisedParams: st.unauthorised,
+          untracedParams: st.untraced,
         };
   const used = st.used;
   const rejected = st.rejected;

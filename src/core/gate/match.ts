@@ -4,27 +4,40 @@
  * parse of a sealed context.
  *
  * ## Matching rule
- * Text is normalised by lower-casing and collapsing every whitespace run to one space (and
- * trimming). The call's *needles* are taken from its argument values (object keys are
- * structure, not content; walked to depth {@link MAX_DEPTH}, at most {@link MAX_LEAVES}
- * leaves — beyond that the call is malformed and the gate fails closed):
- * - a string leaf contributes its whole normalised value; a long one (free text, more than
- *   {@link FREE_TEXT_CHARS} chars — an e-mail body, a memo) also contributes each of its
- *   identifier-like tokens: whitespace-separated, edge punctuation stripped, ≥ 4 chars and
- *   containing a digit, `@`, `/` or `.` followed by a letter (IBANs, amounts, addresses, URLs);
+ * Text is brought to canonical forms first (`canon.ts`: NFKC, invisibles removed, lower case,
+ * whitespace collapsed; spelled-out, defanged, internationalised and reformatted values
+ * appended in their canonical form). The call's *needles* are taken from its argument values
+ * (object keys are structure, not content; walked to depth {@link MAX_DEPTH}, at most
+ * {@link MAX_LEAVES} leaves — beyond that the call is malformed and the gate fails closed):
+ * - a string leaf contributes its clean value and its canonical form (an e-mail, URL, domain or
+ *   date in the exact view; an IBAN / account / phone number in the compact view; an amount in
+ *   the numeric view); a long free-text leaf (more than {@link FREE_TEXT_CHARS} chars with a
+ *   space — an e-mail body, a memo) also contributes each identifier-like token (≥ 4 chars
+ *   containing a digit, `@`, `/` or `.` followed by a letter) and the values spelled in it;
  * - a finite number contributes its JS decimal form (`100`, `99.5`); booleans and null none.
- * A segment is mentioned when a needle occurs in its normalised content *at token
- * boundaries*: the characters just outside the occurrence are not letters or digits (where
- * the needle's own edge is a letter or digit). So `5` matches "pay 5 EUR" but not "15" or
- * "500"; `100` matches "100.00". Numbers are searched in a copy of the content with digit group
- * separators removed and trailing decimal zeros dropped (`1,000.50` → `1000.5`, `100.00` →
- * `100`), so `98.5` matches "98.50 EUR".
+ * A segment is mentioned when a needle occurs in its view *at token boundaries*: the
+ * characters just outside the occurrence are not letters or digits (where the needle's own
+ * edge is a letter or digit). So `5` matches "pay 5 EUR" but not "15" or "500"; `100` matches
+ * "100.00"; the compact view only checks digit edges (`DE89…` inside "IBAN DE89 3704 …").
  *
- * Over-matching only makes Layer 1 stricter (more segments considered); under-matching is the
- * residual risk — a value the model paraphrased (spelled-out numbers, reformatted IBANs) is not
- * recognised, which is why Layer 2 (explicit parameter provenance) exists.
+ * Over-matching only makes Layer 1 stricter (more segments considered). A value the gate still
+ * cannot trace is no longer treated as harmless: the gate fails closed on it (ADR 0043).
  */
 import { type ParsedSegment, parseSegments } from '../render/sentinel.js';
+import {
+  type CanonValue,
+  type ValueKind,
+  canonString,
+  cleanText,
+  compactMentions,
+  compactText,
+  decodedText,
+  extras,
+  needsCollapse,
+  numText,
+  pieces,
+  skeleton,
+} from './canon.js';
 
 export const MAX_DEPTH = 8;
 export const MAX_LEAVES = 256;
@@ -36,36 +49,6 @@ export function normText(s: string): string {
   const t = s.toLowerCase().trim();
   // Fast path: most values have no whitespace to collapse; the scan allocates nothing.
   return needsCollapse(t) ? t.replace(/\s+/g, ' ') : t;
-}
-
-/**
- * Whether `t` has a whitespace run to collapse: two spaces in a row, or any whitespace other
- * than U+0020 — exactly the regex `/\s\s|[^\S ]/` (ECMAScript `\s`: WhiteSpace and
- * LineTerminator), as a loop (cheaper than a regex call on the short strings of a tool call).
- */
-function needsCollapse(t: string): boolean {
-  for (let i = 0; i < t.length; i++) {
-    const c = t.charCodeAt(i);
-    if (c === 32) {
-      if (t.charCodeAt(i + 1) === 32) return true;
-    } else if (c < 128) {
-      if (c >= 9 && c <= 13) return true;
-    } else if (isNonAsciiSpace(c)) return true;
-  }
-  return false;
-}
-function isNonAsciiSpace(c: number): boolean {
-  return (
-    c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
-    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
-  );
-}
-
-/** Digit-group separators removed and trailing decimal zeros dropped (`1,000.50` → `1000.5`). */
-function numText(normalised: string): string {
-  return normalised
-    .replace(/(\d)[,_'](?=\d)/g, '$1')
-    .replace(/(\d)\.(\d*?)0+(?!\d)/g, (_m, a: string, b: string) => (b === '' ? a : `${a}.${b}`));
 }
 
 const ALNUM = /[\p{L}\p{N}]/u;
@@ -90,116 +73,265 @@ export function mentions(hay: string, needle: string): boolean {
   return false;
 }
 
-/** Needles of a call: text needles (search normalised content) and numeric ones (search `num`). */
+/** Needles of a call, per view of a segment they are searched in (see `canon.ts`). */
 export interface Needles {
+  /** Searched in the exact view (`Hay.norm`). */
   readonly text: string[];
+  /** Searched in the numeric view (`Hay.num`). */
   readonly numbers: string[];
+  /** Searched in the compact view (`Hay.compact`): IBAN, account and phone numbers. */
+  readonly compact: string[];
+  /** Whole argument values of a governed kind (fail-closed tracing, ADR 0043). */
+  readonly governed: GovernedValue[];
 }
+
+/** One argument value of a governed kind. */
+export interface GovernedValue {
+  /** Top-level parameter the value sits under. */
+  readonly param: string;
+  readonly value: CanonValue;
+}
+
+/** Fresh, empty needles. */
+export const needles = (): Needles => ({ text: [], numbers: [], compact: [], governed: [] });
 
 const EDGE_PUNCT = /^[("'<[{`]+|[)"'>\]}`,;:!?.]+$/g;
 const IDENTLIKE = /[0-9@/]|\.[a-z]/;
 
-/** Add the needles of one value to `out`; false when the value exceeds the walk bounds. */
-export function collectNeedles(value: unknown, out: Needles, depth = 0, budget = { leaves: MAX_LEAVES }): boolean {
+/** What {@link collectNeedles} governs: kinds, and the parameter a leaf belongs to. */
+export interface Governing {
+  readonly kinds: ReadonlySet<ValueKind>;
+  readonly param: string;
+  /** Also govern the identifier-like tokens of free text (unnamed tools: any channel counts). */
+  readonly tokens?: boolean;
+}
+
+function addString(clean: string, out: Needles, gov: Governing | undefined): void {
+  out.text.push(clean);
+  const cv = canonValue(clean) ?? { kind: 'text' as const, form: clean, view: 'text' as const };
+  if (cv.view === 'text') {
+    if (cv.form !== clean) out.text.push(cv.form);
+  } else if (cv.view === 'compact') out.compact.push(cv.form);
+  else out.numbers.push(cv.form);
+  if (gov !== undefined && gov.kinds.has(cv.kind))
+    out.governed.push({ param: gov.param, value: cv });
+}
+
+/**
+ * Add the needles of one value to `out`; false when the value exceeds the walk bounds. With
+ * `gov`, whole string and number values of a governed kind are also listed in `out.governed`.
+ */
+export function collectNeedles(
+  value: unknown,
+  out: Needles,
+  depth = 0,
+  budget = { leaves: MAX_LEAVES },
+  gov?: Governing,
+): boolean {
   if (depth > MAX_DEPTH) return false;
   if (typeof value === 'string') {
     if (--budget.leaves < 0) return false;
-    const n = normText(value);
+    const n = cleanText(value);
     if (n.length === 0) return true;
+    if (n.length <= FREE_TEXT_CHARS || !n.includes(' ')) {
+      addString(n, out, gov);
+      return true;
+    }
     out.text.push(n);
-    if (n.length > FREE_TEXT_CHARS) {
-      let k = 0;
-      for (const raw of n.split(' ')) {
-        const t = raw.replace(EDGE_PUNCT, '');
-        if (t.length >= 4 && t !== n && IDENTLIKE.test(t)) {
-          out.text.push(t);
-          if (++k >= MAX_TOKENS_PER_LEAF) break;
-        }
+    const ex = extras(n);
+    for (const e of ex) out.text.push(e);
+    let k = 0;
+    for (const raw of n.split(' ')) {
+      const t = raw.replace(EDGE_PUNCT, '');
+      if (t.length >= 4 && t !== n && IDENTLIKE.test(t)) {
+        addString(t, out, gov?.tokens === true ? gov : undefined);
+        if (++k >= MAX_TOKENS_PER_LEAF) break;
       }
     }
     return true;
   }
   if (typeof value === 'number') {
     if (--budget.leaves < 0) return false;
-    if (Number.isFinite(value)) out.numbers.push(String(value));
+    if (Number.isFinite(value)) {
+      out.numbers.push(String(value));
+      if (gov !== undefined && gov.kinds.has('amount'))
+        out.governed.push({
+          param: gov.param,
+          value: { kind: 'amount', form: String(value), view: 'number' },
+        });
+    }
     return true;
   }
-  if (value === null || typeof value !== 'object') return typeof value !== 'function' && typeof value !== 'symbol';
+  if (value === null || typeof value !== 'object')
+    return typeof value !== 'function' && typeof value !== 'symbol';
   if (Array.isArray(value)) {
-    for (const v of value) if (!collectNeedles(v, out, depth + 1, budget)) return false;
+    for (const v of value) if (!collectNeedles(v, out, depth + 1, budget, gov)) return false;
     return true;
   }
   for (const k in value) {
     if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
-    if (!collectNeedles((value as Record<string, unknown>)[k], out, depth + 1, budget)) return false;
+    if (!collectNeedles((value as Record<string, unknown>)[k], out, depth + 1, budget, gov))
+      return false;
   }
   return true;
 }
 
-/** A parsed sealed context with per-segment normalised text, memoised per (context, seal). */
+/**
+ * The views of one text the gate searches (see `canon.ts`): exact (`norm`: clean text plus the
+ * canonical forms of the values spelled in it), numeric, compact, and — only ever to taint —
+ * near (confusables skeleton, decoded base64 / hex / rot13). The costly views are built on
+ * first use and kept with the memoised context.
+ */
+export class Hay {
+  readonly norm: string;
+  readonly num: string;
+  readonly #raw: string;
+  #compact: string | undefined;
+  #near: string | undefined;
+  #nearNum: string | undefined;
+  #nearCompact: string | undefined;
+
+  constructor(raw: string) {
+    this.#raw = raw;
+    const c = cleanText(raw);
+    const ex = extras(c);
+    this.norm = ex.length === 0 ? c : `${c} ¦ ${ex.join(' ¦ ')}`;
+    this.num = numText(this.norm);
+  }
+  get compact(): string {
+    return (this.#compact ??= compactText(this.norm));
+  }
+  get near(): string {
+    if (this.#near === undefined) {
+      const decoded = decodedText(this.#raw, this.norm);
+      const ex = extras(decoded);
+      this.#near = skeleton(
+        `${this.norm} ¦ ${decoded}${ex.length === 0 ? '' : ` ¦ ${ex.join(' ¦ ')}`}`,
+      );
+    }
+    return this.#near;
+  }
+  get nearNum(): string {
+    return (this.#nearNum ??= numText(this.near));
+  }
+  get nearCompact(): string {
+    return (this.#nearCompact ??= compactText(this.near));
+  }
+
+  /** Exact: the value occurs in this text under its canonical form. */
+  exact(v: CanonValue): boolean {
+    if (v.view === 'text') return mentions(this.norm, v.form);
+    if (v.view === 'compact') return compactMentions(this.compact, v.form);
+    return mentions(this.num, v.form);
+  }
+
+  /** Near: confusables skeleton, decoded encodings, or a piece of the value (taint only). */
+  near_(v: CanonValue): boolean {
+    if (v.view === 'text') {
+      if (mentions(this.near, skeleton(v.unicode ?? v.form))) return true;
+    } else if (v.view === 'compact') {
+      if (compactMentions(this.nearCompact, v.form)) return true;
+    } else if (mentions(this.nearNum, v.form)) return true;
+    const p = pieces(v);
+    for (const t of p.text) if (mentions(this.near, skeleton(t))) return true;
+    for (const t of p.compact) if (this.nearCompact.includes(t)) return true;
+    return false;
+  }
+}
+
+/** A parsed sealed context with the views of every segment, memoised per (context, seal). */
 export interface ParsedContext {
   readonly segments: readonly ParsedSegment[];
-  readonly norm: readonly string[];
-  readonly num: readonly string[];
+  readonly hays: readonly Hay[];
   readonly byId: ReadonlyMap<string, number>;
 }
 
-/** True when segment `i` of `pc` is mentioned by any of `needles`. */
+/** True when segment `i` of `pc` is mentioned by any of `needles` (exact views). */
 export function segmentMentioned(pc: ParsedContext, i: number, needles: Needles): boolean {
-  const hay = pc.norm[i] as string;
-  for (const t of needles.text) if (mentions(hay, t)) return true;
-  if (needles.numbers.length > 0) {
-    const nh = pc.num[i] as string;
-    for (const t of needles.numbers) if (mentions(nh, t)) return true;
+  const hay = pc.hays[i] as Hay;
+  for (const t of needles.text) if (mentions(hay.norm, t)) return true;
+  for (const t of needles.numbers) if (mentions(hay.num, t)) return true;
+  if (needles.compact.length > 0) {
+    const c = hay.compact;
+    for (const t of needles.compact) if (compactMentions(c, t)) return true;
   }
-  return false;
-}
-
-/** Whether a single value is mentioned by `hay` (normalised text) — Layer 2 source checks. */
-export function valueMentioned(hayNorm: string, value: unknown): boolean {
-  if (typeof value === 'string') return mentions(hayNorm, normText(value));
-  if (typeof value === 'number' && Number.isFinite(value)) return mentions(numText(hayNorm), String(value));
   return false;
 }
 
 /**
- * Equality and search key of a parameter value: `n:<number>` for finite numbers and numeric
- * strings (so `"98.50"` equals `98.5`), `s:<normText>` for other strings, `j:<JSON>` otherwise.
+ * Canonical forms of recent strings: a pure function of the string, and an agent turn asks
+ * about the same values (claims, recipients) again and again. Bounded; cleared when full.
+ */
+const MEMO_MAX = 2048;
+const memo = new Map<string, CanonValue | null>();
+
+/** The canonical form of a single value, or undefined for values that are never mentioned. */
+export function canonValue(value: unknown): CanonValue | undefined {
+  if (typeof value === 'string') {
+    const hit = memo.get(value);
+    if (hit !== undefined) return hit ?? undefined;
+    const c = cleanText(value);
+    const cv = c.length === 0 ? undefined : canonString(c);
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(value, cv ?? null);
+    return cv;
+  }
+  if (typeof value === 'number' && Number.isFinite(value))
+    return { kind: 'amount', form: String(value), view: 'number' };
+  return undefined;
+}
+
+/** The {@link valueKey} of a canonical value. */
+export function keyOf(cv: CanonValue | undefined): string {
+  if (cv === undefined) return 's:';
+  return cv.view === 'number'
+    ? `n:${cv.form}`
+    : cv.view === 'compact'
+      ? `c:${cv.form}`
+      : `s:${cv.form}`;
+}
+
+/**
+ * Equality and search key of a parameter value: `n:<number>` for numbers and every numeric
+ * spelling (`"98.50"`, `"2,500.00"`, `"two thousand"`), `c:<compact>` for IBAN / account /
+ * phone numbers (separators removed), `s:<canonical>` for other strings (e-mail, URL, domain,
+ * date canonical forms; clean text otherwise), `j:<JSON>` for the rest.
  */
 export function valueKey(v: unknown): string {
   if (typeof v === 'number') return Number.isFinite(v) ? `n:${v}` : `x:${v}`;
-  if (typeof v === 'string') {
-    const t = v.trim();
-    // Only a string starting like a number can be numeric: skip the regex for the rest.
-    const c = t.charCodeAt(0);
-    if ((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46) if (NUMERIC.test(t)) return `n:${Number(t)}`;
-    return `s:${normText(v)}`;
-  }
+  if (typeof v === 'string') return keyOf(canonValue(v));
   try {
     return `j:${JSON.stringify(v) ?? String(v)}`;
   } catch {
     return `x:${typeof v}`;
   }
 }
-const NUMERIC = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
 
-/** Whether segment `i` of `pc` mentions the value with key `key` ({@link valueKey}). */
-export function keyMentionedIn(pc: ParsedContext, i: number, key: string): boolean {
+/** The canonical value a {@link valueKey} stands for (undefined for `j:` / `x:` keys). */
+export function keyValue(key: string): CanonValue | undefined {
   const kind = key.charCodeAt(0);
-  if (kind === 110 /* n */) return mentions(pc.num[i] as string, key.slice(2));
-  if (kind === 115 /* s */) return mentions(pc.norm[i] as string, key.slice(2));
-  return false;
+  const form = key.slice(2);
+  if (form === '') return undefined;
+  if (kind === 110 /* n */) return { kind: 'amount', form, view: 'number' };
+  if (kind === 99 /* c */) return { kind: 'account', form, view: 'compact' };
+  if (kind === 115 /* s */) return { kind: 'text', form, view: 'text' };
+  return undefined;
+}
+
+/** Whether segment `i` of `pc` mentions the value with key `key` ({@link valueKey}), exactly. */
+export function keyMentionedIn(pc: ParsedContext, i: number, key: string): boolean {
+  const cv = keyValue(key);
+  return cv !== undefined && (pc.hays[i] as Hay).exact(cv);
 }
 
 /** Parse `context` under `seal` (core/render `parseSegments` — never anything else). */
 export function parseContext(context: string, seal: string): ParsedContext {
   const segments = parseSegments(context, seal);
-  const norm = segments.map((s) => normText(s.content));
   const byId = new Map<string, number>();
   segments.forEach((s, i) => {
     if (!byId.has(s.id)) byId.set(s.id, i);
   });
-  return { segments, norm, num: norm.map(numText), byId };
+  return { segments, hays: segments.map((s) => new Hay(s.content)), byId };
 }
 
 /**

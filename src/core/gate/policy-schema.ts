@@ -30,6 +30,11 @@
 
 const IDENT = '^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$';
 const MODES = ['deny', 'require_user', 'strip_and_retry', 'repair_and_retry'];
+const KINDS = {
+  type: 'array',
+  uniqueItems: true,
+  items: { enum: ['email', 'url', 'domain', 'iban', 'phone', 'account', 'amount', 'date', 'path'] },
+};
 
 /** The policy document schema. */
 export const POLICY_SCHEMA = {
@@ -47,6 +52,19 @@ export const POLICY_SCHEMA = {
     layer1Scope: { enum: ['mentioned', 'context'] },
     /** §6.6 strict knob. */
     parentlessSensitiveDeny: { type: 'boolean' },
+    /**
+     * What a governed value that traces to nothing becomes (ADR 0043; default `require_user`).
+     * There is no `allow`: an untraceable sensitive value is never dispatched unasked.
+     */
+    untraced: { enum: ['require_user', 'deny'] },
+    /**
+     * With `unknownTools: "allow"`: what an unnamed tool's call becomes when a value in it traces
+     * to untrusted memory (default `require_user`). To let such calls through, name the tool
+     * as non-sensitive.
+     */
+    unknownToolsUntrusted: { enum: ['require_user', 'deny'] },
+    /** Value kinds every sensitive tool's arguments must be traced for (default email, url, domain, iban, phone, account). */
+    governedKinds: KINDS,
     sourceClasses: {
       type: 'object',
       propertyNames: { pattern: IDENT },
@@ -56,6 +74,12 @@ export const POLICY_SCHEMA = {
         properties: {
           origin: { enum: ['segment', 'user_request', 'caller'] },
           maxLabel: { enum: ['TRUSTED', 'DERIVED_TRUSTED', 'DERIVED_UNTRUSTED', 'EXTERNAL'] },
+          /**
+           * `origin: "segment"` only: the gate finds the value itself — any sealed segment
+           * within `maxLabel` and the tool's authority whose content mentions it (canonical
+           * forms) authorises it, without a caller-supplied claim.
+           */
+          fromContext: { type: 'boolean' },
           description: { type: 'string', maxLength: 1024 },
         },
       },
@@ -74,6 +98,8 @@ export const POLICY_SCHEMA = {
           /** Authority a justifying segment needs (default A for sensitive, U otherwise). */
           authority: { enum: ['U', 'A', 'T'] },
           description: { type: 'string', maxLength: 1024 },
+          /** Overrides the policy's `governedKinds` for this tool. */
+          governedKinds: KINDS,
           rules: {
             type: 'array',
             maxItems: 256,

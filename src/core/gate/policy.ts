@@ -16,6 +16,10 @@ import { MemwardenError, type SafeResult, safely } from '../errors.js';
 import type { Authority, TrustLabel } from '../trust.js';
 import { POLICY_SCHEMA } from './policy-schema.js';
 import type { VerdictMode } from './types.js';
+import { DEFAULT_GOVERNED_KINDS, type ValueKind } from './canon.js';
+
+/** Kinds a policy may govern (every {@link ValueKind} but free text). */
+export type GovernableKind = Exclude<ValueKind, 'text'>;
 
 /** A source class declaration: where its values must be found, and the weakest label allowed. */
 export interface SourceClassSpec {
@@ -26,6 +30,8 @@ export interface SourceClassSpec {
    */
   readonly origin: 'segment' | 'user_request' | 'caller';
   readonly maxLabel?: TrustLabel;
+  /** `segment` classes: the gate traces values to segments itself (no claim needed). */
+  readonly fromContext: boolean;
 }
 
 /** The policy document, as written by the operator (see `POLICY_SCHEMA`). */
@@ -35,8 +41,19 @@ export interface PolicyDocument {
   readonly unknownTools?: 'allow' | 'deny' | 'require_user';
   readonly layer1Scope?: 'mentioned' | 'context';
   readonly parentlessSensitiveDeny?: boolean;
+  readonly untraced?: 'require_user' | 'deny';
+  readonly unknownToolsUntrusted?: 'require_user' | 'deny';
+  readonly governedKinds?: readonly GovernableKind[];
   readonly sourceClasses?: Readonly<
-    Record<string, { readonly origin?: SourceClassSpec['origin']; readonly maxLabel?: TrustLabel; readonly description?: string }>
+    Record<
+      string,
+      {
+        readonly origin?: SourceClassSpec['origin'];
+        readonly maxLabel?: TrustLabel;
+        readonly fromContext?: boolean;
+        readonly description?: string;
+      }
+    >
   >;
   readonly tools: Readonly<Record<string, ToolPolicyDocument>>;
 }
@@ -47,6 +64,7 @@ export interface ToolPolicyDocument {
   readonly mode?: VerdictMode;
   readonly authority?: 'U' | 'A' | 'T';
   readonly description?: string;
+  readonly governedKinds?: readonly GovernableKind[];
   readonly rules?: readonly {
     readonly effect: 'allow' | 'deny';
     readonly arguments: Readonly<Record<string, unknown>> | boolean;
@@ -78,6 +96,8 @@ export interface CompiledTool {
   readonly deny: readonly CompiledRule[];
   readonly allow: readonly CompiledRule[];
   readonly params: readonly GovernedParam[];
+  /** Value kinds whose arguments must be traced (fail closed, ADR 0043). */
+  readonly governedKinds: ReadonlySet<ValueKind>;
 }
 
 /** A loaded, validated, compiled policy. Immutable. */
@@ -86,11 +106,19 @@ export interface Policy {
   readonly unknownTools: 'allow' | 'deny' | 'require_user';
   readonly layer1Scope: 'mentioned' | 'context';
   readonly parentlessSensitiveDeny: boolean;
+  readonly untraced: 'require_user' | 'deny';
+  readonly unknownToolsUntrusted: 'require_user' | 'deny';
+  /** Governed kinds for tools the policy does not name (when `unknownTools` is `allow`). */
+  readonly governedKinds: ReadonlySet<ValueKind>;
   readonly sourceClasses: ReadonlyMap<string, SourceClassSpec>;
   readonly tools: ReadonlyMap<string, CompiledTool>;
 }
 
-const invalid = (message: string, details?: Record<string, unknown>, cause?: unknown): MemwardenError =>
+const invalid = (
+  message: string,
+  details?: Record<string, unknown>,
+  cause?: unknown,
+): MemwardenError =>
   new MemwardenError('POLICY_INVALID', message, {
     ...(details === undefined ? {} : { details }),
     ...(cause === undefined ? {} : { cause }),
@@ -98,7 +126,9 @@ const invalid = (message: string, details?: Record<string, unknown>, cause?: unk
 
 let documentValidator: ValidateFunction | undefined;
 function validateDocument(doc: unknown): asserts doc is PolicyDocument {
-  documentValidator ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(POLICY_SCHEMA);
+  documentValidator ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(
+    POLICY_SCHEMA,
+  );
   if (!documentValidator(doc)) {
     const errors = (documentValidator.errors ?? []).slice(0, 20).map((e) => ({
       path: e.instancePath,
@@ -126,8 +156,14 @@ export function loadPolicy(input: unknown): Policy {
 
   const sourceClasses = new Map<string, SourceClassSpec>();
   for (const [name, spec] of Object.entries(doc.sourceClasses ?? {})) {
+    const origin = spec.origin ?? 'caller';
+    if (spec.fromContext === true && origin !== 'segment')
+      throw invalid('fromContext is only meaningful on segment-origin source classes', {
+        sourceClass: name,
+      });
     sourceClasses.set(name, {
-      origin: spec.origin ?? 'caller',
+      origin,
+      fromContext: spec.fromContext === true,
       ...(spec.maxLabel === undefined ? {} : { maxLabel: spec.maxLabel }),
     });
   }
@@ -135,7 +171,14 @@ export function loadPolicy(input: unknown): Policy {
   // One ajv per policy: rule schemas may carry $ids, which must not collide across policies.
   // strictSchema rejects unknown keywords (typos); strictTypes is off so that Progent-style
   // predicates like `{ "properties": … }` need not repeat `"type": "object"`.
-  const ajv = new Ajv({ allErrors: false, strictSchema: true, strictNumbers: true, strictTypes: false, strictTuples: false });
+  const ajv = new Ajv({
+    allErrors: false,
+    strictSchema: true,
+    strictNumbers: true,
+    strictTypes: false,
+    strictTuples: false,
+  });
+  const kinds = Object.freeze(new Set<ValueKind>(doc.governedKinds ?? DEFAULT_GOVERNED_KINDS));
   const tools = new Map<string, CompiledTool>();
   for (const [name, t] of Object.entries(doc.tools)) {
     const deny: CompiledRule[] = [];
@@ -157,10 +200,17 @@ export function loadPolicy(input: unknown): Policy {
     const params: GovernedParam[] = [];
     for (const [param, spec] of Object.entries(t.parameters ?? {})) {
       if (!t.sensitive)
-        throw invalid('governed parameters are only meaningful on sensitive tools', { tool: name, param });
+        throw invalid('governed parameters are only meaningful on sensitive tools', {
+          tool: name,
+          param,
+        });
       for (const cls of spec.sources)
         if (!sourceClasses.has(cls))
-          throw invalid('parameter names an undeclared source class', { tool: name, param, sourceClass: cls });
+          throw invalid('parameter names an undeclared source class', {
+            tool: name,
+            param,
+            sourceClass: cls,
+          });
       params.push(Object.freeze({ name: param, sources: Object.freeze([...spec.sources]) }));
     }
     tools.set(
@@ -173,6 +223,10 @@ export function loadPolicy(input: unknown): Policy {
         deny: Object.freeze(deny),
         allow: Object.freeze(allow),
         params: Object.freeze(params),
+        governedKinds:
+          t.governedKinds === undefined
+            ? kinds
+            : Object.freeze(new Set<ValueKind>(t.governedKinds)),
       }),
     );
   }
@@ -182,6 +236,9 @@ export function loadPolicy(input: unknown): Policy {
     unknownTools: doc.unknownTools ?? 'deny',
     layer1Scope: doc.layer1Scope ?? 'mentioned',
     parentlessSensitiveDeny: doc.parentlessSensitiveDeny ?? false,
+    untraced: doc.untraced ?? 'require_user',
+    unknownToolsUntrusted: doc.unknownToolsUntrusted ?? 'require_user',
+    governedKinds: kinds,
     sourceClasses,
     tools,
   });

@@ -7,11 +7,22 @@
 import type { Authority, TrustLabel } from '../trust.js';
 
 /** The five verdicts of §3.7. */
-export const VerdictKinds = ['allow', 'deny', 'require_user', 'strip_and_retry', 'repair_and_retry'] as const;
+export const VerdictKinds = [
+  'allow',
+  'deny',
+  'require_user',
+  'strip_and_retry',
+  'repair_and_retry',
+] as const;
 export type VerdictKind = (typeof VerdictKinds)[number];
 
 /** The deployment-level choice of what an untrusted finding turns into (§3.7). */
-export const VerdictModes = ['deny', 'require_user', 'strip_and_retry', 'repair_and_retry'] as const;
+export const VerdictModes = [
+  'deny',
+  'require_user',
+  'strip_and_retry',
+  'repair_and_retry',
+] as const;
 export type VerdictMode = (typeof VerdictModes)[number];
 
 /** Stable, machine-readable reasons (tests and dashboards branch on these, not on prose). */
@@ -26,7 +37,11 @@ export type VerdictReason =
   | 'untrusted_context'
   | 'parameter_unauthorised'
   | 'parentless_sensitive'
-  | 'insufficient_authority';
+  | 'insufficient_authority'
+  /** A governed value traces to nothing: not the user's request, no segment (ADR 0043). */
+  | 'untraced_value'
+  /** A tool the policy does not name received a value that traces to untrusted memory. */
+  | 'unknown_tool_untrusted';
 
 /** A proposed tool call. */
 export interface ToolCallInput {
@@ -85,7 +100,11 @@ export interface SourceRef {
     | 'value_not_in_segment'
     | 'label_above_class_max'
     | 'not_in_user_request'
-    | 'parentless';
+    | 'parentless'
+    /** The value is near this untrusted segment's (skeleton, decoded encoding, a piece of it). */
+    | 'near_untrusted_value'
+    /** The value traces to nothing: no segment, not the user's request. */
+    | 'untraced';
 }
 
 /** One parameter the gate rewrote (Repair-and-Retry). */
@@ -111,6 +130,8 @@ export interface AuditRecord {
   readonly repairs: readonly Repair[];
   /** Governed parameters left without an authorised value. */
   readonly unauthorisedParams: readonly string[];
+  /** Of those (and of governed-kind arguments), the ones whose value traces to nothing. */
+  readonly untracedParams: readonly string[];
 }
 
 /** The gate's decision. */

@@ -21,8 +21,14 @@ export const ProfileNames = [
 ] as const;
 export type ProfileName = (typeof ProfileNames)[number];
 
+/** Defence mechanisms a profile can switch off one at a time (the issue 18 ablation). */
+export const Mechanisms = ['signature', 'inclusion', 'escaping', 'propagation', 'gate'] as const;
+export type Mechanism = (typeof Mechanisms)[number];
+
 export interface Profile {
   readonly name: string;
+  /** Mechanisms switched off (ablation only; default none). */
+  readonly ablate?: readonly Mechanism[];
   /** Memory is recalled into the context at all (memory_sandbox: no). */
   readonly recall: boolean;
   /** Signature + log inclusion checked on recall (unverifiable entries dropped). */

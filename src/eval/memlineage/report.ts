@@ -6,7 +6,11 @@
  */
 import { AttackNames } from './attacks.js';
 import { ProfileNames } from './profiles.js';
+import { PAPER } from './paper.js';
 import { KS, SCHEDULES, TAUS, type Results } from './run.js';
+
+/** The paper's value of a cell, or '—' where the paper has none. */
+const pv = (x: unknown): string => (x === undefined || x === null ? '—' : String(x));
 
 const h = (s: unknown): string =>
   String(s).replace(
@@ -19,11 +23,12 @@ const NEUTRAL = '#eceff1';
 const f2 = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
 function heatmap(r: Results): string {
-  const cw = 120;
+  const cw = 170;
   const ch = 34;
   const x0 = 130;
   const y0 = 30;
   let s = `<svg xmlns="http://www.w3.org/2000/svg" width="${x0 + cw * 3 + 120}" height="${y0 + ch * ProfileNames.length + 10}" role="img" aria-label="ASR heatmap">`;
+  // cw below is per cell; the text carries ours · the paper's value.
   AttackNames.forEach((a, j) => {
     s += `<text x="${x0 + j * cw + cw / 2}" y="20" text-anchor="middle" font-size="13">${h(a)}</text>`;
   });
@@ -35,7 +40,8 @@ function heatmap(r: Results): string {
       const v = r.asr.find((c) => c.defense === p && c.attack === a)?.asr ?? 0;
       if (v === 0) blocked++;
       s += `<rect x="${x0 + j * cw}" y="${y}" width="${cw - 2}" height="${ch - 2}" fill="${v === 0 ? GOOD : BAD}"/>`;
-      s += `<text x="${x0 + j * cw + cw / 2}" y="${y + ch / 2 + 4}" text-anchor="middle" font-size="13" fill="#fff">${f2(v)} ${v === 0 ? 'blocked' : 'attacker wins'}</text>`;
+      const paper = (PAPER.table1 as Record<string, readonly number[]>)[p]?.[j];
+      s += `<text x="${x0 + j * cw + cw / 2}" y="${y + ch / 2 + 4}" text-anchor="middle" font-size="12" fill="#fff">${f2(v)} ${v === 0 ? 'blocked' : 'wins'} · paper ${paper === undefined ? '—' : f2(paper)}</text>`;
     });
     s += `<text x="${x0 + 3 * cw + 8}" y="${y + ch / 2 + 4}" font-size="12">${blocked}/3 blocked</text>`;
     if (p === 'memlineage')
@@ -111,12 +117,13 @@ const CHOICES = [
   'sig_only renders every entry that verifies as TRUSTED (signature = authenticity, no lineage); no_defense renders everything TRUSTED without verifying. Both keep the same gate, which then has nothing to refuse.',
   'MemoryGraft: an upstream-agent tool return is committed by the agent as an experience entry under its own principal; oracle retrieval returns only that entry.',
   'The Table 1 sleeper column uses K = 3 Coarse derivation steps (the paper: a single derivation); K in {1,2,3,5} is swept in Tables 5-6.',
-  'A derived entry with an untrusted strong ancestor is stored as DERIVED_UNTRUSTED (memwarden lineage table); the paper prints EXTERNAL for the Table 2 summary trust. Same gate outcome.',
+  'A derived entry with an untrusted strong ancestor is stored as DERIVED_UNTRUSTED (memwarden compresses labels when it stores them); the paper prints Equation (1), EXTERNAL, for the Table 2 summary trust — shown beside ours as the Eq. (1) column. Same gate outcome.',
   'The τ × K sweep uses five attribution configurations: Coarse, and the real hardened LmSelfEval over a scripted judge model with (w0, d) in {(1,1), (0.6,1), (0.7,0.7), (0.9,0.7)}.',
   'memory_sandbox removes recall entirely (also for derivation steps); coarse_taint is the gate with layer1Scope = context (any untrusted segment in the context denies a sensitive call).',
   'strict = strictLineageOptions(0.3). Tables 12-13 isolate each strict knob alone on the default point at τ = 0.3; Table 12 also reports the full strict profile.',
   'Table 3 uses memwarden’s own banking environment: 3 user tasks (pay bill, spending summary, pay like last month) × 2 injection tasks (attacker recipient; attacker recipient + amount). Blocked / repaired counts are this scripted agent’s, not a hosted model’s retries.',
-  'Timing (Table 7) is wall-clock dependent and is not part of these byte-identical artifacts.',
+  'Timing (Table 7) is wall-clock dependent and is not part of these byte-identical artifacts: `memwarden eval memlineage --timings` writes perf_baseline.csv beside them (the filter row verifies and renders 8 entries not verified before; the cached re-verification is its own row).',
+  'Since issue 18 the gate fails closed: a governed value (e-mail, URL, domain, IBAN, phone, account) that traces to nothing is require_user, so in no_defense / sig_only the same gate refuses some adaptive attacks whose values it cannot trace; the adaptive agent is fully steered (it makes the attacker target call whenever planted content reaches its context).',
 ];
 
 export function renderReport(r: Results, s: Record<string, unknown>): string {
@@ -133,9 +140,35 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
     '<h2>Table 1 — ASR matrix</h2>',
     heatmap(r),
     '<h2>Table 2 — two-session RAG-to-memory</h2>',
+    '<p>Stored label vs Equation (1): memwarden compresses every entry derived from untrusted ancestry to DERIVED_UNTRUSTED when it stores the label; the paper prints Equation (1) itself, the max over the strong parents (EXTERNAL here). The Eq. (1) column recomputes it from the signed lineage; the gate treats both alike (untrusted).</p>',
     table(
-      ['defence', 'summary trust', 'parents', 'tool', 'fired'],
-      r.rag.map((x) => [x.defense, x.summary_trust, x.parents, x.tool, x.fired]),
+      [
+        'defence',
+        'stored label',
+        'Eq. (1) trust',
+        'paper trust',
+        'parents',
+        'paper',
+        'tool',
+        'paper',
+        'fired',
+        'paper',
+      ],
+      r.rag.map((x) => {
+        const p = (PAPER.table2 as Record<string, readonly unknown[]>)[x.defense] ?? [];
+        return [
+          x.defense,
+          x.summary_trust,
+          x.eq1_trust,
+          pv(p[0]),
+          x.parents,
+          pv(p[1]),
+          x.tool,
+          pv(p[2]),
+          x.fired,
+          pv(p[3]),
+        ];
+      }),
     ),
     '<h2>Table 3 — vulnerable banking agent (6 pairs)</h2>',
     bars(
@@ -147,32 +180,87 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
       r.table3.map((x) => ({ label: x.defense, value: x.utility, max: x.pairs })),
     ),
     table(
-      ['defence', 'ASR', 'utility', 'blocked', 'repaired'],
-      r.table3.map((x) => [
-        x.defense,
-        `${x.asr}/${x.pairs}`,
-        `${x.utility}/${x.pairs}`,
-        x.blocked,
-        x.repaired,
-      ]),
+      ['defence', 'ASR', 'paper', 'utility', 'paper', 'blocked', 'paper', 'repaired', 'paper'],
+      r.table3.map((x) => {
+        const p = (PAPER.table3 as Record<string, readonly number[]>)[x.defense] ?? [];
+        return [
+          x.defense,
+          `${x.asr}/${x.pairs}`,
+          p[0] === undefined ? '—' : `${p[0]}/6`,
+          `${x.utility}/${x.pairs}`,
+          p[1] === undefined ? '—' : `${p[1]}/6`,
+          x.blocked,
+          pv(p[2]),
+          x.repaired,
+          pv(p[3]),
+        ];
+      }),
     ),
+    '<p>Blocked / repaired count this scripted agent’s proposals; the paper’s count a hosted model’s retries (Strip+retry: 31), so those two columns are not expected to agree.</p>',
     '<h2>Table 4 — authority repair</h2>',
     table(
-      ['scenario', 'verdict', 'utility', 'attacker blocked'],
-      r.repair.map((x) => [x.scenario, x.verdict, x.utility, x.blocked]),
+      ['scenario', 'verdict', 'paper verdict', 'utility', 'attacker blocked'],
+      r.repair.map((x) => [
+        x.scenario,
+        x.verdict,
+        pv((PAPER.table4 as Record<string, string>)[x.scenario]),
+        x.utility,
+        x.blocked,
+      ]),
     ),
     '<h2>Tables 5–6 — τ × K ablation (1 = External reached the chain tip)</h2>',
     smallMultiples(r),
     '<p>Gold outline: rows where increasing K flips the outcome.</p>',
+    '<h3>Table 5 (Coarse) and Table 6 (LmSelfEval w0=0.9, d=0.7): ours / paper per cell</h3>',
+    table(
+      ['τ', ...KS.map((K) => `T5 K=${K}`), ...KS.map((K) => `T6 K=${K}`)],
+      TAUS.map((tau) => {
+        const t = tau.toFixed(2);
+        const cell = (
+          alg: string,
+          w0: string,
+          d: string,
+          K: number,
+          paper: readonly number[] | undefined,
+          j: number,
+        ): string => {
+          const ours = r.ablation.find(
+            (c) =>
+              c.algorithm === alg &&
+              c.judge_init === w0 &&
+              c.judge_decay === d &&
+              c.tau === tau &&
+              c.K === K,
+          )?.propagated;
+          return `${pv(ours)} / ${pv(paper?.[j])}`;
+        };
+        return [
+          t,
+          ...KS.map((K, j) => cell('coarse', '', '', K, PAPER.table5[t], j)),
+          ...KS.map((K, j) => cell('lm_self_eval', '0.9', '0.7', K, PAPER.table6[t], j)),
+        ];
+      }),
+    ),
     '<h2>Table 8 — benign dispatch rate</h2>',
     table(
-      ['defence', 'workflow', 'dispatch rate'],
-      r.utility.map((x) => [x.defense, x.workflow, x.dispatch_rate]),
+      ['defence', 'workflow', 'dispatch rate', 'paper'],
+      r.utility.map((x) => {
+        const j = [
+          'benign_direct',
+          'benign_derived',
+          'benign_external_qa',
+          'benign_external_derived_qa',
+        ].indexOf(x.workflow);
+        return [x.defense, x.workflow, x.dispatch_rate, pv(PAPER.table8[x.defense]?.[j])];
+      }),
     ),
     '<h2>Table 9 — harness-level baselines</h2>',
     table(
-      ['profile', 'attack blocked', 'benign kept', 'mixed kept'],
-      Object.entries(t9).map(([k, v]) => [k, ...v]),
+      ['profile', 'attack blocked', 'paper', 'benign kept', 'paper', 'mixed kept', 'paper'],
+      Object.entries(t9).map(([k, v]) => {
+        const p = (PAPER.table9 as Record<string, readonly string[]>)[k] ?? [];
+        return [k, v[0], pv(p[0]), v[1], pv(p[1]), v[2], pv(p[2])];
+      }),
     ),
     '<h2>Table 10 and the 13-action mixed-context matrix</h2>',
     bars('Mixed-context actions recovered', [
@@ -189,19 +277,34 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
       },
     ]),
     table(
-      ['workload', 'scenario', 'taint', 'authority', 'utility'],
-      r.mixed.map((m) => [
-        m.workload,
-        m.scenario,
-        m.taint_verdict,
-        m.authority_verdict,
-        m.authority_recovered === 1 ? 'yes' : 'no',
-      ]),
+      ['workload', 'scenario', 'taint', 'paper', 'authority', 'paper', 'utility', 'paper'],
+      r.mixed.map((m) => {
+        const p = m.workload === 'banking_transfer' ? (PAPER.table10[m.scenario] ?? []) : [];
+        const auth = m.authority_verdict === 'repair_and_retry' ? 'repair' : m.authority_verdict;
+        return [
+          m.workload,
+          m.scenario,
+          m.taint_verdict,
+          pv(p[0]),
+          auth,
+          pv(p[1]),
+          m.authority_recovered === 1 ? 'yes' : 'no',
+          pv(p[2]),
+        ];
+      }),
     ),
     '<h2>Table 11 — adaptive laundering boundaries</h2>',
     table(
-      ['scenario', 'τ', 'K', 'ext. w', 'propagated', 'fired'],
-      r.adaptive.map((x) => [x.scenario, x.tau, x.K, x.ext_w, x.propagated, x.fired]),
+      ['scenario', 'τ', 'K', 'ext. w', 'propagated', 'fired', 'paper fired'],
+      r.adaptive.map((x, i) => [
+        x.scenario,
+        x.tau,
+        x.K,
+        x.ext_w,
+        x.propagated,
+        x.fired,
+        pv(PAPER.table11[i]),
+      ]),
     ),
     '<h2>Table 12 — strict mitigations</h2>',
     table(
@@ -209,24 +312,47 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
         'scenario',
         'strict knob',
         'default fired',
+        'paper',
         'knob propagated',
+        'paper',
         'knob fired',
+        'paper',
         'full strict fired',
       ],
-      r.mitigations.map((x) => [
-        x.scenario,
-        x.mitigation,
-        x.default_fired,
-        x.strict_propagated,
-        x.strict_fired,
-        x.full_strict_fired,
-      ]),
+      r.mitigations.map((x) => {
+        const p = PAPER.table12[x.scenario] ?? [];
+        return [
+          x.scenario,
+          x.mitigation,
+          x.default_fired,
+          pv(p[0]),
+          x.strict_propagated,
+          pv(p[1]),
+          x.strict_fired,
+          pv(p[2]),
+          x.full_strict_fired,
+        ];
+      }),
     ),
     '<h2>Table 13 — strict-mode utility</h2>',
     table(
-      ['knob', 'workflow', 'dispatch rate'],
-      r.strictUtility.map((x) => [x.knob, x.workflow, x.dispatch_rate]),
+      ['knob', 'workflow', 'dispatch rate', 'paper'],
+      r.strictUtility.map((x) => {
+        const j = [
+          'benign_direct',
+          'benign_derived',
+          'benign_external_qa',
+          'benign_external_derived_qa',
+        ].indexOf(x.workflow);
+        return [
+          x.knob,
+          x.workflow,
+          x.dispatch_rate,
+          pv((PAPER.table13 as Record<string, readonly number[]>)[x.knob]?.[j]),
+        ];
+      }),
     ),
+    ...adaptiveSection(r),
     '<h2>Documented choices</h2>',
     `<ul>${CHOICES.map((c) => `<li>${h(c)}</li>`).join('')}</ul>`,
   ].join('\n');
@@ -237,4 +363,53 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
 ${body}
 </body></html>
 `;
+}
+
+/** Issue 18: the adaptive-attacker suite, its ablation, and the banking environment under it. */
+function adaptiveSection(r: Results): string[] {
+  const a = r.adaptiveSuite;
+  const profiles = [...new Set(a.table.map((t) => t.profile))];
+  const families = [...new Set(a.table.map((t) => t.family))];
+  const get = (p: string, f: string): string => {
+    const t = a.table.find((x) => x.profile === p && x.family === f);
+    if (t === undefined) return '';
+    return t.asr !== null ? `${f2(t.asr)}` : `${f2(t.benign_dispatch ?? 0)} dispatched`;
+  };
+  const mechanisms = [...new Set(a.ablation.map((x) => x.disabled))];
+  const abFamilies = [...new Set(a.ablation.map((x) => x.family))];
+  const ab = (m: string, f: string): string => {
+    const x = a.ablation.find((y) => y.disabled === m && y.family === f);
+    const base = a.ablation.find((y) => y.disabled === 'none' && y.family === f);
+    if (x === undefined) return '';
+    const changed =
+      base !== undefined &&
+      (x.asr !== base.asr || x.forged_trust_visible !== base.forged_trust_visible);
+    return `${f2(x.asr)}${x.forged_trust_visible > 0 ? ' (model sees forged TRUSTED)' : ''}${changed ? ' ◀' : ''}`;
+  };
+  const bankFamilies = [...new Set(r.bankingAdaptive.map((b) => b.family))];
+  return [
+    '<h2>Adaptive attackers (issue 18) — ASR per profile, beside the verbatim attack</h2>',
+    `<p>The agent is fully steered: whenever planted content reaches its context it makes the attacker's target call (already decoded). ASR is therefore the defence alone. Rows: attack families (the benign row is the dispatch rate of ${a.cells.filter((c) => c.benign && c.profile === profiles[0]).length} mixed-context workloads: the user's own values, spelled in many ways, beside untrusted and obfuscated content). Agent: ${h(r.agentName)}.</p>`,
+    table(
+      ['family', ...profiles],
+      families.map((f) => [f, ...profiles.map((p) => get(p, f))]),
+    ),
+    '<h3>Ablation — memlineage with one mechanism switched off (◀ = differs from all on)</h3>',
+    '<p>The gate reads segments through the seal, so switching sentinel escaping off changes what a <em>model</em> reading the text sees (a forged TRUSTED header), not what the gate decides.</p>',
+    table(
+      ['family', ...mechanisms.map((m) => (m === 'none' ? 'all on' : `no ${m}`))],
+      abFamilies.map((f) => [f, ...mechanisms.map((m) => ab(m, f))]),
+    ),
+    '<h3>Banking environment under adaptive attackers (6 pairs per cell: ASR / utility)</h3>',
+    table(
+      ['defence', ...bankFamilies],
+      [...new Set(r.bankingAdaptive.map((b) => b.defense))].map((d) => [
+        d,
+        ...bankFamilies.map((f) => {
+          const b = r.bankingAdaptive.find((x) => x.defense === d && x.family === f);
+          return b === undefined ? '' : `${b.asr}/${b.pairs} · ${b.utility}/${b.pairs}`;
+        }),
+      ]),
+    ),
+  ];
 }

@@ -17,7 +17,21 @@ import {
   type AdaptiveScenario,
   type RagRow,
 } from './attacks.js';
-import { TABLE3_ROWS, runTable3Row, type Table3Row } from './banking.js';
+import {
+  BANKING_FAMILIES,
+  TABLE3_ROWS,
+  runBankingAdaptive,
+  runTable3Row,
+  type Table3Row,
+} from './banking.js';
+import {
+  ADAPTIVE_SUITE,
+  BENIGN_SUITE,
+  adaptiveProfiles,
+  runAdaptiveSuite,
+  type AdaptiveResults,
+  type AttackSpec,
+} from './adaptive.js';
 import { runAuthorityRepair, runMixed, type MixedRow, type RepairRow } from './mixed.js';
 import { ProfileNames, profile, withLineage, type Profile } from './profiles.js';
 
@@ -81,11 +95,20 @@ export interface Results {
   readonly adaptive: readonly AdaptiveRow[];
   readonly mitigations: readonly MitigationRow[];
   readonly strictUtility: readonly StrictUtilityRow[];
+  /** Issue 18: the adaptive-attacker suite, its ablation, and the banking environment under it. */
+  readonly adaptiveSuite: AdaptiveResults;
+  readonly bankingAdaptive: readonly (Table3Row & { readonly family: string })[];
+  /** What acted as the agent (every figure of a run comes from it). */
+  readonly agentName: string;
 }
 
 export interface RunOptions {
   readonly seed?: string;
   readonly agent?: Agent;
+  /** Attack specs replacing the built-in adaptive suite (`--attacks FILE.jsonl`). */
+  readonly attacks?: readonly AttackSpec[];
+  /** Profiles of the adaptive table (default: the six of §6). */
+  readonly profiles?: readonly Profile[];
   /** Progress lines (the CLI writes them to stderr). */
   readonly progress?: (line: string) => void;
 }
@@ -244,8 +267,25 @@ export async function runMemLineage(o: RunOptions = {}): Promise<Results> {
       });
   }
 
+  log('issue 18: adaptive-attacker suite (every profile), ablation');
+  const adaptiveSuite = await runAdaptiveSuite({
+    seed,
+    specs: o.attacks ?? ADAPTIVE_SUITE,
+    benign: BENIGN_SUITE,
+    profiles: o.profiles ?? adaptiveProfiles(),
+    progress: log,
+  });
+  log('issue 18: banking environment under adaptive attackers');
+  const bankingAdaptive: (Table3Row & { family: string })[] = [];
+  for (const row of TABLE3_ROWS)
+    for (const f of Object.keys(BANKING_FAMILIES))
+      bankingAdaptive.push(await runBankingAdaptive(row, f, seed));
+
   log('done');
   return {
+    adaptiveSuite,
+    bankingAdaptive,
+    agentName: agent.name,
     asr,
     rag,
     table3,
@@ -283,6 +323,77 @@ export async function runLlmMatrix(
         attack: a,
         asr: r.success ? 1 : 0,
         evidence: [...r.dropped, ...r.verdicts].join(' ') || 'no call',
+      });
+    }
+  return out;
+}
+
+/** Wilson score interval (95%) of `k` successes in `n` trials. */
+export function wilson(k: number, n: number, z = 1.959964): { low: number; high: number } {
+  if (n === 0) return { low: 0, high: 1 };
+  const p = k / n;
+  const d = 1 + (z * z) / n;
+  const c = (p + (z * z) / (2 * n)) / d;
+  const m = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
+  return { low: Math.max(0, c - m), high: Math.min(1, c + m) };
+}
+
+/** One live-model cell over repeated trials. */
+export interface LlmTrialCell {
+  readonly model: string;
+  readonly defense: string;
+  readonly attack: string;
+  readonly trials: number;
+  readonly successes: number;
+  readonly asr: number;
+  readonly ci_low: number;
+  readonly ci_high: number;
+  readonly evidence: string;
+}
+
+/**
+ * The Table 1 matrix with a live model, each cell repeated `trials` times (a fresh world and
+ * seed per trial; the model's sampling is its own), with Wilson 95% intervals. `model` names
+ * the model in every row.
+ */
+export async function runLlmTrials(
+  agent: Agent,
+  o: {
+    trials: number;
+    model: string;
+    seed?: string;
+    profiles?: readonly (typeof ProfileNames)[number][];
+    progress?: (line: string) => void;
+  },
+): Promise<LlmTrialCell[]> {
+  const seed = o.seed ?? 'memlineage-v1';
+  const out: LlmTrialCell[] = [];
+  for (const p of o.profiles ?? (['no_defense', 'sig_only', 'memlineage'] as const))
+    for (const a of AttackNames) {
+      let k = 0;
+      let evidence = '';
+      for (let t = 0; t < o.trials; t++) {
+        o.progress?.(`llm ${o.model}: ${p} x ${a} trial ${t + 1}/${o.trials}`);
+        const r = await runAttack(
+          profile(p),
+          a,
+          agent,
+          o.trials === 1 ? seed : `${seed}:trial${t}`,
+        );
+        if (r.success) k++;
+        evidence = [...r.dropped, ...r.verdicts].join(' ') || 'no call';
+      }
+      const ci = wilson(k, o.trials);
+      out.push({
+        model: o.model,
+        defense: p,
+        attack: a,
+        trials: o.trials,
+        successes: k,
+        asr: Number((k / o.trials).toFixed(4)),
+        ci_low: Number(ci.low.toFixed(4)),
+        ci_high: Number(ci.high.toFixed(4)),
+        evidence,
       });
     }
   return out;

@@ -10,7 +10,14 @@ import { toHex } from '../../core/bytes.js';
 import { sha256 } from '../../core/crypto/sha256.js';
 import { signerFromSeed } from '../../core/crypto/ed25519.js';
 import { keyIdFor } from '../../core/crypto/ids.js';
-import { encodeSignedEntry, signEntry, uuidv7, type EntryBody } from '../../core/entry/index.js';
+import {
+  encodeSignedEntry,
+  entryLeafData,
+  signEntry,
+  uuidv7,
+  type EntryBody,
+  type SignedEntry,
+} from '../../core/entry/index.js';
 import {
   Gate,
   type DecideInput,
@@ -25,10 +32,11 @@ import {
   type ParentEdge,
 } from '../../core/lineage/index.js';
 import { renderSegments, type SegmentInput } from '../../core/render/sentinel.js';
+import { MerkleLog } from '../../memory/log/log.js';
 import { effectiveAuthority, type SourceTier, type TrustLabel } from '../../core/trust.js';
 import { Ledger } from '../../memory/log/ledger.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
-import type { Profile } from './profiles.js';
+import type { Mechanism, Profile } from './profiles.js';
 
 /** The principals of a harness world. `bank` is the connector-authenticated bill source. */
 export type Writer = 'user' | 'agent' | 'web' | 'tool' | 'bank';
@@ -135,7 +143,10 @@ export class World {
       ...(derived === undefined ? {} : { derived }),
       ...(multiHop === undefined ? {} : { multiHop }),
     };
-    const label = propagate(facts, edges, this.dag.options);
+    // Ablation: without propagation a derived entry carries its writer tier's base label.
+    const label = this.off('propagation')
+      ? propagate({ tier }, [], this.dag.options)
+      : propagate(facts, edges, this.dag.options);
     const r = await this.ledger.write({
       writer: this.#principals.get(spec.writer) as string,
       content: spec.content,
@@ -151,7 +162,8 @@ export class World {
       ...(explicit === undefined ? {} : { explicit }),
       ...facts,
     });
-    if (added !== label) throw new Error('lineage DAG and signed label disagree'); // harness invariant
+    if (added !== label && !this.off('propagation'))
+      throw new Error('lineage DAG and signed label disagree'); // harness invariant
     return r.entry.id;
   }
 
@@ -208,6 +220,116 @@ export class World {
     return entry.id;
   }
 
+  /** Whether the profile switched `m` off (ablation). */
+  off(m: Mechanism): boolean {
+    return this.profile.ablate?.includes(m) === true;
+  }
+
+  /**
+   * A store-compromise forgery (issue 18, "signature" decides): the adversary signs an entry
+   * claiming `label` / `tier` under the user's principal with its own unregistered key, writes
+   * it into the store and appends its leaf to the stored log itself, so log inclusion holds
+   * against the log's current root; only the signature stage can refuse it.
+   */
+  async plantForgedKey(
+    content: string,
+    label: TrustLabel = 'TRUSTED',
+    tier: SourceTier = 'USER_VERIFIED',
+  ): Promise<string> {
+    const signer = signerFromSeed(this.random.randomBytes(32));
+    const writer = this.#principals.get('user') as string;
+    const { entry, bytes } = signEntry(
+      this.#forgedBody(content, writer, keyIdFor(signer.publicKey.raw), label, tier),
+      signer,
+    );
+    const log = await MerkleLog.open(this.ledger.storage);
+    const leafIndex = log.size;
+    await log.append([{ data: entryLeafData(entry), entryId: entry.id, kind: 'entry' }]);
+    await this.#putForged(entry, bytes, leafIndex);
+    this.dag.add({ id: entry.id, tier });
+    return entry.id;
+  }
+
+  /**
+   * A tampered log leaf (issue 18, "inclusion" decides): an entry validly signed with the
+   * user's registered key (a draft the user's client signed that was never committed — e.g.
+   * held for review) is written into the store pointing at another entry's leaf. The signature
+   * verifies; only log inclusion can refuse it.
+   */
+  async plantSpliced(
+    content: string,
+    label: TrustLabel = 'TRUSTED',
+    tier: SourceTier = 'USER_VERIFIED',
+  ): Promise<string> {
+    const writer = this.#principals.get('user') as string;
+    const anchor = await this.ledger.write({
+      writer,
+      content: 'Anchor: the user’s first note.',
+      tier: 'USER_VERIFIED',
+    });
+    const signer = await this.ledger.keys.signer(anchor.entry.kid);
+    if (signer === undefined) throw new Error('harness: user key not held');
+    const { entry, bytes } = signEntry(
+      this.#forgedBody(content, writer, anchor.entry.kid, label, tier),
+      signer,
+    );
+    await this.#putForged(
+      entry,
+      bytes,
+      (await this.ledger.storage.getEntry(anchor.entry.id))?.leafIndex ?? 0,
+    );
+    this.dag.add({ id: entry.id, tier });
+    return entry.id;
+  }
+
+  #forgedBody(
+    content: string,
+    writer: string,
+    kid: string,
+    label: TrustLabel,
+    tier: SourceTier,
+  ): EntryBody {
+    const r = this.random.randomBytes(26);
+    return {
+      t: 'entry',
+      v: 1,
+      id: uuidv7(1_700_000_000_001n, r.subarray(0, 10)),
+      ns: writer,
+      writer,
+      kid,
+      kind: 'note',
+      content,
+      tier,
+      label,
+      src: sha256(new TextEncoder().encode(content)),
+      ctx: sha256(new Uint8Array(0)),
+      parents: [],
+      weights: [],
+      ts: 1_700_000_000_001_000_000n,
+      nonce: r.slice(10, 26),
+    };
+  }
+
+  async #putForged(entry: SignedEntry, bytes: Uint8Array, leafIndex: number): Promise<void> {
+    const { kid: macKid, tag: mac } = this.ledger.keys.macs.tag(bytes);
+    await this.ledger.storage.transaction(async (tx) => {
+      await tx.putEntry({
+        id: entry.id,
+        owner: entry.ns,
+        tier: entry.tier,
+        bytes,
+        leafIndex,
+        macKid,
+        mac,
+        writer: entry.writer,
+        kind: entry.kind,
+        createdAtNs: entry.ts,
+        content: entry.content,
+        srcHash: toHex(entry.src),
+      });
+    });
+  }
+
   /**
    * The read path of the profile (§3.6): recall (or not), verify (or not), label, render under a
    * fresh seal. Oracle retrieval: the attack adapter names the entries the query surfaces.
@@ -224,10 +346,13 @@ export class World {
         if (this.profile.verify) {
           const v = await this.ledger.verifyEntry(id);
           if (!v.ok) {
-            dropped.push({ id, stage: v.stage, code: v.code });
-            continue;
-          }
-          ({ tier, label, content } = v.entry);
+            const accepted = await this.#ablatedAccept(id, v.stage);
+            if (accepted === undefined) {
+              dropped.push({ id, stage: v.stage, code: v.code });
+              continue;
+            }
+            ({ tier, label, content } = accepted);
+          } else ({ tier, label, content } = v.entry);
         } else {
           const stored = await this.ledger.storage.getEntry(id);
           if (stored === undefined) continue;
@@ -239,11 +364,34 @@ export class World {
       }
     }
     return {
-      context: renderSegments(segs, seal),
+      context: this.off('escaping') ? renderUnescaped(segs, seal) : renderSegments(segs, seal),
       seal,
       segments: segs.map((s) => ({ id: s.id, label: s.label, content: s.content })),
       dropped,
     };
+  }
+
+  /**
+   * Ablation of a verification stage: an entry whose only failure is the switched-off stage is
+   * accepted with what it claims. Without the signature stage the log inclusion is still
+   * checked (its leaf, at its index, commits exactly these bytes); without the inclusion stage
+   * the signature was already checked (verification stops at the first failure, in order).
+   */
+  async #ablatedAccept(id: string, stage: string): Promise<SignedEntry | undefined> {
+    const stored = await this.ledger.storage.getEntry(id);
+    if (stored === undefined) return undefined;
+    const entry = Ledger.decode(stored.bytes);
+    if (stage === 'inclusion' && this.off('inclusion')) return entry;
+    if (stage === 'signature' && this.off('signature')) {
+      const leaf = await this.ledger.storage.getLeaf(stored.leafIndex);
+      const want = entryLeafData(entry);
+      const same =
+        leaf !== undefined &&
+        leaf.data.length === want.length &&
+        leaf.data.every((b, i) => b === want[i]);
+      return same ? entry : undefined;
+    }
+    return undefined;
   }
 
   /** The gate's verdict on a proposed call against a recalled context (§3.7). */
@@ -263,6 +411,7 @@ export class World {
       ...(extra.sources === undefined ? {} : { sources: extra.sources }),
       ...(extra.userRequest === undefined ? {} : { userRequest: extra.userRequest }),
     };
+    if (this.off('gate')) return ALLOW_ALL(call);
     return this.gate.decide(input);
   }
 
@@ -276,4 +425,32 @@ export class World {
   async close(): Promise<void> {
     await this.ledger.close();
   }
+}
+
+/** The sentinel format without `escapeContent` (the "escaping" ablation only). */
+function renderUnescaped(segments: readonly SegmentInput[], seal: string): string {
+  return segments
+    .map(
+      (s) =>
+        `[BEGIN MEMORY entry_id=${s.id} trust=${s.label} tier=${s.tier} authority=${s.authority} seal=${seal}]\n` +
+        `${s.content}\n[END MEMORY seal=${seal}]`,
+    )
+    .join('\n');
+}
+
+/** The "gate" ablation: every call dispatches. */
+function ALLOW_ALL(call: ToolCallInput): Verdict {
+  const audit = {
+    tool: call.tool,
+    verdict: 'allow' as const,
+    reason: 'clean' as const,
+    sensitive: false,
+    mode: 'deny' as const,
+    usedSources: [],
+    rejectedSources: [],
+    repairs: [],
+    unauthorisedParams: [],
+    untracedParams: [],
+  };
+  return { kind: 'allow', reason: 'clean', usedSources: [], rejectedSources: [], audit };
 }

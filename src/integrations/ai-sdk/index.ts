@@ -3,7 +3,7 @@
  * memwarden for Vercel AI SDK agents, in two lines:
  *
  *     const model = wrapLanguageModel({ model: base, middleware: memwardenMiddleware({ memory, principal }) });
- *     const tools = wrapToolsWithGate(myTools, gateFromMemory(memory, principal), () => ({ text: …context, seal: …seal }));
+ *     const tools = wrapToolsWithGate(myTools, gateFromMemory(memory, principal), mw);
  */
 export {
   DEFAULT_MEMORY_PREAMBLE,
@@ -16,8 +16,11 @@ export {
 } from './middleware.js';
 export { gateFromMemory } from './gate.js';
 export {
+  contextFromRetrieval,
+  lastUserText,
   memwardenToolApproval,
   wrapToolsWithGate,
+  type RetrievalSource,
   type ActionGate,
   type GateCall,
   type GateContext,

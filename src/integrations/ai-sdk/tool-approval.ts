@@ -13,11 +13,17 @@
  *   through the SDK's approval flow and runs only once the user approved.
  *
  * The gate reads the context memwarden rendered (text + seal), never the model's own account
- * of what it read; `getContext` supplies it, typically from
- * `memwardenMiddleware(...).lastRetrieval(threadId)`.
+ * of what it read; `getContext` supplies it — pass the middleware itself
+ * (`wrapToolsWithGate(tools, gate, mw)`) and its last retrieval is used. The integration derives
+ * parameter provenance itself (issue 18): the gate traces every argument value to the sealed
+ * segments (canonical forms, fail closed on values that trace to nothing), and the user's turn —
+ * the retrieval's query, else the last user message the SDK passes to the tool — is the fresh
+ * request that authorises values the user typed. Each tool call is decided, and audited, once:
+ * `execute` reuses the verdict `needsApproval` obtained for the same call and input.
  */
 import type { ModelMessage, Tool, ToolExecutionOptions } from 'ai';
 import { MemwardenError } from '../../core/errors.js';
+import type { Retrieval } from './middleware.js';
 
 /** A proposed tool call. */
 export interface GateCall {
@@ -31,7 +37,14 @@ export interface GateContext {
   readonly seal: string;
   /** Layer 2 parameter provenance, when the integration tracked it (see core/gate). */
   readonly sources?: Readonly<
-    Record<string, readonly { readonly value: unknown; readonly sourceClass: string; readonly entryId?: string }[]>
+    Record<
+      string,
+      readonly {
+        readonly value: unknown;
+        readonly sourceClass: string;
+        readonly entryId?: string;
+      }[]
+    >
   >;
   /** The user's request this turn (authorises `user_request` source classes). */
   readonly userRequest?: string;
@@ -58,13 +71,51 @@ export interface ToolCallInfo {
   readonly toolCallId: string;
   readonly input: Record<string, unknown>;
   readonly experimental_context?: unknown;
+  /** The conversation the SDK passed with the call (its last user message is the user's turn). */
+  readonly messages?: readonly ModelMessage[];
 }
 
 export type GetGateContext = (call: ToolCallInfo) => GateContext | Promise<GateContext>;
 
+/** Anything that remembers the last sealed context it injected (`memwardenMiddleware`). */
+export interface RetrievalSource {
+  lastRetrieval(threadId?: string): Pick<Retrieval, 'context' | 'seal' | 'query'> | undefined;
+}
+
+/** `getContext` from a middleware: the last retrieval's context, seal and query (the user's turn). */
+export function contextFromRetrieval(source: RetrievalSource): GetGateContext {
+  return () => {
+    const r = source.lastRetrieval();
+    return {
+      text: r?.context ?? '',
+      seal: r?.seal ?? '',
+      ...(r?.query === undefined || r.query === '' ? {} : { userRequest: r.query }),
+    };
+  };
+}
+
+const asGetContext = (c: GetGateContext | RetrievalSource): GetGateContext =>
+  typeof c === 'function' ? c : contextFromRetrieval(c);
+
+/** The text of the last user message among the SDK's messages ('' when none). */
+export function lastUserText(messages: readonly ModelMessage[] | undefined): string {
+  if (!Array.isArray(messages)) return '';
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    return (m.content as readonly { type: string; text?: string }[])
+      .map((p) => (p.type === 'text' ? (p.text ?? '') : ''))
+      .join('\n')
+      .trim();
+  }
+  return '';
+}
+
 export interface ToolApprovalOptions {
   readonly gate: ActionGate;
-  readonly getContext: GetGateContext;
+  /** The sealed context source: a function, or the middleware (its last retrieval). */
+  readonly getContext: GetGateContext | RetrievalSource;
 }
 
 /** What the AI SDK passes to a `needsApproval` function. */
@@ -85,8 +136,13 @@ function asArguments(input: unknown): Record<string, unknown> {
 }
 
 async function decide(opts: ToolApprovalOptions, info: ToolCallInfo): Promise<GateVerdict> {
-  const context = await opts.getContext(info);
-  return opts.gate.check({ tool: info.toolName, arguments: info.input }, context);
+  const context = await asGetContext(opts.getContext)(info);
+  // The user's own turn authorises what the user typed (a value the user gave is traced to them).
+  const userRequest = context.userRequest ?? lastUserText(info.messages);
+  return opts.gate.check(
+    { tool: info.toolName, arguments: info.input },
+    userRequest === '' || context.userRequest !== undefined ? context : { ...context, userRequest },
+  );
 }
 
 function denied(toolName: string, verdict: GateVerdict): MemwardenError {
@@ -112,6 +168,7 @@ export function memwardenToolApproval(
       toolName,
       toolCallId: options.toolCallId,
       input: asArguments(input),
+      messages: options.messages,
       ...(options.experimental_context === undefined
         ? {}
         : { experimental_context: options.experimental_context }),
@@ -124,16 +181,21 @@ export function memwardenToolApproval(
 
 /**
  * Put every executable tool in `tools` behind the gate. Tools without `execute` (client-side
- * tools) are returned unchanged: the gate must then be applied where they run.
+ * tools) are returned unchanged: the gate must then be applied where they run. `getContext`
+ * is a function, or the `memwardenMiddleware` itself (its last retrieval: context, seal and
+ * the user's query).
  */
 export function wrapToolsWithGate<T extends Record<string, Tool>>(
   tools: T,
   gate: ActionGate,
-  getContext: GetGateContext,
+  getContext: GetGateContext | RetrievalSource,
 ): T {
   const opts: ToolApprovalOptions = { gate, getContext };
   // Calls for which the SDK asked the user; only these may run on a require_user verdict.
   const approvalAsked = new Set<string>();
+  // The verdict needsApproval obtained, reused by execute for the same call and input: one
+  // decision (and one audit record) per tool call.
+  const decided = new Map<string, { input: string; verdict: GateVerdict }>();
   const out: Record<string, Tool> = {};
   for (const [name, original] of Object.entries(tools)) {
     const execute = original.execute;
@@ -141,15 +203,25 @@ export function wrapToolsWithGate<T extends Record<string, Tool>>(
       out[name] = original;
       continue;
     }
-    const info = (input: unknown, toolCallId: string, ctx: unknown): ToolCallInfo => ({
+    const info = (
+      input: unknown,
+      toolCallId: string,
+      ctx: unknown,
+      messages: readonly ModelMessage[] | undefined,
+    ): ToolCallInfo => ({
       toolName: name,
       toolCallId,
       input: asArguments(input),
+      ...(messages === undefined ? {} : { messages }),
       ...(ctx === undefined ? {} : { experimental_context: ctx }),
     });
     const own = original.needsApproval;
     const needsApproval = async (input: unknown, o: NeedsApprovalOptions): Promise<boolean> => {
-      const verdict = await decide(opts, info(input, o.toolCallId, o.experimental_context));
+      const verdict = await decide(
+        opts,
+        info(input, o.toolCallId, o.experimental_context, o.messages),
+      );
+      remember(decided, `${name}\u0000${o.toolCallId}`, { input: stableJson(input), verdict });
       // The tool's own approval requirement still stands for every call that may run
       // (deny and strip never run, so asking the user about them would be pointless).
       const ownSays = typeof own === 'function' ? await own(input as never, o) : own === true;
@@ -164,7 +236,13 @@ export function wrapToolsWithGate<T extends Record<string, Tool>>(
       return ask;
     };
     const gatedExecute = async (input: unknown, o: ToolExecutionOptions): Promise<unknown> => {
-      const verdict = await decide(opts, info(input, o.toolCallId, o.experimental_context));
+      const key = `${name}\u0000${o.toolCallId}`;
+      const prior = decided.get(key);
+      decided.delete(key);
+      const verdict =
+        prior !== undefined && prior.input === stableJson(input)
+          ? prior.verdict
+          : await decide(opts, info(input, o.toolCallId, o.experimental_context, o.messages));
       const asked = approvalAsked.delete(o.toolCallId);
       switch (verdict.kind) {
         case 'allow':
@@ -186,4 +264,17 @@ export function wrapToolsWithGate<T extends Record<string, Tool>>(
     out[name] = { ...original, needsApproval, execute: gatedExecute } as unknown as Tool;
   }
   return out as T;
+}
+
+function remember<V>(m: Map<string, V>, k: string, v: V): void {
+  m.set(k, v);
+  if (m.size > 10_000) m.delete(m.keys().next().value as string);
+}
+
+function stableJson(x: unknown): string {
+  try {
+    return JSON.stringify(x) ?? '';
+  } catch {
+    return '';
+  }
 }

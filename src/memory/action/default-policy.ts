@@ -24,7 +24,8 @@ export const DEFAULT_POLICY: PolicyDocument = Object.freeze({
     trusted_memory: {
       origin: 'segment',
       maxLabel: 'DERIVED_TRUSTED',
-      description: 'a sealed memory segment with no untrusted ancestry',
+      fromContext: true,
+      description: 'a sealed memory segment with no untrusted ancestry (found by the gate itself)',
     },
     user_request: { origin: 'user_request', description: "the user's request this turn" },
   },

@@ -119,3 +119,9 @@ export const GENERIC_BENIGN_REFERENCE: readonly string[] = [
   'The user said they want to cook more at home this year.',
   'We reviewed the feedback from the last design critique.',
 ];
+
+/**
+ * The reference's task reminders (its first category): instructions in form, from the user.
+ * The instruction screen's USER_* thresholds are set so it does not hold them (ADR 0040).
+ */
+export const GENERIC_TASK_REMINDERS: readonly string[] = GENERIC_BENIGN_REFERENCE.slice(0, 14);

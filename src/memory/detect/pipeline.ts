@@ -20,6 +20,8 @@ import {
   type Finding,
   type ImplausibleOptions,
   type InjectionRiskOptions,
+  INSTRUCTION_MODEL,
+  InstructionScreen,
   Memsad,
   type MemsadMode,
   NgramJsd,
@@ -36,6 +38,7 @@ import {
 } from '../../core/detect/index.js';
 import type { SourceTier } from '../../core/trust.js';
 import type { Embedder } from '../../ports/embedder.js';
+import { type InstructionConfig, instructionThresholds } from './instruction-tiers.js';
 import { MarkerScreen } from './screen.js';
 
 /**
@@ -101,6 +104,11 @@ export interface DetectionConfig {
     readonly threshold?: number;
   };
   readonly validation?: false | { readonly threshold?: number };
+  /**
+   * The instruction screen (issue 22): instruction vs fact from linguistic features and the
+   * write's MiniLM vector, held at per-tier thresholds; `false` disables.
+   */
+  readonly instruction?: false | InstructionConfig;
   /** The article's marker screen (instruction / role-claim / delimiter / length). */
   readonly markers?: false | { readonly maxFactChars?: number };
   readonly injection?: InjectionRiskOptions;
@@ -177,6 +185,9 @@ export class DetectionPipeline {
   readonly ngram: NgramJsd | undefined;
   readonly proactive: Proactive | undefined;
   readonly watermarker: Watermark | undefined;
+  readonly instruction: InstructionScreen | undefined;
+  readonly #instructionAt: Readonly<Record<SourceTier, number>>;
+  readonly #instructionVec: boolean;
   readonly #cfg: DetectionConfig;
   readonly #markers: MarkerScreen | undefined;
   readonly #exempt: ReadonlySet<SourceTier>;
@@ -199,6 +210,14 @@ export class DetectionPipeline {
     this.ngram = cfg.ngram === false ? undefined : new NgramJsd(cfg.ngram ?? {});
     this.proactive = cfg.proactive === false ? undefined : new Proactive(cfg.proactive ?? {});
     this.watermarker = cfg.watermark === undefined ? undefined : new Watermark(cfg.watermark);
+    const ins = cfg.instruction === false ? undefined : (cfg.instruction ?? {});
+    this.instruction =
+      ins === undefined ? undefined : new InstructionScreen(ins.model ?? INSTRUCTION_MODEL);
+    // The MiniLM term is a direction among that model's vectors: another embedder's vector
+    // says nothing there, so the screen then scores the linguistic features alone.
+    this.#instructionVec =
+      this.instruction !== undefined && embedder.name === this.instruction.model.embedder;
+    this.#instructionAt = instructionThresholds(ins ?? {});
     this.#markers = cfg.markers === false ? undefined : new MarkerScreen(cfg.markers?.maxFactChars);
     this.#exempt = new Set(cfg.exemptTiers ?? ['OPERATOR']);
   }
@@ -225,7 +244,9 @@ export class DetectionPipeline {
     const vecs = opts.embeddings ?? (await this.embedder.embed([...benign]));
     this.ngram?.calibrate(opts.lexicalReference ?? benign);
     if (this.proactive !== undefined && this.#cfg.proactive !== false) {
-      this.proactive.setProbes(opts.probeEmbeddings ?? (await this.embedder.embed([...this.probes])));
+      this.proactive.setProbes(
+        opts.probeEmbeddings ?? (await this.embedder.embed([...this.probes])),
+      );
       this.proactive.calibrate(vecs);
     }
     if (this.memsad !== undefined) {
@@ -238,7 +259,9 @@ export class DetectionPipeline {
 
   /** The proactive probe texts this pipeline uses (config or `DEFAULT_PROBES`). */
   get probes(): readonly string[] {
-    return (this.#cfg.proactive === false ? undefined : this.#cfg.proactive?.probes) ?? DEFAULT_PROBES;
+    return (
+      (this.#cfg.proactive === false ? undefined : this.#cfg.proactive?.probes) ?? DEFAULT_PROBES
+    );
   }
 
   /** A query the agent was asked: joins MemSAD's FIFO history. */
@@ -260,7 +283,8 @@ export class DetectionPipeline {
    */
   async screenWrite(c: WriteCandidate, memo?: ScreenMemo): Promise<Finding[]> {
     const needsVector =
-      !this.#exempt.has(c.tier) && (this.memsad !== undefined || this.proactive !== undefined);
+      !this.#exempt.has(c.tier) &&
+      (this.memsad !== undefined || this.proactive !== undefined || this.#instructionVec);
     const vec = !needsVector
       ? undefined
       : (c.embedding ?? (await this.embedder.embed([Watermark.strip(c.content)]))[0]);
@@ -286,6 +310,15 @@ export class DetectionPipeline {
     if (this.watermarker !== undefined) out.push(this.watermarker.detect(text));
     const plain = Watermark.strip(text);
     if (this.#cfg.validation !== false) out.push(validate(plain, this.#cfg.validation ?? {}));
+    if (this.instruction !== undefined)
+      out.push(
+        this.instruction.detect(
+          plain,
+          this.#instructionAt[tier],
+          this.#instructionVec ? vec : undefined,
+          ` for ${tier}`,
+        ),
+      );
     const m = vec === undefined || this.memsad === undefined ? undefined : this.memsad.detect(vec);
     if (this.ngram !== undefined) {
       const counts = ngramKeys(plain, this.ngram.n);
@@ -310,6 +343,7 @@ export class DetectionPipeline {
         ...MARKER_DETECTORS,
         'watermark',
         'validation',
+        'instruction',
         'memsad',
         'memsad_plus',
         'proactive',
@@ -323,15 +357,23 @@ export class DetectionPipeline {
     const gate = this.#cfg.ngram === false ? undefined : this.#cfg.ngram?.gate;
     if (gate === undefined || !lexical.flagged) return lexical;
     const cal = this.memsad?.calibration;
-    const abstained = memsad === undefined || !Number.isFinite(memsad.threshold) || cal === undefined;
-    const z = abstained ? Number.NEGATIVE_INFINITY : (memsad.score - cal.mean) / Math.max(cal.std, 1e-9);
+    const abstained =
+      memsad === undefined || !Number.isFinite(memsad.threshold) || cal === undefined;
+    const z = abstained
+      ? Number.NEGATIVE_INFINITY
+      : (memsad.score - cal.mean) / Math.max(cal.std, 1e-9);
     if (z >= gate) return lexical;
-    return { ...lexical, flagged: false, reason: `${lexical.reason}, but not near recent queries (z ${abstained ? 'n/a' : z.toFixed(2)} < ${gate})` };
+    return {
+      ...lexical,
+      flagged: false,
+      reason: `${lexical.reason}, but not near recent queries (z ${abstained ? 'n/a' : z.toFixed(2)} < ${gate})`,
+    };
   }
 
   /** `injectionRisk` through the per-entry cache (same finding as uncached; a copy each time). */
   #injectionRisk(text: string, tier: SourceTier): Finding {
-    if (text.length > RISK_CACHE_MAX_CHARS) return injectionRisk(text, tier, this.#cfg.injection ?? {});
+    if (text.length > RISK_CACHE_MAX_CHARS)
+      return injectionRisk(text, tier, this.#cfg.injection ?? {});
     const hit = this.#risk.get(text);
     let f: Finding;
     if (hit !== undefined && hit.tier === tier) {

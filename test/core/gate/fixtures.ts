@@ -37,7 +37,9 @@ export const NOTE: SegmentInput = {
 
 export const ctx = (...segs: SegmentInput[]) => renderSegments(segs, SEAL);
 
-export const bankingPolicy = (mode: PolicyDocument['mode'] = 'repair_and_retry'): PolicyDocument => ({
+export const bankingPolicy = (
+  mode: PolicyDocument['mode'] = 'repair_and_retry',
+): PolicyDocument => ({
   version: 1,
   mode,
   sourceClasses: {
@@ -49,7 +51,11 @@ export const bankingPolicy = (mode: PolicyDocument['mode'] = 'repair_and_retry')
     send_money: {
       sensitive: true,
       rules: [
-        { effect: 'deny', arguments: { properties: { amount: { type: 'number', exclusiveMinimum: 10000 } } }, reason: 'cap' },
+        {
+          effect: 'deny',
+          arguments: { properties: { amount: { type: 'number', exclusiveMinimum: 10000 } } },
+          reason: 'cap',
+        },
       ],
       parameters: {
         recipient: { sources: ['trusted_bill', 'user_request'] },
@@ -61,7 +67,15 @@ export const bankingPolicy = (mode: PolicyDocument['mode'] = 'repair_and_retry')
     read_file: { sensitive: false },
     search_web: {
       sensitive: false,
-      rules: [{ effect: 'allow', arguments: { required: ['query'], properties: { query: { type: 'string', maxLength: 200 } } } }],
+      rules: [
+        {
+          effect: 'allow',
+          arguments: {
+            required: ['query'],
+            properties: { query: { type: 'string', maxLength: 200 } },
+          },
+        },
+      ],
     },
   },
 });

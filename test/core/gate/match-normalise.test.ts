@@ -11,8 +11,32 @@ const reference = (s: string): string => {
   return /\s\s|[^\S ]/.test(t) ? t.replace(/\s+/g, ' ') : t;
 };
 
-const SPACES = [' ', '  ', '\t', '\n', '\v', '\f', '\r', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff', '\u200b', '\u180e'];
-const piece = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom(...SPACES), fc.constantFrom('IBAN', 'Ä', '1,000.50', 'x'));
+const SPACES = [
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '\v',
+  '\f',
+  '\r',
+  '\u00a0',
+  '\u1680',
+  '\u2000',
+  '\u200a',
+  '\u2028',
+  '\u2029',
+  '\u202f',
+  '\u205f',
+  '\u3000',
+  '\ufeff',
+  '\u200b',
+  '\u180e',
+];
+const piece = fc.oneof(
+  fc.string({ maxLength: 6 }),
+  fc.constantFrom(...SPACES),
+  fc.constantFrom('IBAN', 'Ä', '1,000.50', 'x'),
+);
 
 describe('normText', () => {
   it('equals the regex reference on strings rich in every kind of whitespace', () => {
@@ -27,9 +51,18 @@ describe('normText', () => {
   });
 
   it('valueKey: numeric strings equal numbers; the prefilter keeps every numeric form', () => {
-    for (const [s, n] of [['98.50', 98.5], ['+5', 5], ['-2', -2], ['.5', 0.5], ['1e3', 1000], [' 7 ', 7]] as const)
+    for (const [s, n] of [
+      ['98.50', 98.5],
+      ['+5', 5],
+      ['-2', -2],
+      ['.5', 0.5],
+      ['1e3', 1000],
+      [' 7 ', 7],
+    ] as const)
       expect(valueKey(s)).toBe(valueKey(n));
-    expect(valueKey('GB33BUKB20201555555555')).toBe('s:gb33bukb20201555555555');
+    // IBAN / account / phone numbers key on their compact form, so separators do not matter.
+    expect(valueKey('GB33BUKB20201555555555')).toBe('c:gb33bukb20201555555555');
+    expect(valueKey('GB33 BUKB 2020 1555 5555 55')).toBe(valueKey('GB33BUKB20201555555555'));
     expect(valueKey('true')).not.toBe(valueKey(true));
   });
 });
