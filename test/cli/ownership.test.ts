@@ -162,7 +162,7 @@ describe('operator-wide purge over HTTP', () => {
         expect(await r.json()).toEqual({ purged: 2 });
         expect(await mem.getAll({ principal: alice.id })).toEqual([]);
         expect(await mem.getAll({ principal: bob.id })).toEqual([]);
-        const events = await mem.ledger.storage.listAudit({ limit: 10, actionPrefix: 'purge' });
+        const events = await mem.storageBackend.listAudit({ limit: 10, actionPrefix: 'purge' });
         expect(events.map((e) => e.action)).toContain('purge.all_principals');
       } finally {
         await mem.close();

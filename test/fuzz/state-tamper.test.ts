@@ -16,6 +16,7 @@ import { auditStore } from '../../src/memory/log/store-audit.js';
 import { Memory } from '../../src/memory/memory.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
 import { recordHostile } from '../helpers/hostile-report.js';
+import { keepLedger, ledgerOf } from '../helpers/ledger-of.js';
 import { type RawStore, pgliteRaw } from '../helpers/raw-store.js';
 
 let raw: RawStore;
@@ -27,13 +28,16 @@ let bob = '';
 async function fresh(): Promise<Memory> {
   const storage = await raw.open();
   const ledger = await Ledger.open({ storage, keys, clock: systemClock, random: systemRandom });
-  return new Memory({
+  return keepLedger(
+    new Memory({
+      ledger,
+      storage,
+      embedder: new DeterministicEmbedder(),
+      clock: systemClock,
+      random: systemRandom,
+    }),
     ledger,
-    storage,
-    embedder: new DeterministicEmbedder(),
-    clock: systemClock,
-    random: systemRandom,
-  });
+  );
 }
 
 beforeAll(async () => {
@@ -142,7 +146,7 @@ describe('coordinated state-column tampering (fuzzed)', () => {
               (e: { code?: string }) => e.code ?? 'RAW',
             );
           expect(w).not.toBe('OK');
-          const report = await auditStore(m.ledger);
+          const report = await auditStore(ledgerOf(m));
           // Every combination that changed a value is an audit finding.
           expect(report.ok, JSON.stringify(edits)).toBe(!changed);
         } finally {

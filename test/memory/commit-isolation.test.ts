@@ -17,6 +17,7 @@ import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { DeterministicEmbedder } from '../../src/adapters/embeddings/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { mulberry32 } from '../../src/core/prng.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 import { Ledger } from '../../src/memory/log/ledger.js';
 import { auditStore } from '../../src/memory/log/store-audit.js';
 import { Memory } from '../../src/memory/memory.js';
@@ -124,20 +125,25 @@ describe.each(backends)('group-commit failure isolation on $name', (b) => {
       for (let i = 0; i < 49; i++) ps.push((await ledger.registerPrincipal('user', `p${i}`)).id);
       // Writers resolved first, so all 49 writes queue together and share one commit.
       await Promise.all(
-        ps.map((p) => ledger.write({ writer: p, content: 'warm', tier: 'USER_OBSERVED' })),
+        ps.map((p) =>
+          committerOf(ledger).write({ writer: p, content: 'warm', tier: 'USER_OBSERVED' }),
+        ),
       );
       const [bad, ...good] = await Promise.allSettled([
-        ledger.write({ writer: ps[0]!, content: 'bad row', tier: 'USER_OBSERVED', uri: b.badUri }),
-        ...ps
-          .slice(1)
-          .map((p, i) =>
-            ledger.write({
-              writer: p,
-              content: `fact ${i}`,
-              tier: 'USER_OBSERVED',
-              uri: `chat:${i}`,
-            }),
-          ),
+        committerOf(ledger).write({
+          writer: ps[0]!,
+          content: 'bad row',
+          tier: 'USER_OBSERVED',
+          uri: b.badUri,
+        }),
+        ...ps.slice(1).map((p, i) =>
+          committerOf(ledger).write({
+            writer: p,
+            content: `fact ${i}`,
+            tier: 'USER_OBSERVED',
+            uri: `chat:${i}`,
+          }),
+        ),
       ]);
       const ok = good.filter((r) => r.status === 'fulfilled').length;
       recordHostile({

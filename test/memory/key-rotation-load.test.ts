@@ -26,6 +26,7 @@ import { Memory } from '../../src/memory/memory.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
 import { recordHostile } from '../helpers/hostile-report.js';
+import { keepLedger, ledgerOf } from '../helpers/ledger-of.js';
 
 const dirs: string[] = [];
 const closers: (() => Promise<void>)[] = [];
@@ -36,13 +37,16 @@ afterAll(async () => {
 
 async function memoryOn(storage: RootStorage, keys: MemoryKeySource): Promise<Memory> {
   const ledger = await Ledger.open({ storage, keys, clock: systemClock, random: systemRandom });
-  return new Memory({
+  return keepLedger(
+    new Memory({
+      ledger,
+      storage,
+      embedder: new DeterministicEmbedder(),
+      clock: systemClock,
+      random: systemRandom,
+    }),
     ledger,
-    storage,
-    embedder: new DeterministicEmbedder(),
-    clock: systemClock,
-    random: systemRandom,
-  });
+  );
 }
 
 interface Outcome {
@@ -107,8 +111,8 @@ async function check(reader: Memory, o: Outcome, channel: string): Promise<void>
     const m = await reader.get(a.id, { principal: a.principal });
     if (!v.ok || m?.id !== a.id) lost++;
   }
-  await reader.ledger.checkpoint();
-  const report = await auditStore(reader.ledger);
+  await ledgerOf(reader).checkpoint();
+  const report = await auditStore(ledgerOf(reader));
   recordHostile({
     suite: 'key-rotation-load',
     family: 'key rotation under load',
@@ -129,7 +133,7 @@ describe('key rotation and revocation under concurrent writes', () => {
     expect(o.rotations).toBeGreaterThan(3);
     await check(m, o, 'memory');
     // Writes queued under a key that changed first were re-signed, not lost.
-    expect(m.ledger.resigned + (o.refused.KEY_REVOKED ?? 0)).toBeGreaterThan(0);
+    expect(ledgerOf(m).resigned + (o.refused.KEY_REVOKED ?? 0)).toBeGreaterThan(0);
   });
 
   it('PGlite: no acknowledged write is lost, audit clean', { timeout: 180_000 }, async () => {

@@ -23,6 +23,7 @@ import { Memory } from '../../src/memory/memory.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
 import { recordHostile } from '../helpers/hostile-report.js';
+import { keepLedger, ledgerOf } from '../helpers/ledger-of.js';
 import { type RawStore, rawStores } from '../helpers/raw-store.js';
 
 /** A Memory over `storage` with the host's keys and checkpoint anchor (kept across "restarts"). */
@@ -38,13 +39,16 @@ async function memoryOn(
     clock: systemClock,
     random: systemRandom,
   });
-  return new Memory({
+  return keepLedger(
+    new Memory({
+      ledger,
+      storage,
+      embedder: new DeterministicEmbedder(),
+      clock: systemClock,
+      random: systemRandom,
+    }),
     ledger,
-    storage,
-    embedder: new DeterministicEmbedder(),
-    clock: systemClock,
-    random: systemRandom,
-  });
+  );
 }
 
 const code = async (p: Promise<unknown>): Promise<string> => {
@@ -57,7 +61,7 @@ const code = async (p: Promise<unknown>): Promise<string> => {
 };
 
 async function dropEvents(mem: Memory, id: string): Promise<number> {
-  return (await mem.ledger.storage.listAudit({ limit: 100, subject: id })).filter(
+  return (await ledgerOf(mem).storage.listAudit({ limit: 100, subject: id })).filter(
     (e) => e.action === 'entry.dropped',
   ).length;
 }
@@ -110,7 +114,7 @@ describe.each(rawStores('truth'))('signed truth, cached columns on $name', ({ na
         expect(c).not.toBe('OK');
         expect(seen.results).toEqual([]);
         // The audit reports the edited column.
-        const report = await auditStore(mem.ledger);
+        const report = await auditStore(ledgerOf(mem));
         expect(report.findings.some((f) => f.subject === `principal:${w.alice}`)).toBe(true);
       } finally {
         await w.raw.close();
@@ -184,7 +188,7 @@ describe.each(rawStores('truth'))('signed truth, cached columns on $name', ({ na
         await m.ledger.revokeKey(carol.kid, 'lost laptop');
         const cp = await m.checkpoint();
         const base = cp.size;
-        const clean = await auditStore((await w.fresh()).ledger);
+        const clean = await auditStore(ledgerOf(await w.fresh()));
         expect(clean.findings).toEqual([]);
 
         // 1. Coherent un-revocation: every revocation field cleared, the key open again.
@@ -192,7 +196,7 @@ describe.each(rawStores('truth'))('signed truth, cached columns on $name', ({ na
           'UPDATE keys SET revoked_at_ns = NULL, revoked_at_log_size = NULL, revocation_reason = NULL, valid_until_ns = NULL WHERE kid = $1',
           [carol.kid],
         );
-        const unrevoked = await auditStore((await w.fresh()).ledger);
+        const unrevoked = await auditStore(ledgerOf(await w.fresh()));
         const r1 = unrevoked.findings.some((f) => f.subject === `key:${carol.kid}`);
         recordHostile({
           suite: 'signed-truth',
@@ -204,7 +208,7 @@ describe.each(rawStores('truth'))('signed truth, cached columns on $name', ({ na
         });
         expect(r1).toBe(true);
         // The read path was never fooled: carol's key is revoked by the signed statement.
-        expect((await (await w.fresh()).ledger.keyRecord(carol.kid))?.revokedAtNs).toBeDefined();
+        expect((await ledgerOf(await w.fresh()).keyRecord(carol.kid))?.revokedAtNs).toBeDefined();
 
         // 2. A rogue successor key for bob: a valid kid (the hash of the attacker's key), the
         //    chain made coherent (bob's key closed where the rogue one starts).
@@ -225,7 +229,7 @@ describe.each(rawStores('truth'))('signed truth, cached columns on $name', ({ na
           "INSERT INTO keys (kid, principal_id, alg, public_key, valid_from_ns) VALUES ($1, $2, 'ed25519', $3, $4::bigint)",
           [rogueKid, w.bob, rogue.publicKey, at],
         );
-        const rogueReport = await auditStore((await w.fresh()).ledger);
+        const rogueReport = await auditStore(ledgerOf(await w.fresh()));
         const r2 = rogueReport.findings.some((f) => f.subject === `key:${rogueKid}`);
         recordHostile({
           suite: 'signed-truth',
@@ -250,7 +254,7 @@ describe.each(rawStores('truth'))('signed truth, cached columns on $name', ({ na
         await w.raw.sql('DELETE FROM log_nodes WHERE (idx + 1) * (1::bigint << level) > $1', [k]);
         await w.raw.sql('DELETE FROM checkpoints WHERE size > $1', [k]);
         await w.raw.sql('UPDATE log_head SET size = $1', [k]);
-        const rolled = await auditStore((await w.fresh()).ledger);
+        const rolled = await auditStore(ledgerOf(await w.fresh()));
         const r3 = rolled.findings.some((f) => f.check === 'log.end');
         recordHostile({
           suite: 'signed-truth',

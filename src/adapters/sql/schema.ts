@@ -17,6 +17,7 @@
  */
 
 import { MIGRATION_10 } from './schema-v10.js';
+import { MIGRATION_20 } from './schema-feed.js';
 import { MIGRATION_3 } from './schema-v3.js';
 
 /** One migration: a version, a name for humans, and the SQL that performs it. */
@@ -260,4 +261,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: 'roles, grants and row-level security', sql: SECURITY },
   MIGRATION_3,
   MIGRATION_10,
+  MIGRATION_20,
 ];

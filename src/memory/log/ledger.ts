@@ -1,19 +1,20 @@
 /**
  * @module memory/log/ledger
- * The provenance ledger: the write path of signed entries (sign → append to the Merkle log →
- * persist, atomically, with group commit) and their verification (decode strictly → MAC →
- * signature under the registry → log inclusion). Everything above it — the Memory API, the
- * service, the CLI — writes and verifies through here.
+ * The provenance ledger: principals and their keys as signed registry statements in the log
+ * (ADR 0033), the group commit that sequences every record of the log and checks each signed
+ * one against the registry at the position it commits at, checkpoints and proofs, and
+ * verification of signed entries (decode strictly → MAC → signature under the registry → log
+ * inclusion → liveness from the signed records). It cannot write an entry: signing and
+ * committing entries and tombstones is `./commit.ts`, which only the write path
+ * (`memory/write/`) may import (ADR 0029); it reaches the group commit through
+ * `./commit-port.ts`, which only these two modules import.
  */
 import { keyIdFor, parsePrincipalId, principalIdFor } from '../../core/crypto/ids.js';
-import { sha256 } from '../../core/crypto/sha256.js';
-import { type Ed25519Signer, publicKeyFromRaw, verifyEd25519 } from '../../core/crypto/ed25519.js';
-import { bytesEqual, toBase64, toHex, utf8 } from '../../core/bytes.js';
+import { publicKeyFromRaw, verifyEd25519 } from '../../core/crypto/ed25519.js';
+import { bytesEqual } from '../../core/bytes.js';
 import {
-  type EntryBody,
   type SignedEntry,
   type EntryForVerify,
-  type SignedTombstone,
   type RegistryBody,
   type SignedRegistryStatement,
   decodeEntryForVerify,
@@ -21,16 +22,8 @@ import {
   registrySigningInput,
   registryStatementOfLeaf,
   decodeSignedEntry,
-  encodeEntryBody,
-  encodeSignedEntry,
-  encodeSignedTombstone,
-  signEntry,
-  encodeTombstoneBody,
   entryLeafData,
   safeDecodeSignedEntry,
-  signingInput,
-  tombstoneLeafData,
-  tombstoneSigningInput,
   uuidToString,
   uuidv7,
   withEntryLeafData,
@@ -44,19 +37,12 @@ import {
   leafHash as leafHashOf,
   leafHashChain,
 } from '../../core/merkle/hash.js';
-import {
-  type PrincipalKind,
-  type SourceTier,
-  type TrustLabel,
-  baseLabel,
-  mayWriteTier,
-} from '../../core/trust.js';
+import { type PrincipalKind, mayWriteTier } from '../../core/trust.js';
 import type { Clock, RandomSource } from '../../ports/clock.js';
 import type { KeySource } from '../../ports/keysource.js';
 import type {
   CheckpointRecord,
   KeyRecord,
-  LeafKind,
   PrincipalRecord,
   QuotaDemand,
   StorageBackend,
@@ -67,64 +53,7 @@ import { type LockedAppend, MerkleLog } from './log.js';
 import { VerifierRegistry, rotationStatement } from '../identity/registry.js';
 import { RegistryView } from '../identity/registry-view.js';
 import { DEFAULT_MAX_MIRROR_LEAVES, VerifiedLeaves } from './verified-leaves.js';
-
-/** What a caller supplies for a new entry; the ledger fills in id, time, nonce and key. */
-export interface EntryInput {
-  readonly writer: string;
-  readonly content: string;
-  readonly tier: SourceTier;
-  readonly kind?: string;
-  /** Principal scope; defaults to the writer. */
-  readonly ns?: string;
-  /** Lineage label; defaults to the tier's base label (the lineage layer computes it). */
-  readonly label?: TrustLabel;
-  readonly parents?: readonly string[];
-  readonly weights?: readonly number[];
-  /** SHA-256 of the original data blob; defaults to SHA-256(content). */
-  readonly src?: Uint8Array;
-  /** SHA-256 of the write-time context; defaults to SHA-256 of the empty context. */
-  readonly ctx?: Uint8Array;
-  readonly uri?: string;
-  readonly exp?: bigint;
-  readonly rev?: string;
-  readonly sup?: string;
-}
-
-/**
- * The daily quota a write consumes in its commit transaction (issue 3, article Pattern 5). The
- * row is always the writer's own for the entry's tier — the caller names only the day and the
- * limit, never whose quota — so committing through the system scope charges exactly the row
- * the writer's own scoped view could.
- */
-export interface WriteQuota {
-  /** UTC day, `YYYY-MM-DD` (`memory/config.ts` `dayKey`). */
-  readonly dayKey: string;
-  /** Writes allowed per day for this tier. */
-  readonly limit: number;
-}
-
-/** Options of {@link Ledger.write}. */
-export interface WriteOptions {
-  readonly embedding?: Float32Array;
-  /**
-   * Consume one write of the writer's daily quota atomically with the write: counted only if
-   * the write commits; over the limit, the write is refused with `QUOTA_EXCEEDED` and nothing
-   * of it is stored (no leaf, no entry, no count). ADR 0021.
-   */
-  readonly quota?: WriteQuota;
-  /**
-   * A step that commits in the entry's own transaction, after the entry row is stored (e.g. a
-   * review's decision, issue 17 finding 3): if it fails, the entry is not written either.
-   */
-  readonly inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>;
-}
-
-/** A committed entry: the record, its exact bytes and where it sits in the log. */
-export interface Receipt {
-  readonly entry: SignedEntry;
-  readonly bytes: Uint8Array;
-  readonly leafIndex: number;
-}
+import { type CommitRecord, quotaExceeded, registerSequencer } from './commit-port.js';
 
 /** The outcome of verifying a stored entry. A value: verification failures are findings. */
 export type Verification =
@@ -177,64 +106,27 @@ interface FirstCheck {
   readonly leafHash: ChainHash;
 }
 
-/**
- * A signed record's claim to be valid at the position it commits at: checked inside the commit
- * transaction against the registry as the log stands there (finding 1 of issue 17).
- */
-interface SignedBy {
-  readonly writer: string;
-  kid: string;
-  ts: bigint;
-  /** An entry's tier (checked against the writer's kind); tombstones have none. */
-  readonly tier?: SourceTier;
-  /**
-   * Re-sign the record with the writer's current key at `ts` (host-held writers only; a record
-   * signed elsewhere has none and is refused instead).
-   */
-  readonly resign?: (kid: string, signer: Ed25519Signer, ts: bigint) => void;
-}
-
-interface Pending {
-  id: string;
-  leafData: Uint8Array;
-  readonly kind: LeafKind;
-  /**
-   * Persist the record inside the commit transaction, once its leaf index is known: either a
-   * stored entry (batched with its neighbours into one `putEntries` call) or a callback.
-   */
-  readonly persist:
-    | { readonly entry: (leafIndex: number) => StoredEntry }
-    | ((tx: StorageBackend, leafIndex: number) => Promise<void>);
-  /** The quota this write consumes in the commit transaction (none: not counted). */
-  readonly quota: QuotaDemand | undefined;
-  /** Entries and tombstones: who signed it, checked at its position before it commits. */
-  readonly signed?: SignedBy;
-  /** A registry statement, applied to the registry view at its position. */
-  readonly statement?: SignedRegistryStatement;
-  /** A new version: the entry it supersedes. */
-  readonly supersedes?: string;
+/** A record queued for the group commit: an entry or tombstone, or a registry statement. */
+type Pending = (CommitRecord | RegistryRecord) & {
   /**
    * Failure isolation (issue 17 finding 2): after a failed commit, its writes are retried in
    * halves, each half a commit of its own (this id), so a bad row fails only its own write.
    */
   group?: number;
-  readonly resolve: (leafIndex: number) => void;
-  readonly reject: (e: unknown) => void;
-}
+  resolve: (leafIndex: number) => void;
+  reject: (e: unknown) => void;
+};
 
-/** A writer's kind, current key and signer, as resolved from registry view `version`. */
-interface ResolvedWriter {
-  readonly kind: PrincipalKind;
-  readonly kid: string;
-  readonly signer: Ed25519Signer;
-  readonly version: number;
-}
-
-/** The refusal of a write over its daily quota (the error `Memory.add` reports). */
-function quotaExceeded(d: { tier: SourceTier; limit: number }): MemwardenError {
-  return new MemwardenError('QUOTA_EXCEEDED', `daily ${d.tier} write quota of ${d.limit} reached`, {
-    details: { tier: d.tier, limit: d.limit },
-  });
+/** A registry statement queued for the group commit, applied to the view at its position. */
+interface RegistryRecord {
+  readonly id: string;
+  readonly leafData: Uint8Array;
+  readonly kind: 'registry';
+  readonly persist: (tx: StorageBackend, leafIndex: number) => Promise<void>;
+  readonly quota: undefined;
+  readonly statement: SignedRegistryStatement;
+  readonly signed?: undefined;
+  readonly supersedes?: undefined;
 }
 
 /**
@@ -341,14 +233,10 @@ function applyLeaf(
   return undefined;
 }
 
-const EMPTY_CTX = sha256(new Uint8Array(0));
-const exhaustedKey = (d: QuotaDemand): string => `${d.principal}\u0000${d.tier}\u0000${d.dayKey}`;
 /** Commit transactions open at once: one holding the log head, one queued behind it. */
 const COMMIT_DEPTH = 2;
 /** Most records one commit transaction takes (bounds its statements and its lock hold). */
 const MAX_BATCH = 2048;
-/** How long a quota found exhausted refuses writes before they are signed (1 s). */
-const EXHAUSTED_NS = 1_000_000_000n;
 const DEFAULT_REGISTRY_TTL_NS = 1_000_000_000n;
 const MAX_NAME = 256;
 const MAX_REASON = 1024;
@@ -357,23 +245,12 @@ export class Ledger {
   private pending: Pending[] = [];
   /** Isolation groups handed out (see {@link Pending.group}). */
   private groups = 0;
-  /** Entries a queued new version supersedes (see `write`). */
-  private readonly superseding = new Set<string>();
-  /**
-   * Quotas found exhausted recently (writer, tier, day → the limit then and until when): a
-   * write over a quota is refused before it is signed instead of in the commit. Only a hint
-   * that something was refused at that limit; kept {@link EXHAUSTED_NS}, so a quota reset by an
-   * operator is seen within that window.
-   */
-  private readonly exhausted = new Map<string, { limit: number; until: bigint }>();
   /** Commit transactions open (≤ COMMIT_DEPTH). */
   private inflight = 0;
   /** A commit transaction is waiting for the log head. */
   private waiting = false;
   /** Settles when the most recently opened commit transaction has finished. */
   private lastCommit: Promise<void> = Promise.resolve();
-  /** Resolved writers (kind, current key, signer), see `resolveWriter`. */
-  private readonly writers = new Map<string, ResolvedWriter>();
   /** The latest checkpoint whose note signature this process has verified. */
   private checkpointCache: CheckpointRecord | undefined;
   /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
@@ -430,8 +307,8 @@ export class Ledger {
      */
     readonly registry: VerifierRegistry,
     readonly keys: HostKeys,
-    private readonly clock: Clock,
-    private readonly random: RandomSource,
+    readonly clock: Clock,
+    readonly random: RandomSource,
     maxVerifiedLeaves: number,
     view: RegistryView,
     syncedTo: number,
@@ -441,6 +318,18 @@ export class Ledger {
     this.view = view;
     this.registrySyncedTo = syncedTo;
     this.registryTtlNs = registryTtlNs;
+    // The commit capability (`./commit.ts`) reaches the group commit through this, not
+    // through a method of the ledger (ADR 0029, 0033).
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const ledger = this;
+    registerSequencer(this, {
+      enqueue: (record) => ledger.enqueue(record),
+      get view() {
+        return ledger.view;
+      },
+      refreshRegistry: (force) => ledger.refreshRegistry(force),
+      currentKey: (principalId) => ledger.currentKey(principalId),
+    });
   }
 
   static async open(opts: LedgerOptions): Promise<Ledger> {
@@ -618,7 +507,6 @@ export class Ledger {
           await tx.closeKey(current.kid, { validUntilNs: atNs });
       },
     );
-    this.writers.delete(principalId);
     return kid;
   }
 
@@ -653,7 +541,6 @@ export class Ledger {
         });
       },
     );
-    this.writers.clear();
     await this.checkpoint();
     return leafIndex;
   }
@@ -689,6 +576,40 @@ export class Ledger {
   async keyRecord(kid: string): Promise<KeyRecord | undefined> {
     await this.refreshRegistry();
     return this.view.key(kid);
+  }
+
+  /**
+   * A principal as the signed registry states it (kind, registration time); the name is the
+   * table's, an untrusted label. Undefined: not registered.
+   */
+  async getPrincipal(id: string): Promise<PrincipalRecord | undefined> {
+    const kind = await this.principalKind(id);
+    const p = this.view.principal(id);
+    if (kind === undefined || p === undefined) return undefined;
+    const row = await this.storage.getPrincipal(id);
+    return { id, kind, name: row?.name ?? '', createdAtNs: p.createdAtNs };
+  }
+
+  /** Every principal as the signed registry states it (see {@link getPrincipal}). */
+  async listPrincipals(): Promise<PrincipalRecord[]> {
+    await this.refreshRegistry(true);
+    const names = new Map((await this.storage.listPrincipals()).map((p) => [p.id, p.name]));
+    return this.view
+      .allPrincipals()
+      .map((p) => ({
+        id: p.id,
+        kind: p.kind,
+        name: names.get(p.id) ?? '',
+        createdAtNs: p.createdAtNs,
+      }));
+  }
+
+  /** A principal's keys, oldest first, as the signed registry states them. */
+  async keysOf(principalId: string): Promise<KeyRecord[]> {
+    await this.refreshRegistry(true);
+    const p = this.view.principal(principalId);
+    if (p === undefined) return [];
+    return p.keys.map((kid) => this.view.key(kid)).filter((k): k is KeyRecord => k !== undefined);
   }
 
   /** The signed registry as this process holds it (read-only use: audit, tooling). */
@@ -826,6 +747,22 @@ export class Ledger {
     return undefined;
   }
 
+  private fresh(): [bigint, Uint8Array, Uint8Array] {
+    const r = this.random.randomBytes(26);
+    return [this.clock.nowNs() / 1_000_000n, r.subarray(0, 10), r.slice(10, 26)];
+  }
+
+  /** Queue an entry or tombstone (from `./commit.ts`, through the sequencer port). */
+  private enqueue(record: CommitRecord): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const p = record as Pending;
+      p.resolve = resolve;
+      p.reject = reject;
+      this.pending.push(p);
+      this.pump();
+    });
+  }
+
   /** Sign a registry statement with the host log key and commit it; its leaf index. */
   private appendStatement(
     body: Omit<RegistryBody, 't' | 'v' | 'id' | 'ts'>,
@@ -856,343 +793,6 @@ export class Ledger {
       });
       this.pump();
     });
-  }
-
-  // ---- write path --------------------------------------------------------------------------
-
-  /**
-   * Sign and commit one entry. Resolves after the entry is durable in the log and the store.
-   * With `quota`, the writer's daily quota for the entry's tier is consumed in the same commit
-   * transaction: over it, `QUOTA_EXCEEDED` and nothing is written. The receipt is the record
-   * as committed: if the writer's key changed before the commit, it was re-signed there.
-   */
-  async write(input: EntryInput, opts?: WriteOptions): Promise<Receipt> {
-    const w = await this.resolveWriter(input.writer);
-    if (!mayWriteTier(w.kind, input.tier)) {
-      throw new MemwardenError(
-        'ENTRY_INVALID',
-        `a ${w.kind} principal may not write tier ${input.tier}`,
-      );
-    }
-    const quota = opts?.quota === undefined ? undefined : this.demand(input, opts.quota);
-    const sup = input.sup;
-    if (sup === undefined) {
-      // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
-      const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      return this.commitEntry(entry, bytes, opts?.embedding, quota, true, opts?.inCommit);
-    }
-    // One new version per entry at a time in this process: a second concurrent one is refused
-    // here rather than failing the shared commit batch on the superseded mark.
-    if (this.superseding.has(sup)) {
-      throw new MemwardenError('STORAGE_CONFLICT', 'entry already being superseded', {
-        details: { sup },
-      });
-    }
-    this.superseding.add(sup);
-    try {
-      await this.checkSupersedable(sup, input.writer);
-      const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      return await this.commitEntry(entry, bytes, opts?.embedding, quota, true, opts?.inCommit);
-    } finally {
-      this.superseding.delete(sup);
-    }
-  }
-
-  /**
-   * The quota demand of a write: always the writer's own row for the entry's tier. Refused at
-   * once (before signing) while the same quota was found exhausted at this or a higher limit
-   * within the last {@link EXHAUSTED_NS}; the commit transaction decides otherwise.
-   */
-  private demand(input: EntryInput, q: WriteQuota): QuotaDemand {
-    if (typeof q.dayKey !== 'string' || q.dayKey.length === 0 || !Number.isSafeInteger(q.limit))
-      throw new MemwardenError('INPUT_INVALID', 'malformed write quota');
-    const d = { principal: input.writer, tier: input.tier, dayKey: q.dayKey, limit: q.limit };
-    const hit = this.exhausted.get(exhaustedKey(d));
-    if (
-      (hit !== undefined && q.limit <= hit.limit && this.clock.nowNs() < hit.until) ||
-      q.limit < 1
-    )
-      throw quotaExceeded(d);
-    return d;
-  }
-
-  /** Remember a refusal (see {@link demand}); bounded. */
-  private noteExhausted(d: QuotaDemand): void {
-    if (this.exhausted.size >= 10_000) this.exhausted.clear();
-    this.exhausted.set(exhaustedKey(d), {
-      limit: d.limit,
-      until: this.clock.nowNs() + EXHAUSTED_NS,
-    });
-  }
-
-  /**
-   * A new version may supersede only a live entry of its own writer's scope: checked before
-   * the write is queued, so a refusal changes nothing and never fails a shared commit batch.
-   */
-  private async checkSupersedable(sup: string, writer: string): Promise<void> {
-    const old = await this.storage.getEntry(sup);
-    if (old === undefined || old.deleted === true || old.owner !== writer) {
-      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry to supersede', {
-        details: { sup },
-      });
-    }
-    if (old.supersededBy !== undefined) {
-      throw new MemwardenError('STORAGE_CONFLICT', 'entry already superseded', {
-        details: { sup, by: old.supersededBy },
-      });
-    }
-  }
-
-  /**
-   * The writer's kind (from its signed registration), current key and signer, kept while the
-   * registry view does not change. On a shared store the view may lag another process's
-   * rotation or revocation; the commit re-checks every record against the registry at its
-   * position (and re-signs or refuses it), so a stale key here costs a re-signature, never an
-   * invalid acknowledged write.
-   */
-  private async resolveWriter(writer: string): Promise<ResolvedWriter> {
-    const version = this.view.version;
-    const hit = this.writers.get(writer);
-    if (hit !== undefined && hit.version === version) return hit;
-    const kind = this.view.kindOf(writer);
-    if (kind === undefined) {
-      // Registered by another ledger on the store, perhaps: read the log's statements now.
-      await this.refreshRegistry(true);
-      if (this.view.kindOf(writer) === undefined)
-        throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
-      return this.resolveWriter(writer);
-    }
-    const kid = this.currentKey(writer).kid;
-    const signer = kid === hit?.kid ? hit.signer : await this.keys.signer(kid);
-    if (signer === undefined)
-      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
-    const resolved = { kind, kid, signer, version };
-    if (this.writers.size >= 100_000) this.writers.clear();
-    this.writers.set(writer, resolved);
-    return resolved;
-  }
-
-  /**
-   * Commit an entry signed elsewhere (the writer holds its own key). Decoded strictly and
-   * verified against the signed registry before anything is written; checked again at its
-   * position in the commit (refused, never re-signed, if its key changed meanwhile).
-   */
-  async submit(bytes: Uint8Array): Promise<Receipt> {
-    const entry = decodeSignedEntry(bytes);
-    await this.refreshRegistry(true);
-    const kind = this.view.kindOf(entry.writer);
-    if (kind === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer');
-    if (!mayWriteTier(kind, entry.tier))
-      throw new MemwardenError('ENTRY_INVALID', 'tier above the writer kind');
-    // The key must be valid at the position the entry will take: at least the committed
-    // size, whichever process appended last (a revocation there may be another's).
-    await this.log.refresh();
-    const v = this.view.verify(
-      entry.writer,
-      entry.kid,
-      entry.ts,
-      this.log.size,
-      signingInput(encodeEntryBody(entry)),
-      entry.sig,
-    );
-    if (!v.ok) throw new MemwardenError(v.code, 'entry signature does not verify');
-    const canonical = encodeSignedEntry(entry);
-    return this.commitEntry(entry, canonical, undefined, undefined, false);
-  }
-
-  /** Delete by appending a signed tombstone (MemLineage §3.4); the original leaf stays provable. */
-  async tombstone(
-    target: string,
-    reason: string,
-    by: string,
-  ): Promise<{ tombstone: SignedTombstone; leafIndex: number }> {
-    const stored = await this.storage.getEntry(target);
-    if (stored === undefined)
-      throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry', { details: { target } });
-    const w = await this.resolveWriter(by);
-    const [ms, rand, nonce] = this.fresh();
-    const body = {
-      t: 'tombstone',
-      v: 1,
-      id: uuidv7(ms, rand),
-      target,
-      reason,
-      writer: by,
-      kid: w.kid,
-      ts: this.clock.nowNs(),
-      nonce,
-    } as const;
-    const state: { tombstone: SignedTombstone; bytes: Uint8Array } = {
-      tombstone: { ...body, sig: w.signer.sign(tombstoneSigningInput(encodeTombstoneBody(body))) },
-      bytes: new Uint8Array(0),
-    };
-    state.bytes = encodeSignedTombstone(state.tombstone);
-    // The tombstone's leaf is in the log; its signed bytes go to the audit trail, and the
-    // target is marked deleted, all in the commit transaction.
-    const leafIndex = await new Promise<number>((resolve, reject) => {
-      const p: Pending = {
-        id: state.tombstone.id,
-        leafData: tombstoneLeafData(state.tombstone),
-        kind: 'tombstone',
-        persist: async (tx, at) => {
-          await tx.markDeleted(target);
-          await tx.appendAudit({
-            id: state.tombstone.id,
-            atNs: state.tombstone.ts,
-            actor: by,
-            action: 'entry.deleted',
-            subject: target,
-            details: { reason, leafIndex: at, tombstone: toBase64(state.bytes) },
-          });
-        },
-        quota: undefined,
-        signed: {
-          writer: by,
-          kid: w.kid,
-          ts: body.ts,
-          resign: (kid, signer, ts) => {
-            const { sig: _s, ...b } = state.tombstone;
-            const nb = { ...b, kid, ts };
-            state.tombstone = {
-              ...nb,
-              sig: signer.sign(tombstoneSigningInput(encodeTombstoneBody(nb))),
-            };
-            state.bytes = encodeSignedTombstone(state.tombstone);
-            p.leafData = tombstoneLeafData(state.tombstone);
-          },
-        },
-        resolve,
-        reject,
-      };
-      this.pending.push(p);
-      this.pump();
-    });
-    return { tombstone: state.tombstone, leafIndex };
-  }
-
-  private buildBody(input: EntryInput, kid: string): EntryBody {
-    const [ms, rand, nonce] = this.fresh();
-    const content = input.content;
-    return {
-      t: 'entry',
-      v: 1,
-      id: uuidv7(ms, rand),
-      ns: input.ns ?? input.writer,
-      writer: input.writer,
-      kid,
-      kind: input.kind ?? 'note',
-      content,
-      tier: input.tier,
-      label: input.label ?? baseLabel(input.tier),
-      src: input.src ?? sha256(utf8.encode(content)),
-      ctx: input.ctx ?? EMPTY_CTX,
-      parents: input.parents ?? [],
-      weights: input.weights ?? [],
-      ts: this.clock.nowNs(),
-      nonce,
-      ...(input.uri === undefined ? {} : { uri: input.uri }),
-      ...(input.exp === undefined ? {} : { exp: input.exp }),
-      ...(input.rev === undefined ? {} : { rev: input.rev }),
-      ...(input.sup === undefined ? {} : { sup: input.sup }),
-    };
-  }
-
-  private fresh(): [bigint, Uint8Array, Uint8Array] {
-    const r = this.random.randomBytes(26);
-    return [this.clock.nowNs() / 1_000_000n, r.subarray(0, 10), r.slice(10, 26)];
-  }
-
-  /**
-   * Queue a signed entry with its query metadata (the signed bytes stay the source of truth)
-   * for the group commit; the receipt of the record as committed.
-   */
-  private async commitEntry(
-    entry0: SignedEntry,
-    bytes0: Uint8Array,
-    embedding: Float32Array | undefined,
-    quota: QuotaDemand | undefined,
-    hostHeld: boolean,
-    inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>,
-  ): Promise<Receipt> {
-    const state = { entry: entry0, bytes: bytes0, ...this.keys.macs.tag(bytes0) };
-    const stored = (leafIndex: number): StoredEntry => {
-      const { entry, bytes } = state;
-      return {
-        id: entry.id,
-        owner: entry.ns,
-        tier: entry.tier,
-        bytes,
-        leafIndex,
-        macKid: state.kid,
-        mac: state.tag,
-        writer: entry.writer,
-        kind: entry.kind,
-        createdAtNs: entry.ts,
-        content: entry.content,
-        srcHash: toHex(entry.src),
-        ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
-        ...(entry.uri === undefined ? {} : { uri: entry.uri }),
-        ...(embedding === undefined ? {} : { embedding }),
-      };
-    };
-    const sup = entry0.sup;
-    // A new version and the superseded mark on the old one commit in one transaction (the
-    // system scope's), so no crash leaves both versions live (found by test/faults' audit).
-    // An `inCommit` step (a review's decision) commits with the entry the same way.
-    const persist =
-      sup === undefined && inCommit === undefined
-        ? { entry: stored }
-        : async (tx: StorageBackend, leafIndex: number): Promise<void> => {
-            await tx.putEntry(stored(leafIndex));
-            if (sup !== undefined) {
-              await tx.markSuperseded(sup, state.entry.id);
-              // The claim the read path checks against the new version's signed `sup`.
-              await tx.appendAudit({
-                id: `sup-${state.entry.id}`,
-                atNs: state.entry.ts,
-                actor: state.entry.writer,
-                action: 'entry.superseded',
-                subject: sup,
-                details: { by: state.entry.id, leafIndex },
-              });
-            }
-            if (inCommit !== undefined) await inCommit(tx, leafIndex, state.entry);
-          };
-    const leafIndex = await new Promise<number>((resolve, reject) => {
-      const p: Pending = {
-        id: entry0.id,
-        leafData: entryLeafData(entry0),
-        kind: 'entry',
-        persist,
-        quota,
-        ...(sup === undefined ? {} : { supersedes: sup }),
-        signed: {
-          writer: entry0.writer,
-          kid: entry0.kid,
-          ts: entry0.ts,
-          tier: entry0.tier,
-          ...(hostHeld
-            ? {
-                resign: (kid: string, signer: Ed25519Signer, ts: bigint): void => {
-                  const { sig: _s, ...b } = state.entry;
-                  const r = signEntry({ ...b, kid, ts }, signer);
-                  Object.assign(
-                    state,
-                    { entry: r.entry, bytes: r.bytes },
-                    this.keys.macs.tag(r.bytes),
-                  );
-                  p.leafData = entryLeafData(r.entry);
-                },
-              }
-            : {}),
-        },
-        resolve,
-        reject,
-      };
-      this.pending.push(p);
-      this.pump();
-    });
-    return { entry: state.entry, bytes: state.bytes, leafIndex };
   }
 
   /** Open the next commit transaction if records wait, none is queued for the head, and the pipeline has room. */
@@ -1367,7 +967,6 @@ export class Ledger {
     for (const { p, e } of keyRefused) p.reject(e);
     for (const p of refused) {
       const d = p.quota as QuotaDemand;
-      this.noteExhausted(d);
       p.reject(quotaExceeded(d));
     }
     if (appended === undefined) return;
@@ -1380,7 +979,6 @@ export class Ledger {
         for (const p of batch)
           if (p.statement !== undefined)
             this.view.apply(p.statement, appended.start + batch.indexOf(p));
-      this.writers.clear();
     }
     if (this.registrySyncedTo <= appended.start) this.registrySyncedTo = appended.size;
     for (const p of batch) {

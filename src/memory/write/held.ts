@@ -29,6 +29,8 @@ export interface HeldRecord {
   readonly source?: string;
   /** The caller's TTL (absent: the tier's; null: never expires). */
   readonly ttlMs?: number | null;
+  /** An update held for review: the entry its approval supersedes. */
+  readonly sup?: string;
   readonly parents: readonly string[];
   readonly weights: readonly number[];
   readonly label: TrustLabel;
@@ -45,6 +47,7 @@ export interface HoldInput {
   readonly kind?: string;
   readonly source?: string;
   readonly ttlMs?: number | null;
+  readonly sup?: string;
   readonly lineage: {
     readonly parents: readonly string[];
     readonly weights: readonly number[];
@@ -94,6 +97,7 @@ export function sealHeld(
   if (h.kind !== undefined) rec.kind = h.kind;
   if (h.source !== undefined) rec.source = h.source;
   if (h.ttlMs !== undefined) rec.ttlMs = h.ttlMs;
+  if (h.sup !== undefined) rec.sup = h.sup;
   const payload = encodeCanonical(rec);
   const { kid, tag } = macs.tag(macInput(payload, { status: 'pending' }));
   return {
@@ -149,7 +153,8 @@ export function openHeld(
     reasons.some((x, i) => x !== r.reasons[i]) ||
     !(SourceTiers as readonly unknown[]).includes(h.tier) ||
     !Array.isArray(h.parents) ||
-    !Array.isArray(h.weights)
+    !Array.isArray(h.weights) ||
+    (h.sup !== undefined && typeof h.sup !== 'string')
   )
     return { ok: false, code: 'ENTRY_INVALID', why: 'the row disagrees with its held record' };
   return { ok: true, held: { ...(h as unknown as HeldRecord), created: created as bigint } };

@@ -151,6 +151,7 @@ export class ReviewQueue {
           { parents: h.parents, weights: h.weights, label: h.label },
           {
             rev: opts.reviewer,
+            ...(h.sup === undefined ? {} : { sup: h.sup }),
             // The decision commits with the entry, or neither does.
             inCommit: async (tx, _leafIndex, entry) => {
               await tx.decideReview(id, state('approved', entry.id));

@@ -48,18 +48,23 @@ export class Versions {
     opts: { principal: string; reason?: string; ttlMs?: number | null },
   ): Promise<MemoryRecord> {
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
+    this.writer.checkReason(opts.reason);
     const old = await this.owned(id, opts.principal);
     if (old.supersededBy !== undefined) {
       throw new MemwardenError('STORAGE_CONFLICT', 'memory already superseded', {
         details: { by: old.supersededBy },
       });
     }
-    await this.writer.checkWrite(content, opts.principal, old.tier);
     const prev = await this.ctx.ledger.verifyStored(old);
     if (!prev.ok) throw new MemwardenError(prev.code, 'stored entry failed verification');
-    // A new version keeps the old one's signed lineage: an update never launders a label.
-    const kept: WriteLineage = { parents: prev.entry.parents, weights: prev.entry.weights, label: prev.entry.label };
-    const next = await this.writer.commit(
+    // A new version keeps the old one's signed lineage: an update never launders a label. It
+    // goes through the write path like any write: limits, tier, TTL ceiling, screening, quota.
+    const kept: WriteLineage = {
+      parents: prev.entry.parents,
+      weights: prev.entry.weights,
+      label: prev.entry.label,
+    };
+    const r = await this.writer.update(
       content,
       {
         principal: opts.principal,
@@ -68,10 +73,16 @@ export class Versions {
         ...(prev.entry.uri === undefined ? {} : { source: prev.entry.uri }),
         ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
       },
-      old.tier,
       kept,
-      { sup: id },
+      id,
     );
+    if (r.status !== 'stored') {
+      // Held for review: the old version stays current until a reviewer approves the new one.
+      throw new MemwardenError('WRITE_HELD', 'the new version was held for review', {
+        details: { reviewId: r.reviewId, reasons: [...r.reasons] },
+      });
+    }
+    const next = r.memory;
     // The ledger marks the old version superseded in the new version's commit transaction
     // (its system scope: RLS forbids changing OPERATOR rows to every app principal, ADR 0007).
     await this.ctx.audit(opts.principal, 'entry.updated', id, {
@@ -90,8 +101,20 @@ export class Versions {
   async renew(id: string, opts: { principal: string; ttlMs?: number }): Promise<MemoryRecord> {
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, false);
     const stored = await this.owned(id, opts.principal);
+    const ceiling = this.ctx.retention.ttlCeilingMs[stored.tier];
+    if (opts.ttlMs !== undefined && ceiling !== null && opts.ttlMs > ceiling)
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `a ${stored.tier} memory may live at most ${ceiling} ms`,
+        {
+          details: { field: 'ttlMs', reason: 'ttl_ceiling', tier: stored.tier, ceilingMs: ceiling },
+        },
+      );
     const now = this.ctx.clock.nowNs();
-    if (stored.supersededBy !== undefined || (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)) {
+    if (
+      stored.supersededBy !== undefined ||
+      (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)
+    ) {
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     }
     const v = await this.ctx.ledger.verifyStored(stored);
@@ -103,7 +126,8 @@ export class Versions {
         : v.entry.exp !== undefined && v.entry.exp > v.entry.ts
           ? v.entry.exp - v.entry.ts
           : tierSpan(this.ctx.retention.ttlMs[v.entry.tier]);
-    if (span === undefined) return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
+    if (span === undefined)
+      return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
     const exp = await this.ctx.view(opts.principal).extendExpiry(id, now + span);
     await this.ctx.audit(opts.principal, 'entry.renewed', id, {
       expiresAt: exp === undefined ? null : nsToIso(exp),
@@ -117,10 +141,11 @@ export class Versions {
     if (typeof opts.reason !== 'string' || opts.reason.length === 0) {
       throw new MemwardenError('INPUT_INVALID', 'a deletion needs a reason');
     }
-    await this.ctx.ledger.tombstone(id, opts.reason, opts.principal);
+    await this.writer.tombstone(id, opts.reason, opts.principal);
   }
 
   async deleteAll(opts: { principal: string; reason?: string }): Promise<number> {
+    this.writer.checkReason(opts.reason);
     const view = this.ctx.view(opts.principal);
     let n = 0;
     for (;;) {
@@ -131,7 +156,7 @@ export class Versions {
       });
       if (rows.length === 0) return n;
       for (const r of rows) {
-        await this.ctx.ledger.tombstone(r.id, opts.reason ?? 'deleteAll', opts.principal);
+        await this.writer.tombstone(r.id, opts.reason ?? 'deleteAll', opts.principal);
         n++;
       }
     }
@@ -216,11 +241,7 @@ export class Versions {
     const hash = opts.contentHash?.toLowerCase();
     if (hash !== undefined && !/^[0-9a-f]{64}$/.test(hash))
       throw new MemwardenError('INPUT_INVALID', 'contentHash must be 64 hex digits');
-    if (
-      opts.reason !== undefined &&
-      (typeof opts.reason !== 'string' || opts.reason.length === 0 || opts.reason.length > 1024)
-    )
-      throw new MemwardenError('INPUT_INVALID', 'reason must be 1..1024 chars');
+    this.writer.checkReason(opts.reason);
     const all = opts.allPrincipals === true;
     if (all && (await this.ctx.ledger.principalKind(opts.principal)) !== 'operator')
       throw new MemwardenError('AUTH_FORBIDDEN', 'only an operator purges across principals');
@@ -230,7 +251,8 @@ export class Versions {
       ...(hash === undefined ? {} : { srcHash: hash }),
     });
     const what = opts.source ?? hash ?? '';
-    const reason = opts.reason ?? `purge ${what}`.slice(0, 1024);
+    // The default reason names what was purged, cut to fit a reason's bounds (limits.ts).
+    const reason = opts.reason ?? Array.from(`purge ${what}`).slice(0, 256).join('');
     const owners: Record<string, number> = {};
     let n = 0;
     for (const r of rows) {
@@ -239,7 +261,7 @@ export class Versions {
       if (!v.ok) continue; // unverifiable rows are the audit's, not a purge's to act on
       if (opts.source !== undefined && v.entry.uri !== opts.source) continue;
       if (hash !== undefined && toHex(v.entry.src) !== hash) continue;
-      await this.ctx.ledger.tombstone(r.id, reason, opts.principal);
+      await this.writer.tombstone(r.id, reason, opts.principal);
       owners[r.owner] = (owners[r.owner] ?? 0) + 1;
       n++;
     }
