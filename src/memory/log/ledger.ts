@@ -594,14 +594,12 @@ export class Ledger {
   async listPrincipals(): Promise<PrincipalRecord[]> {
     await this.refreshRegistry(true);
     const names = new Map((await this.storage.listPrincipals()).map((p) => [p.id, p.name]));
-    return this.view
-      .allPrincipals()
-      .map((p) => ({
-        id: p.id,
-        kind: p.kind,
-        name: names.get(p.id) ?? '',
-        createdAtNs: p.createdAtNs,
-      }));
+    return this.view.allPrincipals().map((p) => ({
+      id: p.id,
+      kind: p.kind,
+      name: names.get(p.id) ?? '',
+      createdAtNs: p.createdAtNs,
+    }));
   }
 
   /** A principal's keys, oldest first, as the signed registry states them. */
