@@ -75,6 +75,12 @@ function pkOf(rec: KeyRecord): Ed25519PublicKey | undefined {
 export class RegistryView {
   private readonly principalsById = new Map<string, ViewPrincipal>();
   private readonly keysByKid = new Map<string, KeyRecord>();
+  /**
+   * Where a key was rotated away: the leaf index of its successor's statement. A record at an
+   * earlier position was committed while the key was current, whatever its timestamp (a write
+   * signed between the rotation's time and its statement's commit).
+   */
+  private readonly rotatedAt = new Map<string, number>();
   /** Statements applied (0 on a legacy view). */
   statements = 0;
   /** Changes whenever the view changes (cache key for resolved writers). */
@@ -94,6 +100,7 @@ export class RegistryView {
     const v = new RegistryView(this.logKey, this.legacy);
     for (const [k, p] of this.principalsById) v.principalsById.set(k, p);
     for (const [k, r] of this.keysByKid) v.keysByKid.set(k, r);
+    for (const [k, i] of this.rotatedAt) v.rotatedAt.set(k, i);
     v.statements = this.statements;
     v.version = this.version;
     return v;
@@ -226,8 +233,10 @@ export class RegistryView {
         const p = this.principalsById.get(s.principal);
         if (s.prev !== undefined) {
           const old = this.keysByKid.get(s.prev);
-          if (old !== undefined)
+          if (old !== undefined) {
             this.keysByKid.set(old.kid, { ...old, validUntilNs: s.from as bigint });
+            this.rotatedAt.set(old.kid, index);
+          }
         }
         this.principalsById.set(s.principal, {
           id: s.principal,
@@ -293,8 +302,15 @@ export class RegistryView {
     if (rec.revokedAtNs !== undefined && ts >= rec.revokedAtNs)
       return { ok: false, code: 'KEY_REVOKED' };
     if (ts < rec.validFromNs) return { ok: false, code: 'KEY_NOT_YET_VALID' };
-    if (rec.validUntilNs !== undefined && ts >= rec.validUntilNs)
-      return { ok: false, code: 'KEY_EXPIRED' };
+    if (rec.validUntilNs !== undefined && ts >= rec.validUntilNs) {
+      // Rotated away by a statement at `at`: a record before it in the log was committed while
+      // the key was current (its timestamp may pass the rotation's, which is taken before the
+      // statement commits); at or after it, the commit re-signed it or it is expired.
+      const at = this.rotatedAt.get(kid);
+      const li = leafIndex;
+      if (at === undefined || li === undefined || !Number.isSafeInteger(li) || li < 0 || li >= at)
+        return { ok: false, code: 'KEY_EXPIRED' };
+    }
     if (msg === undefined || sig === undefined) return { ok: true };
     return verifyEd25519(pk, msg, sig)
       ? { ok: true }
