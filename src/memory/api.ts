@@ -113,6 +113,83 @@ export interface SearchOptions {
    * Absent: the memory's embedder embeds `query` (cached per distinct query).
    */
   readonly embedding?: Float32Array;
+  /**
+   * Certified smoothed retrieval (SMSR Algorithm 1, issue 19): retrieve the top-m verified
+   * memories, draw `runs` independent uniform k-subsets of them from the host's CSPRNG and return
+   * each as its own sealed context (`SearchResult.smoothing`), with the Theorem 2 certificate for
+   * the pool actually retrieved. Give the model each ablated context in turn, judge each answer,
+   * and aggregate with `voteSmoothed` — never prompt over the whole pool. `limit` is ignored.
+   */
+  readonly smoothing?: SmoothingOptions;
+}
+
+/**
+ * How to smooth a search: an explicit pool size `m`, or a target `delta` for an adversary budget
+ * `t` from which the planner picks the smallest m (SMSR §VII-J). `k` entries per ablated context
+ * (default 5), `runs` contexts (default 5; odd, see core/smsr/certificate), `t` the number of
+ * adversarial entries the reported certificate assumes may sit in the pool (default 1).
+ */
+export type SmoothingOptions =
+  | {
+      readonly m: number;
+      readonly k?: number;
+      readonly runs?: number;
+      readonly t?: number;
+      readonly delta?: undefined;
+    }
+  | {
+      readonly delta: number;
+      readonly t: number;
+      readonly k?: number;
+      readonly runs?: number;
+      readonly m?: undefined;
+    };
+
+/** Theorem 2's certificate as JSON (the exact rational as decimal strings). */
+export interface SmoothingCertificate {
+  /** Adversarial entries assumed in the pool (clamped to the pool size). */
+  readonly t: number;
+  readonly m: number;
+  readonly k: number;
+  readonly runs: number;
+  /** P[one ablated context holds no adversarial entry]. */
+  readonly pClean: number;
+  /** Upper bound on P[the majority verdict is malicious] (rounded down from `exact`). */
+  readonly delta: number;
+  /** δ exactly: numerator / denominator. */
+  readonly exact: { readonly num: string; readonly den: string };
+  /** Runs a majority needs: ⌈runs/2⌉. */
+  readonly threshold: number;
+}
+
+/** One ablated context: k of the pool's memories under their own seal. */
+export interface SmoothedContext {
+  readonly ids: readonly string[];
+  /** Sentinel-delimited segments (as `SearchResult.context`), for one model call. */
+  readonly context: string;
+  readonly seal: string;
+}
+
+/** What a smoothed search adds to its result. */
+export interface SmoothingResult {
+  /** The parameters used: `m` as asked or as planned from `target`. */
+  readonly m: number;
+  readonly k: number;
+  readonly runs: number;
+  readonly t: number;
+  /** The δ the planner was asked for (only when `delta` was given). */
+  readonly target?: number;
+  /** Verified memories in the pool (≤ m; the certificate is for this size). */
+  readonly poolSize: number;
+  /** Theorem 2 for (t, poolSize, min(k, poolSize), runs); absent when the pool is empty. */
+  readonly certificate?: SmoothingCertificate;
+  /**
+   * The certificate holds as asked: a non-empty pool and, with a `target`, δ ≤ target (a pool
+   * smaller than the planned m weakens the bound).
+   */
+  readonly certified: boolean;
+  /** The `runs` ablated contexts, in draw order. */
+  readonly contexts: readonly SmoothedContext[];
 }
 
 export interface SearchHit {
@@ -129,6 +206,11 @@ export interface SearchResult {
   readonly seal: string;
   /** Candidates dropped by verification, with the reason code. */
   readonly dropped: readonly { readonly id: string; readonly code: string }[];
+  /**
+   * Present when the search was smoothed: `results` is then the pool, `context` is empty (never
+   * prompt over the unsmoothed pool) and the model reads `smoothing.contexts` one at a time.
+   */
+  readonly smoothing?: SmoothingResult;
 }
 
 export interface HistoryEvent {
