@@ -15,6 +15,7 @@ import {
   ReasonBodySchema,
   SearchBodySchema,
   UpdateBodySchema,
+  VoteBodySchema,
 } from './schemas.js';
 import { consolePath, inspectPaths, inspectSchemas } from './openapi-inspect.js';
 
@@ -116,8 +117,55 @@ const schemas: Record<string, Json> = {
         description: "the random seal of this context's sentinels",
       },
       dropped: arr(obj({ id: str, code: str }, ['id', 'code'])),
+      smoothing: ref('SmoothingResult'),
     },
     ['results', 'context', 'seal', 'dropped'],
+  ),
+  SmoothingCertificate: obj(
+    {
+      t: int,
+      m: int,
+      k: int,
+      runs: int,
+      pClean: { type: 'number' },
+      delta: { type: 'number', description: 'upper bound on P[majority verdict is malicious]' },
+      exact: obj({ num: str, den: str }, ['num', 'den']),
+      threshold: int,
+    },
+    ['t', 'm', 'k', 'runs', 'pClean', 'delta', 'exact', 'threshold'],
+  ),
+  SmoothingResult: {
+    ...obj(
+      {
+        m: int,
+        k: int,
+        runs: int,
+        t: int,
+        target: { type: 'number' },
+        poolSize: int,
+        certificate: ref('SmoothingCertificate'),
+        certified: { type: 'boolean' },
+        contexts: arr(obj({ ids: arr(str), context: str, seal: str }, ['ids', 'context', 'seal'])),
+      },
+      ['m', 'k', 'runs', 't', 'poolSize', 'certified', 'contexts'],
+    ),
+    description:
+      'present on a smoothed search: `results` is the pool, `context` is empty, the model reads each of `contexts` in its own call (SMSR Algorithm 1)',
+  },
+  SmoothedVote: obj(
+    {
+      verdict: { enum: ['correct', 'malicious', 'neither'] },
+      counts: obj({ correct: int, malicious: int, neither: int }, [
+        'correct',
+        'malicious',
+        'neither',
+      ]),
+      index: { type: 'integer', minimum: -1 },
+      safe: { type: 'boolean' },
+      certificate: ref('SmoothingCertificate'),
+      certified: { type: 'boolean' },
+    },
+    ['verdict', 'counts', 'index', 'safe', 'certified'],
   ),
   HistoryEvent: obj(
     {
@@ -199,7 +247,8 @@ const schemas: Record<string, Json> = {
       unauthorisedParams: arr(str),
       untracedParams: {
         ...arr(str),
-        description: 'governed parameters whose value traces to nothing (not the request, no segment)',
+        description:
+          'governed parameters whose value traces to nothing (not the request, no segment)',
       },
     },
     required: [
@@ -233,6 +282,7 @@ const schemas: Record<string, Json> = {
   ActionCheckBody: bodySchema(ActionCheckBodySchema),
   AddBody: bodySchema(AddBodySchema),
   SearchBody: bodySchema(SearchBodySchema),
+  VoteBody: bodySchema(VoteBodySchema),
   UpdateBody: bodySchema(UpdateBodySchema),
   ReasonBody: bodySchema(ReasonBodySchema),
   PurgeBody: { ...bodySchema(PurgeBodySchema), description: 'exactly one of source, contentHash' },
@@ -287,6 +337,15 @@ const v1: Record<string, Record<string, Json>> = {
       summary: 'Verified retrieval: ranked hits, rendered context, dropped candidates',
       requestBody: body('SearchBody'),
       responses: { '200': ok('results', ref('SearchResult')), ...errors(400, 413, 415) },
+    },
+  },
+  '/v1/memories/search/vote': {
+    post: {
+      operationId: 'voteSmoothed',
+      summary:
+        "Certified outcome of a smoothed search: the caller's verdicts on each ablated context's answer, strict majority, certificate recomputed (SMSR)",
+      requestBody: body('VoteBody'),
+      responses: { '200': ok('the outcome', ref('SmoothedVote')), ...errors(400, 415) },
     },
   },
   '/v1/actions/check': {

@@ -84,6 +84,7 @@ describe('memwarden MCP server (in-memory transport)', () => {
       'update_memory',
       'delete_memory',
       'memory_history',
+      'vote_smoothed',
       ...KG_NAMES,
     ]);
     const by = new Map(tools.map((t) => [t.name, t]));

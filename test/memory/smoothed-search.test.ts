@@ -42,7 +42,6 @@ const FACTS = [
   'The main branch is protected',
 ];
 
-
 let open: Memory | undefined;
 afterEach(async () => {
   await open?.close();
@@ -155,9 +154,10 @@ describe('Memory.search with smoothing (issue 19)', () => {
       { delta: 1e-300, t: 5 },
       { m: 21, delta: 0.1, t: 1 },
     ]) {
-      const e = await mem
-        .search('office', { principal, smoothing: smoothing as never })
-        .then(() => undefined, (x: unknown) => x);
+      const e = await mem.search('office', { principal, smoothing: smoothing as never }).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
       expect(isMemwardenError(e) && e.code, JSON.stringify(smoothing)).toBe('INPUT_INVALID');
     }
     expect((await mem.getAll({ principal })).length).toBe(FACTS.length);

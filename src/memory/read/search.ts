@@ -83,7 +83,9 @@ export class SearchEngine {
     // Smoothing retrieves the whole top-m pool (validated and planned before any work).
     const smoothing = opts.smoothing === undefined ? undefined : resolveSmoothing(opts.smoothing);
     const limit =
-      smoothing !== undefined ? smoothing.m : Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), 100);
+      smoothing !== undefined
+        ? smoothing.m
+        : Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), 100);
     const threshold = opts.threshold ?? 0;
     const ranking = opts.ranking ?? 'vector';
     let tiers = opts.mode === 'research' ? [...SourceTiers] : [...NORMAL_TIERS];
@@ -110,7 +112,9 @@ export class SearchEngine {
         ? await model.search(opts.principal, { ...filters, embedding: queryEmbedding })
         : undefined) ??
       (await view.searchEntries({
-        ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
+        ...(ranking === 'lexical' || queryEmbedding === undefined
+          ? {}
+          : { embedding: queryEmbedding }),
         ...(ranking === 'vector' ? {} : { text: query }),
         ...filters,
       }));
@@ -190,7 +194,13 @@ export class SearchEngine {
     const seal = toHex(this.d.random.randomBytes(16));
     if (smoothing !== undefined) {
       // The pool is never rendered as one context: the model reads the ablated ones.
-      return { results, context: '', seal, dropped, smoothing: smoothPool(results, smoothing, this.d.random) };
+      return {
+        results,
+        context: '',
+        seal,
+        dropped,
+        smoothing: smoothPool(results, smoothing, this.d.random),
+      };
     }
     const context = renderSegments(
       results.map((r) => ({

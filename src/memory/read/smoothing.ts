@@ -49,9 +49,13 @@ export interface SmoothingParams {
 
 function int(name: string, v: unknown, min: number, max: number): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) {
-    throw new MemwardenError('INPUT_INVALID', `smoothing.${name} must be an integer in ${min}..${max}`, {
-      details: { field: `smoothing.${name}` },
-    });
+    throw new MemwardenError(
+      'INPUT_INVALID',
+      `smoothing.${name} must be an integer in ${min}..${max}`,
+      {
+        details: { field: `smoothing.${name}` },
+      },
+    );
   }
   return v;
 }
@@ -95,7 +99,12 @@ export function resolveSmoothing(o: SmoothingOptions): SmoothingParams {
 const certCache = new Map<string, SmoothingCertificate>();
 
 /** Theorem 2 as JSON (cached: the exact BigInt arithmetic is paid once per parameter set). */
-export function certificateView(t: number, m: number, k: number, runs: number): SmoothingCertificate {
+export function certificateView(
+  t: number,
+  m: number,
+  k: number,
+  runs: number,
+): SmoothingCertificate {
   const key = `${t}/${m}/${k}/${runs}`;
   let v = certCache.get(key);
   if (v === undefined) {
@@ -163,8 +172,7 @@ export function smoothPool(
     ...(p.target === undefined ? {} : { target: p.target }),
     poolSize: n,
     ...(cert === undefined ? {} : { certificate: cert }),
-    certified:
-      cert !== undefined && (p.target === undefined || certAtMost(cert, p.target)),
+    certified: cert !== undefined && (p.target === undefined || certAtMost(cert, p.target)),
     contexts,
   };
 }
@@ -227,4 +235,29 @@ export function voteSmoothed(
     ...(smoothing.certificate === undefined ? {} : { certificate: smoothing.certificate }),
     certified: smoothing.certified,
   };
+}
+
+/**
+ * {@link voteSmoothed} from the parameters a smoothed search returned (t, poolSize, k, runs and
+ * the planner's target), for a caller that kept only those (the HTTP vote route): the certificate
+ * is recomputed here, never taken from the caller.
+ */
+export function voteOn(
+  p: { t: number; poolSize: number; k: number; runs: number; target?: number },
+  verdicts: readonly Verdict[],
+): SmoothedVote {
+  const poolSize = int('poolSize', p.poolSize, 1, SMOOTHING_MAX_M);
+  const runs = int('runs', p.runs, 1, SMOOTHING_MAX_RUNS);
+  const k = Math.min(int('k', p.k, 1, SMOOTHING_MAX_M), poolSize);
+  const t = int('t', p.t, 0, SMOOTHING_MAX_M);
+  if (p.target !== undefined && !(typeof p.target === 'number' && p.target > 0 && p.target <= 1))
+    throw new MemwardenError('INPUT_INVALID', 'target must be in (0, 1]');
+  const cert = certificateView(t, poolSize, k, runs);
+  const certified = p.target === undefined || certAtMost(cert, p.target);
+  const contexts: SmoothedContext[] = Array.from({ length: runs }, () => ({
+    ids: [],
+    context: '',
+    seal: '',
+  }));
+  return voteSmoothed({ contexts, certificate: cert, certified }, verdicts);
 }
