@@ -6,6 +6,9 @@
  */
 import type { ParameterSource, Verdict } from '../core/gate/index.js';
 import type { Authority, PrincipalKind, SourceTier, TrustLabel } from '../core/trust.js';
+import type { GraphSearchOptions, GraphSearchResult } from './graph/search.js';
+
+export type { GraphHit, GraphSearchOptions, GraphSearchResult, GraphSelector } from './graph/search.js';
 
 /** One memory as callers see it (the verified view of a signed entry). */
 export interface MemoryRecord {
@@ -488,5 +491,11 @@ export interface MemoryApi {
   gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]>;
   /** The log's checkpoint verifier key (C2SP signed-note vkey, as `memwarden vkey` prints). */
   verifierKey(): Promise<string>;
+  /**
+   * Graph search (issue 19): PPR / community / RRF selection over the principal's graph, sealed
+   * and scored; with `action`, replayed on the authenticated subgraph (AuthSelect) and decided
+   * by the gate (audited as `gate.<verdict>`).
+   */
+  graphSearch(query: string, opts: GraphSearchOptions): Promise<GraphSearchResult>;
   close(): Promise<void>;
 }

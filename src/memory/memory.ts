@@ -53,7 +53,11 @@ import { SearchEngine } from './read/search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect/pipeline.js';
 import { SharedDetection, callerVector } from './write/write.js';
-import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './detect/calibration.js';
+import {
+  AutoDetection,
+  type AutoDetectionOptions,
+  type DetectionHooks,
+} from './detect/calibration.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './write/lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './log/proofs.js';
 import { Principals } from './identity/principals.js';
@@ -61,6 +65,15 @@ import { readModelOf } from './read/read-model.js';
 import { ReviewQueue } from './write/reviews.js';
 import { Versions } from './write/versions.js';
 import { WritePath } from './write/write-path.js';
+import { GraphMemory } from './graph/graph.js';
+import {
+  DEFAULT_GRAPH_AUTH_POLICY,
+  type GraphAuthPolicy,
+  GraphSearch,
+  type GraphSearchOptions,
+  type GraphSearchResult,
+  graphAuthority,
+} from './graph/search.js';
 
 export interface MemoryOptions {
   readonly ledger: Ledger;
@@ -106,6 +119,11 @@ export interface MemoryOptions {
    * stored as its own entry. Absent: long untrusted content is held (`extraction_required`).
    */
   readonly extractor?: LlmProvider;
+  /**
+   * What counts as authenticated graph structure for AuthSelect (issue 19). Default
+   * `DEFAULT_GRAPH_AUTH_POLICY`: writer kind operator / user / agent AND a trusted lineage label.
+   */
+  readonly graphAuthPolicy?: GraphAuthPolicy;
 }
 
 export class Memory implements MemoryApi {
@@ -122,6 +140,14 @@ export class Memory implements MemoryApi {
   private readonly principals: Principals;
   private readonly detection: DetectionHooks | undefined;
   private readonly investigator: Investigator;
+  private readonly graphSearch_: GraphSearch;
+  private readonly graphAuthPolicy: GraphAuthPolicy;
+  /** Per principal: its graph (own and OPERATOR entries) and the chain its refreshes run on. */
+  private readonly graphs = new Map<
+    string,
+    { graph: Promise<GraphMemory>; chain: Promise<unknown> }
+  >();
+  private readonly writerKinds = new Map<string, Promise<PrincipalKind | undefined>>();
 
   constructor(opts: MemoryOptions) {
     this.ledger = opts.ledger;
@@ -170,11 +196,18 @@ export class Memory implements MemoryApi {
       lineageConfig({
         ...(opts.lineage === undefined ? {} : { options: opts.lineage }),
         ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
-        ...(opts.explicitParentsOnly === undefined ? {} : { explicitParentsOnly: opts.explicitParentsOnly }),
+        ...(opts.explicitParentsOnly === undefined
+          ? {}
+          : { explicitParentsOnly: opts.explicitParentsOnly }),
       }),
     );
     const lineageOptions = this.lineage.config.options;
-    this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.ledger, audit, lineageOptions);
+    this.actions = new ActionChecker(
+      gateFor(opts.policy, lineageOptions),
+      this.ledger,
+      audit,
+      lineageOptions,
+    );
     this.dimensions = opts.embedder.dimensions;
     this.writer = new WritePath(ctx, this.lineage, {
       embedder: opts.embedder,
@@ -186,6 +219,13 @@ export class Memory implements MemoryApi {
     this.reviews = new ReviewQueue(ctx, this.writer, this.lineage);
     this.principals = new Principals(ctx);
     this.investigator = new Investigator(ctx, opts.embedder);
+    this.graphAuthPolicy = opts.graphAuthPolicy ?? DEFAULT_GRAPH_AUTH_POLICY;
+    this.graphSearch_ = new GraphSearch({
+      random: ctx.random,
+      embedder: opts.embedder,
+      policy: () => this.actions.gate.policy,
+      audit,
+    });
     ctx.metrics.setEntriesCollector(async () => {
       const counts = await ctx.storage.countEntries({ nowNs: ctx.clock.nowNs() });
       return Object.fromEntries(counts.map((c) => [c.tier, c.count]));
@@ -200,7 +240,10 @@ export class Memory implements MemoryApi {
 
   async add(content: string, opts: AddOptions): Promise<AddResult> {
     if (opts.embedding === undefined) return this.writer.add(content, opts);
-    return this.writer.add(content, { ...opts, embedding: callerVector(opts.embedding, this.dimensions) });
+    return this.writer.add(content, {
+      ...opts,
+      embedding: callerVector(opts.embedding, this.dimensions),
+    });
   }
 
   // ---- read path (search.ts) -----------------------------------------------------------------
@@ -353,6 +396,45 @@ export class Memory implements MemoryApi {
     return this.investigator.entry(id, opts.principal);
   }
 
+  // ---- graph search (graph/search.ts) ---------------------------------------------------------
+
+  /** Graph search with AuthSelect over the principal's graph (see `MemoryApi.graphSearch`). */
+  async graphSearch(query: string, opts: GraphSearchOptions): Promise<GraphSearchResult> {
+    const principal = opts.principal;
+    this.view(principal); // refuses an empty principal
+    let slot = this.graphs.get(principal);
+    if (slot === undefined) {
+      const graph = GraphMemory.open({
+        ledger: this.ledger,
+        visible: (e) => e.owner === principal || e.tier === 'OPERATOR',
+        authority: async (e) =>
+          graphAuthority(this.graphAuthPolicy, e, await this.writerKind(e.writer)),
+      });
+      slot = { graph, chain: Promise.resolve() };
+      this.graphs.set(principal, slot);
+      graph.catch(() => this.graphs.delete(principal));
+    }
+    const s = slot;
+    // One refresh-and-select at a time per principal (a fold is not re-entrant).
+    const run = s.chain.then(async () => {
+      const g = await s.graph;
+      await g.refresh();
+      return this.graphSearch_.search(g, query, opts);
+    });
+    s.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private writerKind(writer: string): Promise<PrincipalKind | undefined> {
+    let k = this.writerKinds.get(writer);
+    if (k === undefined) {
+      k = this.ctx.storage.getPrincipal(writer).then((p) => p?.kind);
+      this.writerKinds.set(writer, k);
+      k.catch(() => this.writerKinds.delete(writer));
+    }
+    return k;
+  }
+
   async verifierKey(): Promise<string> {
     return formatVerifierKey(this.ledger.log.origin, this.ledger.checkpointPublicKey);
   }
@@ -378,7 +460,10 @@ export class Memory implements MemoryApi {
    * Register a principal (its Ed25519 key held by the host) and issue a bearer API key. The
    * secret is returned once; only its SHA-256 is stored.
    */
-  createPrincipal(kind: PrincipalKind, name: string): Promise<{ id: string; kid: string; apiKey: string }> {
+  createPrincipal(
+    kind: PrincipalKind,
+    name: string,
+  ): Promise<{ id: string; kid: string; apiKey: string }> {
     return this.principals.create(kind, name);
   }
 

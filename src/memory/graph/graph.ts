@@ -34,6 +34,7 @@ import { MemwardenError } from '../../core/errors.js';
 import {
   type Authority,
   type SourceTier,
+  type TrustLabel,
   authorityRank,
   effectiveAuthority,
   meetAuthority,
@@ -101,6 +102,17 @@ export interface GraphMemoryOptions {
    * OPERATOR ones (the MCP server passes exactly that).
    */
   readonly visible?: (entry: { readonly owner: string; readonly tier: SourceTier }) => boolean;
+  /**
+   * The authentication policy (issue 19): the authority a verified write carries into the index
+   * before min-inheritance — what decides membership of the authenticated subgraph G_A.
+   * Default: the entry's effective authority (tier and lineage label, `core/trust`);
+   * `graphAuthority(policy, writerKind)` (memory/graph/search) adds the writer's kind.
+   */
+  readonly authority?: (entry: {
+    readonly writer: string;
+    readonly tier: SourceTier;
+    readonly label: TrustLabel;
+  }) => Authority | Promise<Authority>;
 }
 
 export interface GraphSelection extends AuthSelectResult {
@@ -156,16 +168,20 @@ export class GraphMemory {
     const v = await this.opts.ledger.verifyStored(s);
     if (!v.ok) return false;
     const e = v.entry;
-    this.fold(
-      e.id,
-      e.kind,
-      e.content,
-      e.writer,
-      e.tier,
-      effectiveAuthority(e.tier, e.label),
-      e.parents,
-    );
+    this.fold(e.id, e.kind, e.content, e.writer, e.tier, await this.ownAuthority(e), e.parents);
     return true;
+  }
+
+  /** A verified write's own authority under the graph's authentication policy. */
+  private async ownAuthority(e: {
+    readonly writer: string;
+    readonly tier: SourceTier;
+    readonly label: TrustLabel;
+  }): Promise<Authority> {
+    const policy = this.opts.authority;
+    if (policy === undefined) return effectiveAuthority(e.tier, e.label);
+    // Never above the entry's own effective authority, whatever a policy returns.
+    return meetAuthority(effectiveAuthority(e.tier, e.label), await policy(e));
   }
 
   /** Apply one verified entry to the state and the index. */
@@ -340,15 +356,7 @@ export class GraphMemory {
       ...(parents.length > 0 ? { parents, weights: parents.map(() => 1) } : {}),
     });
     const e = r.entry;
-    this.fold(
-      e.id,
-      e.kind,
-      e.content,
-      e.writer,
-      e.tier,
-      effectiveAuthority(e.tier, e.label),
-      e.parents,
-    );
+    this.fold(e.id, e.kind, e.content, e.writer, e.tier, await this.ownAuthority(e), e.parents);
     return e.id;
   }
 
@@ -371,15 +379,7 @@ export class GraphMemory {
       kind: PASSAGE_KIND,
     });
     const e = r.entry;
-    this.fold(
-      e.id,
-      e.kind,
-      e.content,
-      e.writer,
-      e.tier,
-      effectiveAuthority(e.tier, e.label),
-      e.parents,
-    );
+    this.fold(e.id, e.kind, e.content, e.writer, e.tier, await this.ownAuthority(e), e.parents);
     let x = extraction;
     if (x === undefined && this.opts.extractor !== undefined) {
       try {
@@ -466,7 +466,12 @@ export class GraphMemory {
   }
 
   /** PPR selection of `k` passages for `query`, with its AuthSelect replay (§5.1). */
-  select(query: string, k = 5, seedsOverride?: readonly string[]): GraphSelection {
+  select(
+    query: string,
+    k = 5,
+    seedsOverride?: readonly string[],
+    candidates?: ArrayLike<number>,
+  ): GraphSelection {
     const seeds = seedsOverride ?? this.groundQuery(query);
     const seedNodes = seeds
       .map((s) => this.index.index(entityNode(s)))
@@ -477,13 +482,13 @@ export class GraphMemory {
       this.index,
       {
         seeds: seedNodes.map((node) => ({ node, weight: 1 })),
-        candidates: this.index.nodesOfKind('passage'),
+        candidates: candidates ?? this.index.nodesOfKind('passage'),
         k,
       },
       this.opts.ppr,
     );
     const toIds = (ns: readonly number[]): string[] =>
-      ns.map((n) => this.index.id(n).slice('passage:'.length));
+      ns.map((n) => this.index.id(n).replace(/^(passage|entity):/, ''));
     return {
       ...r,
       fullIds: toIds(r.full),
