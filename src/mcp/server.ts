@@ -312,6 +312,24 @@ async function memoryTool(
         ...(r.smoothing === undefined ? {} : { smoothing: r.smoothing }),
       });
     }
+    case 'graph_search': {
+      const seeds = optStrs(a, 'seeds');
+      const r = await m.graphSearch(reqStr(a, 'query', 8192), {
+        principal,
+        ...opt('selector', optEnum(a, 'selector', ['ppr', 'community', 'rrf'] as const)),
+        ...opt('k', optNum(a, 'k', 1, 50, true)),
+        ...opt('seeds', seeds),
+        ...opt('action', optStr(a, 'action', 128)),
+      });
+      const head = `graph selection (${r.selector}${r.seeds.length > 0 ? `, seeds ${r.seeds.join(', ')}` : ''}): AuthSelect ${r.authSelect.mode}${r.authSelect.diverged ? ', DIVERGED from the authenticated subgraph' : ''}${r.verdict === undefined ? '' : `; gate verdict for ${optStr(a, 'action', 128)}: ${r.verdict.kind} (${r.verdict.reason})`}`;
+      const body =
+        r.authSelect.authenticated !== undefined &&
+        r.verdict !== undefined &&
+        r.verdict.kind !== 'allow'
+          ? `${head}\n\nAuthenticated selection (use this one):\n${r.authSelect.authenticated.context}`
+          : `${head}\n\n${r.context === '' ? '(nothing selected)' : r.context}`;
+      return ok(body, r as unknown as Record<string, unknown>);
+    }
     case 'vote_smoothed': {
       const v = voteOn(
         {

@@ -92,6 +92,7 @@ export const MEMORY_TOOL_NAMES = [
   'delete_memory',
   'memory_history',
   'vote_smoothed',
+  'graph_search',
 ] as const;
 export type MemoryToolName = (typeof MEMORY_TOOL_NAMES)[number];
 
@@ -299,6 +300,86 @@ const memoryTools: readonly Tool[] = [
   },
 ];
 
+const graphHitSchema = {
+  type: 'object',
+  properties: {
+    node: { type: 'string', enum: ['entity', 'passage'] },
+    name: str,
+    entryId: str,
+    content: str,
+    score: num,
+    tier: str,
+    label: str,
+    authority: str,
+    untrusted: { type: 'boolean' },
+  },
+  required: [
+    'node',
+    'name',
+    'entryId',
+    'content',
+    'score',
+    'tier',
+    'label',
+    'authority',
+    'untrusted',
+  ],
+} as const;
+
+/** Graph search (issue 19), beside the reference-compatible knowledge-graph tools. */
+const graphSearchTool: Tool = {
+  name: 'graph_search',
+  title: 'Graph search (AuthSelect)',
+  description:
+    "Select the entities and passages of the caller's knowledge graph most relevant to a query: Personalized PageRank from the entities it names (ppr, default), the seed's community (community), or rank fusion of text similarity (rrf). Results are sealed memory segments with scores. Give `action` (the tool the selection will justify, e.g. send_money) to have the selection replayed on the authenticated subgraph (AuthSelect): if unauthenticated structure changed it, the gate's verdict is not allow and the authenticated selection is returned.",
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: str,
+      selector: { type: 'string', enum: ['ppr', 'community', 'rrf'] },
+      k: { type: 'integer', minimum: 1, maximum: 50 },
+      seeds: { ...strs, description: 'Seed entity names (default: the entities the query names)' },
+      action: { type: 'string', description: 'The tool this selection will justify' },
+    },
+    required: ['query'],
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      selector: str,
+      seeds: strs,
+      results: { type: 'array', items: graphHitSchema },
+      context: str,
+      seal: str,
+      authSelect: {
+        type: 'object',
+        properties: {
+          mode: { type: 'string', enum: ['clean', 'certified', 'replayed', 'immune'] },
+          diverged: { type: 'boolean' },
+          authority: str,
+          authenticated: {
+            type: 'object',
+            properties: {
+              results: { type: 'array', items: graphHitSchema },
+              context: str,
+              seal: str,
+            },
+            required: ['results', 'context', 'seal'],
+          },
+        },
+        required: ['mode', 'diverged', 'authority'],
+      },
+      verdict: {
+        type: 'object',
+        properties: { kind: str, reason: str, required: str },
+        required: ['kind', 'reason', 'required'],
+      },
+    },
+    required: ['selector', 'seeds', 'results', 'context', 'seal', 'authSelect'],
+  },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
 const KG_DESCRIPTIONS: Record<KgToolName, string> = {
   create_entities: 'Create multiple new entities in the knowledge graph',
   create_relations:
@@ -363,4 +444,4 @@ const kgTools: readonly Tool[] = (Object.keys(KG_TOOL_SCHEMAS) as KgToolName[]).
 }));
 
 /** Every tool, in `tools/list` order. */
-export const MCP_TOOLS: readonly Tool[] = [...memoryTools, ...kgTools];
+export const MCP_TOOLS: readonly Tool[] = [...memoryTools, graphSearchTool, ...kgTools];

@@ -14,6 +14,7 @@ import {
   PurgeBodySchema,
   ReasonBodySchema,
   SearchBodySchema,
+  GraphSearchBodySchema,
   UpdateBodySchema,
   VoteBodySchema,
 } from './schemas.js';
@@ -152,6 +153,48 @@ const schemas: Record<string, Json> = {
     description:
       'present on a smoothed search: `results` is the pool, `context` is empty, the model reads each of `contexts` in its own call (SMSR Algorithm 1)',
   },
+  GraphHit: obj(
+    {
+      node: { enum: ['entity', 'passage'] },
+      name: str,
+      entryId: str,
+      content: str,
+      score: { type: 'number' },
+      tier: { enum: [...SourceTiers] },
+      label: { enum: [...TrustLabels] },
+      authority: { enum: [...AuthorityLevels] },
+      untrusted: { type: 'boolean' },
+    },
+    ['node', 'name', 'entryId', 'content', 'score', 'tier', 'label', 'authority', 'untrusted'],
+  ),
+  GraphSearchResult: obj(
+    {
+      selector: { enum: ['ppr', 'community', 'rrf'] },
+      seeds: arr(str),
+      results: arr(ref('GraphHit')),
+      context: str,
+      seal: str,
+      authSelect: obj(
+        {
+          mode: { enum: ['clean', 'certified', 'replayed', 'immune'] },
+          diverged: { type: 'boolean' },
+          authority: { enum: [...AuthorityLevels] },
+          authenticated: obj({ results: arr(ref('GraphHit')), context: str, seal: str }, [
+            'results',
+            'context',
+            'seal',
+          ]),
+        },
+        ['mode', 'diverged', 'authority'],
+      ),
+      verdict: obj({ kind: str, reason: str, required: { enum: [...AuthorityLevels] } }, [
+        'kind',
+        'reason',
+        'required',
+      ]),
+    },
+    ['selector', 'seeds', 'results', 'context', 'seal', 'authSelect'],
+  ),
   SmoothedVote: obj(
     {
       verdict: { enum: ['correct', 'malicious', 'neither'] },
@@ -283,6 +326,7 @@ const schemas: Record<string, Json> = {
   AddBody: bodySchema(AddBodySchema),
   SearchBody: bodySchema(SearchBodySchema),
   VoteBody: bodySchema(VoteBodySchema),
+  GraphSearchBody: bodySchema(GraphSearchBodySchema),
   UpdateBody: bodySchema(UpdateBodySchema),
   ReasonBody: bodySchema(ReasonBodySchema),
   PurgeBody: { ...bodySchema(PurgeBodySchema), description: 'exactly one of source, contentHash' },
@@ -346,6 +390,15 @@ const v1: Record<string, Record<string, Json>> = {
         "Certified outcome of a smoothed search: the caller's verdicts on each ablated context's answer, strict majority, certificate recomputed (SMSR)",
       requestBody: body('VoteBody'),
       responses: { '200': ok('the outcome', ref('SmoothedVote')), ...errors(400, 415) },
+    },
+  },
+  '/v1/graph/search': {
+    post: {
+      operationId: 'graphSearch',
+      summary:
+        "PPR / community / RRF selection over the caller's graph, sealed and scored; with `action`, replayed on the authenticated subgraph (AuthSelect) and decided by the gate",
+      requestBody: body('GraphSearchBody'),
+      responses: { '200': ok('the selection', ref('GraphSearchResult')), ...errors(400, 413, 415) },
     },
   },
   '/v1/actions/check': {

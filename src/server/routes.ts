@@ -29,6 +29,7 @@ import {
   ReviewsQuerySchema,
   MAX_CONTEXT_BYTES,
   SearchBodySchema,
+  GraphSearchBodySchema,
   UpdateBodySchema,
   VoteBodySchema,
 } from './schemas.js';
@@ -171,6 +172,15 @@ export function registerRoutes(
     const v = voteOn(defined(params) as Parameters<typeof voteOn>[0], verdicts);
     const { ids: _none, ...rest } = v;
     return c.json(rest);
+  });
+
+  // Graph search with AuthSelect (issue 19): the principal's graph only.
+  app.post('/v1/graph/search', async (c) => {
+    const { query, ...rest } = await readJson(c, GraphSearchBodySchema);
+    assertContentSize(query, 'query');
+    return c.json(
+      await memory.graphSearch(query, { ...defined(rest), principal: c.get('principal') }),
+    );
   });
 
   // The sensitive-action gate (MemLineage §3.7): every verdict is audited by the memory layer.

@@ -74,6 +74,15 @@ export const VoteBodySchema = z.strictObject({
   verdicts: z.array(Verdict).min(1).max(101),
 });
 
+/** Graph search (issue 19): selection over the caller's graph; `action` asks for AuthSelect. */
+export const GraphSearchBodySchema = z.strictObject({
+  query: z.string().min(1),
+  selector: z.enum(['ppr', 'community', 'rrf']).optional(),
+  k: z.number().int().min(1).max(50).optional(),
+  seeds: z.array(z.string().min(1).max(256)).min(1).max(32).optional(),
+  action: z.string().min(1).max(128).optional(),
+});
+
 export const SearchBodySchema = z.strictObject({
   query: z.string().min(1),
   limit: z.number().int().min(1).max(100).optional(),

@@ -85,6 +85,7 @@ describe('memwarden MCP server (in-memory transport)', () => {
       'delete_memory',
       'memory_history',
       'vote_smoothed',
+      'graph_search',
       ...KG_NAMES,
     ]);
     const by = new Map(tools.map((t) => [t.name, t]));

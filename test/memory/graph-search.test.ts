@@ -132,6 +132,10 @@ describe('Memory.graphSearch with AuthSelect (issue 19)', () => {
     expect(replay.results.map((h) => h.name)).not.toContain('EvilIBAN');
     expect(replay.results.map((h) => h.name)).toContain('GoodIBAN');
     expect(parseSegments(replay.context, replay.seal)).toHaveLength(replay.results.length);
+    // The trusted Landlord segment never carries the peer's lower-authority relation text.
+    const landlord = r.results.find((h) => h.name === 'Landlord');
+    expect(landlord?.authority).toBe('A');
+    expect(landlord?.content).not.toContain('EvilIBAN');
   });
 
   it('tool principal: never authenticated, whatever its label', async () => {

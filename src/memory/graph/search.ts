@@ -417,29 +417,42 @@ function labelFor(a: Authority): TrustLabel {
   return authorityRank(a) >= authorityRank('A') ? 'TRUSTED' : 'EXTERNAL';
 }
 
-/** Each entity's relations as text (at most 20 per entity). */
-function relationsByEntity(graph: GraphMemory): Map<string, string[]> {
-  const out = new Map<string, string[]>();
+/** Each entity's relations as text with their authority (at most 20 per entity). */
+function relationsByEntity(
+  graph: GraphMemory,
+): Map<string, { text: string; authority: Authority }[]> {
+  const out = new Map<string, { text: string; authority: Authority }[]>();
   for (const r of graph.allRelations()) {
-    const t = `${r.from} ${r.relationType} ${r.to}`;
+    const x = { text: `${r.from} ${r.relationType} ${r.to}`, authority: r.provenance.authority };
     for (const name of r.from === r.to ? [r.from] : [r.from, r.to]) {
       const l = out.get(name) ?? [];
-      if (l.length < 20) l.push(t);
+      if (l.length < 20) l.push(x);
       out.set(name, l);
     }
   }
   return out;
 }
 
-function itemText(graph: GraphMemory, n: number, rels: Map<string, string[]>): string {
+/**
+ * An item's text. An entity's segment carries its observations and relations only when they
+ * were written with at least the entity's own authority: a segment is labelled with one
+ * authority, and a lower-authority fact inside a trusted entity's segment would be laundered.
+ */
+function itemText(
+  graph: GraphMemory,
+  n: number,
+  rels: Map<string, { text: string; authority: Authority }[]>,
+): string {
   const id = graph.index.id(n);
   if (id.startsWith('passage:')) return graph.passage(id.slice('passage:'.length))?.content ?? '';
   const e = graph.entity(id.slice('entity:'.length));
   if (e === undefined) return '';
+  const floor = authorityRank(graph.index.nodeAuthority(n));
+  const ok = (a: Authority): boolean => authorityRank(a) >= floor;
   return [
     `${e.name} (${e.entityType})`,
-    ...e.observations.map((o) => o.text),
-    ...(rels.get(e.name) ?? []),
+    ...e.observations.filter((o) => ok(o.provenance.authority)).map((o) => o.text),
+    ...(rels.get(e.name) ?? []).filter((r) => ok(r.authority)).map((r) => r.text),
   ].join('\n');
 }
 
