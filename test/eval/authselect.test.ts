@@ -36,9 +36,14 @@ describe('AuthSelect evaluation', () => {
     expect(s.corpus.cleanCorrect).toBeGreaterThan(10);
     for (const d of DEFENCES) {
       expect(s.defences[d].rows).toBeGreaterThan(100);
-      expect(typeof s.defences[d].harm).toBe('number');
-      expect(typeof s.defences[d].overblock).toBe('number');
-      expect(typeof s.defences[d].ifcBlindRows).toBe('number');
+      // Issue 19: these were `typeof … === 'number'`, which cannot fail. The rates must be the
+      // row counts they summarise, and IFC-blind rows a subset of the rows.
+      const x = s.defences[d];
+      expect(x.harm).toBeCloseTo(x.harmfulRows / x.rows, 3);
+      expect(x.overblock).toBeGreaterThanOrEqual(0);
+      expect(x.overblock).toBeLessThanOrEqual(1);
+      expect(Number.isInteger(x.ifcBlindRows)).toBe(true);
+      expect(x.ifcBlindRows).toBeLessThanOrEqual(x.rows);
     }
     expect(s.runtimeMs).toBeLessThan(60_000);
   });
