@@ -311,7 +311,7 @@ export class KnowledgeGraphTools {
     };
   }
 
-  /** Case-insensitive match on names, types and observation text; relations among the hits. */
+  /** Case-insensitive match on names, types and observation text; relations touching the hits. */
   search_nodes(args: unknown): KgGraph {
     const q = s(obj(args, 'arguments').query, 'query').toLowerCase();
     const hits = this.graph
@@ -325,7 +325,7 @@ export class KnowledgeGraphTools {
     return this.subgraph(hits);
   }
 
-  /** The named entities (missing names skipped) and the relations among them. */
+  /** The named entities (missing names skipped) and the relations touching them. */
   open_nodes(args: unknown): KgGraph {
     const names = ss(obj(args, 'arguments').names, 'names');
     return this.subgraph(
@@ -339,7 +339,9 @@ export class KnowledgeGraphTools {
       entities: es.map(toEntity),
       relations: this.graph
         .allRelations()
-        .filter((r) => names.has(r.from) && names.has(r.to))
+        // As the reference server does now: every relation with at least one endpoint among
+        // the entities (a node's connections to entities outside the set are returned).
+        .filter((r) => names.has(r.from) || names.has(r.to))
         .map(toRelation),
     };
   }
