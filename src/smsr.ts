@@ -10,13 +10,18 @@ import type { WordSource } from './core/smsr/index.js';
 import { wordsFromRandomSource } from './memory/read/smsr.js';
 
 export {
+  DEFAULT_FLOOD_POLICY,
+  FloodWindow,
   Verdicts,
   aggregateVerdicts,
+  floodBudget,
   certificate,
   delta,
   planPoolSize,
   sampleSubset,
   type Certificate,
+  type FloodBudget,
+  type FloodPolicy,
   type Plan,
   type Verdict,
   type VerdictCounts,

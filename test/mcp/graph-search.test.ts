@@ -66,7 +66,7 @@ describe('MCP graph_search (issue 19)', () => {
       'DERIVED_UNTRUSTED',
     );
     const r = await call({ query: PAYEE_QUESTION, k: 3, action: 'send_money' });
-    const sc = r.structuredContent as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const sc = r.structuredContent as Record<string, any>;  
     expect(sc.authSelect.diverged).toBe(true);
     expect(sc.verdict.kind).not.toBe('allow');
     expect(text(r)).toContain('DIVERGED');

@@ -56,7 +56,7 @@ describe('MCP search_memory with smoothing (issue 19)', () => {
       smoothing: { m: 9, k: 3, runs: 5 },
     });
     expect(r.isError).not.toBe(true);
-    const sc = r.structuredContent as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const sc = r.structuredContent as Record<string, any>;  
     const s = sc.smoothing;
     expect(s.poolSize).toBe(9);
     expect(s.contexts).toHaveLength(5);

@@ -52,7 +52,7 @@ async function post(body: unknown, key = aliceKey) {
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, json: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return { status: res.status, json: (await res.json()) as Record<string, any> };  
 }
 
 describe('POST /v1/graph/search (issue 19)', () => {

@@ -57,7 +57,7 @@ async function post(path: string, body: unknown) {
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, json: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return { status: res.status, json: (await res.json()) as Record<string, any> };  
 }
 
 describe('POST /v1/memories/search with smoothing (issue 19)', () => {

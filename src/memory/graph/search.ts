@@ -21,7 +21,7 @@ import { toHex } from '../../core/bytes.js';
 import { MemwardenError } from '../../core/errors.js';
 import { type Policy, decideByAuthority, requiredAuthority } from '../../core/gate/index.js';
 import {
-  GraphIndex,
+  type GraphIndex,
   authSelect,
   communitySelect,
   divergenceAuthority,
