@@ -81,6 +81,18 @@ describe('AuthSelect evaluation', () => {
     expect(l.misdirected.justification_ifc).toBe(l.misdirected.none);
     expect(l.misdirected.authselect).toBe(0);
     expect(l.chainValid).toBe(true);
+    // Issue 19: the compromised peer as an agent principal (USER_OBSERVED = A). Derived from the
+    // web content it read: not authenticated, harm 0 with AuthSelect; without lineage it is
+    // authenticated by the default policy (disclosed) and not by the users-only policy.
+    const a = res.summary.ledgerAgent!;
+    const derived = a['agent_derived_from_web']!;
+    expect(derived.attempted).toBe(l.attempted);
+    expect(derived.misdirected.none).toBeGreaterThan(0);
+    expect(derived.misdirected.authselect).toBe(0);
+    expect(a['agent_no_lineage_users_only_policy']!.misdirected.authselect).toBe(0);
+    expect(a['agent_no_lineage_default_policy']!.misdirected.authselect).toBe(
+      a['agent_no_lineage_default_policy']!.misdirected.none,
+    );
     const t = new TransferLedger();
     t.commit('A', 'x');
     t.commit('B', 'y');
