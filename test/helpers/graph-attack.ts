@@ -1,10 +1,12 @@
 /**
  * A small payee graph in a user's scope and a compromised peer's structural attack on it
- * (issue 19 graph-search tests): entries written as signed ledger entries with the tier and
- * lineage label the write would carry.
+ * (issue 19 graph-search tests): entries committed as signed ledger entries with the tier and
+ * lineage label the write would carry — a peer writing into the user's scope is not something
+ * a channel offers (isolation), so the fixture commits below the write path.
  */
 import type { SourceTier, TrustLabel } from '../../src/core/trust.js';
 import { GRAPH_KIND, type GraphObject, encodeGraphObject } from '../../src/memory/graph/objects.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 import type { Ledger } from '../../src/memory/log/ledger.js';
 
 export type GraphWrite = (
@@ -17,7 +19,7 @@ export type GraphWrite = (
 export function graphWriter(ledger: Ledger, ns: string): GraphWrite {
   return async (writer, o, tier, label) =>
     (
-      await ledger.write({
+      await committerOf(ledger).write({
         writer,
         ns,
         content: encodeGraphObject(o),

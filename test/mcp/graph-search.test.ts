@@ -11,21 +11,29 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
-import { Memory } from '../../src/open.js';
+import { MemoryBackend } from '../../src/adapters/memory/index.js';
+import type { Ledger } from '../../src/memory/log/ledger.js';
+import type { Memory } from '../../src/memory/memory.js';
+import { withReadModel } from '../../src/memory/read/read-model.js';
+import { testMemory } from '../memory/helpers-memory.js';
 import { PAYEE_QUESTION, graphWriter, payeeAttack, payeeGraph } from '../helpers/graph-attack.js';
 
 let dir = '';
 let memory: Memory;
+let ledger: Ledger;
 let client: Client;
 let alice = '';
 let agent = '';
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mw-mcp-graph-'));
-  memory = await Memory.open({ dataDir: dir, ephemeral: true, embedder: 'deterministic' });
+  ({ mem: memory, ledger } = await testMemory(
+    withReadModel(await MemoryBackend.open()),
+    'graph-search-edge',
+  ));
   alice = (await memory.createPrincipal('user', 'alice')).id;
   agent = (await memory.createPrincipal('agent', 'peer')).id;
-  await payeeGraph(graphWriter(memory.ledger, alice), alice);
+  await payeeGraph(graphWriter(ledger, alice), alice);
   const backend = await McpBackend.open(memory);
   const [ct, st] = InMemoryTransport.createLinkedPair();
   await createMcpServer(backend, alice).connect(st);
@@ -59,14 +67,9 @@ describe('MCP graph_search (issue 19)', () => {
     });
     expect(text(clean)).toContain('GoodIBAN');
 
-    await payeeAttack(
-      graphWriter(memory.ledger, alice),
-      agent,
-      'USER_OBSERVED',
-      'DERIVED_UNTRUSTED',
-    );
+    await payeeAttack(graphWriter(ledger, alice), agent, 'USER_OBSERVED', 'DERIVED_UNTRUSTED');
     const r = await call({ query: PAYEE_QUESTION, k: 3, action: 'send_money' });
-    const sc = r.structuredContent as Record<string, any>;  
+    const sc = r.structuredContent as Record<string, any>;
     expect(sc.authSelect.diverged).toBe(true);
     expect(sc.verdict.kind).not.toBe('allow');
     expect(text(r)).toContain('DIVERGED');

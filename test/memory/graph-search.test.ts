@@ -17,6 +17,7 @@ import { parseSegments } from '../../src/core/render/sentinel.js';
 import type { SourceTier, TrustLabel } from '../../src/core/trust.js';
 import { GRAPH_KIND, type GraphObject, encodeGraphObject } from '../../src/memory/graph/objects.js';
 import { USERS_ONLY_GRAPH_AUTH_POLICY } from '../../src/memory/graph/search.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 import type { Ledger } from '../../src/memory/log/ledger.js';
 import type { Memory } from '../../src/memory/memory.js';
 import { withReadModel } from '../../src/memory/read/read-model.js';
@@ -49,7 +50,7 @@ async function world(extra: Parameters<typeof testMemory>[2] = {}): Promise<Worl
   const tool = (await mem.createPrincipal('tool', 'web-clipper')).id;
   const write = async (writer: string, o: GraphObject, tier: SourceTier, label?: TrustLabel) =>
     (
-      await ledger.write({
+      await committerOf(ledger).write({
         writer,
         ns: user,
         content: encodeGraphObject(o),

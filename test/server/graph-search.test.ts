@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSegments } from '../../src/core/render/sentinel.js';
-import { Memory } from '../../src/open.js';
+import { MemoryBackend } from '../../src/adapters/memory/index.js';
+import type { Ledger } from '../../src/memory/log/ledger.js';
+import type { Memory } from '../../src/memory/memory.js';
+import { withReadModel } from '../../src/memory/read/read-model.js';
+import { testMemory } from '../memory/helpers-memory.js';
 import { createApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
 import { Metrics } from '../../src/server/metrics.js';
@@ -17,6 +21,7 @@ import { PAYEE_QUESTION, graphWriter, payeeAttack, payeeGraph } from '../helpers
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-http-graph-'));
 let mem: Memory;
+let ledger: Ledger;
 let app: ReturnType<typeof createApp>;
 let aliceKey = '';
 let bobKey = '';
@@ -24,16 +29,14 @@ let agent = '';
 let alice = '';
 
 beforeAll(async () => {
-  mem = await Memory.open({
-    dataDir: dir,
-    ephemeral: true,
-    embedder: 'deterministic',
-    metrics: new Metrics(),
-  });
+  ({ mem: mem, ledger } = await testMemory(
+    withReadModel(await MemoryBackend.open()),
+    'graph-search-edge',
+  ));
   ({ id: alice, apiKey: aliceKey } = await mem.createPrincipal('user', 'alice'));
   bobKey = (await mem.createPrincipal('user', 'bob')).apiKey;
   agent = (await mem.createPrincipal('agent', 'peer')).id;
-  await payeeGraph(graphWriter(mem.ledger, alice), alice);
+  await payeeGraph(graphWriter(ledger, alice), alice);
   app = createApp({
     memory: mem,
     auth: { authenticate: (t) => mem.authenticate(t) },
@@ -52,7 +55,7 @@ async function post(body: unknown, key = aliceKey) {
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, json: (await res.json()) as Record<string, any> };  
+  return { status: res.status, json: (await res.json()) as Record<string, any> };
 }
 
 describe('POST /v1/graph/search (issue 19)', () => {
@@ -72,7 +75,7 @@ describe('POST /v1/graph/search (issue 19)', () => {
   });
 
   it('a compromised peer agent (edges derived from tool content): divergence, not allowed, authenticated selection returned', async () => {
-    await payeeAttack(graphWriter(mem.ledger, alice), agent, 'USER_OBSERVED', 'DERIVED_UNTRUSTED');
+    await payeeAttack(graphWriter(ledger, alice), agent, 'USER_OBSERVED', 'DERIVED_UNTRUSTED');
     const r = await post({ query: PAYEE_QUESTION, k: 3, action: 'send_money' });
     expect(r.status).toBe(200);
     expect(r.json.results.map((h: { name: string }) => h.name)).toContain('EvilIBAN');

@@ -35,6 +35,7 @@ import { DeterministicExtractor } from '../../memory/graph/extract.js';
 import { canonicalJson } from '../../memory/graph/objects.js';
 import { GraphMemory, type WriteContext } from '../../memory/graph/graph.js';
 import { Ledger } from '../../memory/log/ledger.js';
+import { ledgerGraph } from './ledger-graph.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
 import { ATTACK_ARMS, type AttackArm, type AttackInput, planAttack } from './attacks.js';
 import { type Corpus, type Question, generateCorpus } from './corpus.js';
@@ -240,7 +241,7 @@ async function buildWorld(seed: number, scale: number): Promise<World> {
   ]);
   const policy = { current: DEFAULT_GRAPH_AUTH_POLICY };
   const g = await GraphMemory.open({
-    ledger,
+    ...ledgerGraph(ledger),
     extractor,
     authority: (e) => graphAuthority(policy.current, e, kinds.get(e.writer)),
   });

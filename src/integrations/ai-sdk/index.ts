@@ -16,6 +16,7 @@ export {
   type MemwardenMiddlewareOptions,
   type ModelCallParams,
   type Retrieval,
+  type RememberOutcome,
 } from './middleware.js';
 export { gateFromMemory } from './gate.js';
 export {
