@@ -6,9 +6,7 @@
  */
 import type { ParameterSource, Verdict } from '../core/gate/index.js';
 import type { Authority, PrincipalKind, SourceTier, TrustLabel } from '../core/trust.js';
-import type { GraphSearchOptions, GraphSearchResult } from './graph/search.js';
-
-export type { GraphHit, GraphSearchOptions, GraphSearchResult, GraphSelector } from './graph/search.js';
+import type { ReplayMode } from '../core/graph/index.js';
 
 /** One memory as callers see it (the verified view of a signed entry). */
 export interface MemoryRecord {
@@ -541,4 +539,71 @@ export interface MemoryApi {
    */
   graphSearch(query: string, opts: GraphSearchOptions): Promise<GraphSearchResult>;
   close(): Promise<void>;
+}
+
+// ---- graph search (issue 19; memory/graph/search.ts) ------------------------------------------
+
+export type GraphSelector = 'ppr' | 'community' | 'rrf';
+
+export interface GraphSearchOptions {
+  readonly principal: string;
+  /** Default `ppr`. */
+  readonly selector?: GraphSelector;
+  /** Items selected (1..50, default 5). */
+  readonly k?: number;
+  /** Seed entities by name (default: grounded from the query, then linked semantically). */
+  readonly seeds?: readonly string[];
+  /**
+   * The tool this selection will justify. Given: the selection is replayed on the authenticated
+   * subgraph and the gate decides on the result (`verdict`); audited as `gate.<verdict>`.
+   */
+  readonly action?: string;
+}
+
+/** One selected graph item, as a memory hit is. */
+export interface GraphHit {
+  readonly node: 'entity' | 'passage';
+  /** Entity name, or passage entry id. */
+  readonly name: string;
+  /** The signed entry that created the item. */
+  readonly entryId: string;
+  readonly content: string;
+  /** In [0, 1]: PPR mass / best mass, community degree / best, or normalised RRF. */
+  readonly score: number;
+  readonly tier: SourceTier;
+  readonly label: TrustLabel;
+  /** The item's authority in the graph (after min-inheritance and the policy). */
+  readonly authority: Authority;
+  /** Below A: the item itself is not authenticated. */
+  readonly untrusted: boolean;
+}
+
+export interface GraphSearchResult {
+  readonly selector: GraphSelector;
+  readonly seeds: readonly string[];
+  readonly results: readonly GraphHit[];
+  /** The hits as sentinel segments under `seal` (what a prompt gets). */
+  readonly context: string;
+  readonly seal: string;
+  readonly authSelect: {
+    /** `clean`: no unauthenticated structure; `certified`: the margin proved no change;
+     *  `replayed`: selection recomputed on G_A; `immune`: the selector reads no structure. */
+    readonly mode: ReplayMode | 'immune';
+    /** The selection on G differs from its replay on G_A. */
+    readonly diverged: boolean;
+    /** The authority the selection carries into the gate (U when diverged). */
+    readonly authority: Authority;
+    /** The replay's selection, when it diverged: hits, sealed like `results`. */
+    readonly authenticated?: {
+      readonly results: readonly GraphHit[];
+      readonly context: string;
+      readonly seal: string;
+    };
+  };
+  /** With `action`: the gate's verdict on this selection (AuthSelect §5.2). */
+  readonly verdict?: {
+    readonly kind: string;
+    readonly reason: string;
+    readonly required: Authority;
+  };
 }

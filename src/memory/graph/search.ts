@@ -42,6 +42,9 @@ import {
 } from '../../core/trust.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { GraphMemory } from './graph.js';
+import type { GraphHit, GraphSearchOptions, GraphSearchResult, GraphSelector } from '../api.js';
+
+export type { GraphHit, GraphSearchOptions, GraphSearchResult, GraphSelector };
 
 /** Which writes form the authenticated subgraph G_A (see the module comment). */
 export interface GraphAuthPolicy {
@@ -82,71 +85,7 @@ export function graphAuthority(
   return admitted ? own : meetAuthority(own, 'U');
 }
 
-export type GraphSelector = 'ppr' | 'community' | 'rrf';
 export const GraphSelectors: readonly GraphSelector[] = ['ppr', 'community', 'rrf'];
-
-export interface GraphSearchOptions {
-  readonly principal: string;
-  /** Default `ppr`. */
-  readonly selector?: GraphSelector;
-  /** Items selected (1..50, default 5). */
-  readonly k?: number;
-  /** Seed entities by name (default: grounded from the query, then linked semantically). */
-  readonly seeds?: readonly string[];
-  /**
-   * The tool this selection will justify. Given: the selection is replayed on the authenticated
-   * subgraph and the gate decides on the result (`verdict`); audited as `gate.<verdict>`.
-   */
-  readonly action?: string;
-}
-
-/** One selected graph item, as a memory hit is. */
-export interface GraphHit {
-  readonly node: 'entity' | 'passage';
-  /** Entity name, or passage entry id. */
-  readonly name: string;
-  /** The signed entry that created the item. */
-  readonly entryId: string;
-  readonly content: string;
-  /** In [0, 1]: PPR mass / best mass, community degree / best, or normalised RRF. */
-  readonly score: number;
-  readonly tier: SourceTier;
-  readonly label: TrustLabel;
-  /** The item's authority in the graph (after min-inheritance and the policy). */
-  readonly authority: Authority;
-  /** Below A: the item itself is not authenticated. */
-  readonly untrusted: boolean;
-}
-
-export interface GraphSearchResult {
-  readonly selector: GraphSelector;
-  readonly seeds: readonly string[];
-  readonly results: readonly GraphHit[];
-  /** The hits as sentinel segments under `seal` (what a prompt gets). */
-  readonly context: string;
-  readonly seal: string;
-  readonly authSelect: {
-    /** `clean`: no unauthenticated structure; `certified`: the margin proved no change;
-     *  `replayed`: selection recomputed on G_A; `immune`: the selector reads no structure. */
-    readonly mode: ReplayMode | 'immune';
-    /** The selection on G differs from its replay on G_A. */
-    readonly diverged: boolean;
-    /** The authority the selection carries into the gate (U when diverged). */
-    readonly authority: Authority;
-    /** The replay's selection, when it diverged: hits, sealed like `results`. */
-    readonly authenticated?: {
-      readonly results: readonly GraphHit[];
-      readonly context: string;
-      readonly seal: string;
-    };
-  };
-  /** With `action`: the gate's verdict on this selection (AuthSelect §5.2). */
-  readonly verdict?: {
-    readonly kind: string;
-    readonly reason: string;
-    readonly required: Authority;
-  };
-}
 
 export interface GraphSearchDeps {
   readonly random: { randomBytes(n: number): Uint8Array };
