@@ -60,7 +60,11 @@ import { SearchEngine } from './read/search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect/pipeline.js';
 import { SharedDetection, callerVector, flaggedOf } from './write/write.js';
-import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './detect/calibration.js';
+import {
+  AutoDetection,
+  type AutoDetectionOptions,
+  type DetectionHooks,
+} from './detect/calibration.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './write/lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './log/proofs.js';
 import { Principals } from './identity/principals.js';
@@ -68,6 +72,7 @@ import { readModelOf } from './read/read-model.js';
 import { ReviewQueue } from './write/reviews.js';
 import { Versions } from './write/versions.js';
 import { WritePath } from './write/write-path.js';
+import type { FloodPolicy } from '../core/smsr/flood.js';
 import {
   DEFAULT_GRAPH_AUTH_POLICY,
   type GraphAuthPolicy,
@@ -126,6 +131,11 @@ export interface MemoryOptions {
    * `DEFAULT_GRAPH_AUTH_POLICY`: writer kind operator / user / agent AND a trusted lineage label.
    */
   readonly graphAuthPolicy?: GraphAuthPolicy;
+  /**
+   * Flood control on the write path (issue 19, ADR 0056): default `DEFAULT_FLOOD_POLICY` (two
+   * mutually similar writes per hour per bucket at cosine ≥ 0.85); null turns it off.
+   */
+  readonly floodControl?: FloodPolicy | null;
 }
 
 /** Most principals' graphs kept folded at once (least recently used dropped first). */
@@ -211,13 +221,19 @@ export class Memory implements MemoryApi {
       }),
     );
     const lineageOptions = this.lineage.config.options;
-    this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.#ledger, audit, lineageOptions);
+    this.actions = new ActionChecker(
+      gateFor(opts.policy, lineageOptions),
+      this.#ledger,
+      audit,
+      lineageOptions,
+    );
     this.dimensions = opts.embedder.dimensions;
     this.writer = new WritePath(ctx, this.lineage, {
       embedder: opts.embedder,
       screens: opts.screens ?? [new MarkerScreen()],
       detection,
       extractor: opts.extractor,
+      ...(opts.floodControl === undefined ? {} : { flood: opts.floodControl }),
     });
     this.versions = new Versions(ctx, this.writer);
     this.reviews = new ReviewQueue(ctx, this.writer, this.lineage);
@@ -518,7 +534,11 @@ export class Memory implements MemoryApi {
                     entryEmbedding: NO_VECTOR,
                   });
                   const bad = flaggedOf(
-                    fs.filter((f) => f.detector !== 'embedding_mismatch' && f.detector !== 'implausible_similarity'),
+                    fs.filter(
+                      (f) =>
+                        f.detector !== 'embedding_mismatch' &&
+                        f.detector !== 'implausible_similarity',
+                    ),
                   );
                   for (const f of bad) ctx.metrics.recordSignal(f.detector);
                   return bad.length > 0;
