@@ -471,7 +471,7 @@ export class KnowledgeGraphTools {
     };
   }
 
-  /** Case-insensitive match on names, types and observation text; relations among the hits. */
+  /** Case-insensitive match on names, types and observation text; relations touching the hits. */
   search_nodes(args: unknown): KgGraph {
     const q = this.v.s(obj(args, 'arguments').query, 'query').toLowerCase();
     const hits = this.graph
@@ -485,7 +485,7 @@ export class KnowledgeGraphTools {
     return this.subgraph(hits);
   }
 
-  /** The named entities (missing names skipped) and the relations among them. */
+  /** The named entities (missing names skipped) and the relations touching them. */
   open_nodes(args: unknown): KgGraph {
     const names = this.v.ss(obj(args, 'arguments').names, 'names');
     return this.subgraph(
@@ -499,7 +499,9 @@ export class KnowledgeGraphTools {
       entities: es.map(toEntity),
       relations: this.graph
         .allRelations()
-        .filter((r) => names.has(r.from) && names.has(r.to))
+        // As the reference server does now: every relation with at least one endpoint among
+        // the entities (a node's connections to entities outside the set are returned).
+        .filter((r) => names.has(r.from) || names.has(r.to))
         .map(toRelation),
     };
   }
