@@ -27,6 +27,11 @@ import type {
   ActionVerdict,
   AddOptions,
   AddResult,
+  ActFor,
+  AdminPrincipal,
+  ApiKeyInfo,
+  ApiKeyScope,
+  IssuedApiKey,
   CheckActionInput,
   CheckpointView,
   ConsistencyProofView,
@@ -378,8 +383,60 @@ export class Memory implements MemoryApi {
    * Register a principal (its Ed25519 key held by the host) and issue a bearer API key. The
    * secret is returned once; only its SHA-256 is stored.
    */
-  createPrincipal(kind: PrincipalKind, name: string): Promise<{ id: string; kid: string; apiKey: string }> {
-    return this.principals.create(kind, name);
+  createPrincipal(
+    kind: PrincipalKind,
+    name: string,
+    opts?: { scope?: ApiKeyScope },
+  ): Promise<{ id: string; kid: string; apiKey: string; keyId: string; scope: ApiKeyScope }> {
+    return this.principals.create(kind, name, opts);
+  }
+
+  actFor(platform: string, who: ActFor): Promise<string> {
+    return this.principals.actFor(platform, who);
+  }
+
+  adminCreatePrincipal(opts: {
+    by: string;
+    kind: PrincipalKind;
+    name: string;
+    scope?: ApiKeyScope;
+  }): Promise<AdminPrincipal & { kid: string; key: IssuedApiKey }> {
+    return this.principals.adminCreate(opts);
+  }
+
+  adminListPrincipals(opts: { by: string }): Promise<AdminPrincipal[]> {
+    return this.principals.adminList(opts.by);
+  }
+
+  adminIssueKey(opts: {
+    by: string;
+    principal: string;
+    scope?: ApiKeyScope;
+    revokeOthers?: boolean;
+    reason?: string;
+  }): Promise<IssuedApiKey> {
+    return this.principals.adminIssue(opts);
+  }
+
+  adminListKeys(opts: { by: string; principal: string }): Promise<ApiKeyInfo[]> {
+    return this.principals.adminListKeys(opts);
+  }
+
+  adminRevokeKey(opts: { by: string; keyId: string; reason?: string }): Promise<ApiKeyInfo> {
+    return this.principals.adminRevoke(opts);
+  }
+
+  adminRotateKey(opts: { by: string; keyId: string }): Promise<IssuedApiKey & { replaced: string }> {
+    return this.principals.adminRotate(opts);
+  }
+
+  /**
+   * The store's first operator, when it has none (serve's bootstrap, issue 24): `apiKey` when
+   * given (e.g. MEMWARDEN_OPERATOR_KEY), else a new key, returned this once. Undefined when an
+   * operator exists.
+   */
+  bootstrapOperator(apiKey?: string): Promise<{ id: string; apiKey: string } | undefined> {
+    return this.principals.bootstrapOperator(apiKey);
   }
 
   /** Issue another API key for an existing principal. */

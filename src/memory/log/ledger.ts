@@ -325,6 +325,18 @@ export class Ledger {
     return { ...p, kid };
   }
 
+  /**
+   * Register a principal with its first public key (the host holds the secret, e.g. a derived
+   * one). `PRINCIPAL_ALREADY_REGISTERED` if the id or the key exists; never overwrites.
+   */
+  async registerPrincipalKey(
+    kind: PrincipalKind,
+    name: string,
+    publicKey: Uint8Array,
+  ): Promise<PrincipalRecord> {
+    return this.registry.register(kind, name, publicKey);
+  }
+
   /** Rotate a host-held principal key: the current key signs its successor (ADR 0004). */
   async rotatePrincipalKey(principalId: string): Promise<string> {
     const current = await this.currentKid(principalId);
