@@ -9,50 +9,14 @@
  */
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { MemwardenError } from '../core/errors.js';
 import { PrincipalKinds } from '../core/trust.js';
-import type { ActFor, MemoryApi } from '../memory/api.js';
-import { apiKeyScopeOf } from '../memory/identity/principals.js';
+import type { MemoryApi } from '../memory/api.js';
+import { ACT_FOR_HEADERS, actForHeaders, actingPrincipal } from '../memory/identity/principals.js';
 import { defined, readId, readJson, readQuery, validate } from './request.js';
 import type { AppEnv } from './routes.js';
 import { EmptyQuerySchema } from './schemas.js';
 
-/** The headers naming the end user a platform key acts for (Mem0's user_id / agent_id / run_id). */
-export const ACT_FOR_HEADERS = {
-  userId: 'x-memwarden-user-id',
-  agentId: 'x-memwarden-agent-id',
-  runId: 'x-memwarden-run-id',
-} as const;
-
-/** The end user named by the request's headers, or undefined when it names none. */
-export function actForHeaders(get: (name: string) => string | undefined): ActFor | undefined {
-  const who: { -readonly [K in keyof ActFor]: string } = {};
-  for (const [k, h] of Object.entries(ACT_FOR_HEADERS) as [keyof ActFor, string][]) {
-    const v = get(h);
-    if (v !== undefined) who[k] = v;
-  }
-  return Object.keys(who).length === 0 ? undefined : who;
-}
-
-/**
- * The principal a request acts as: the key's own, or — when the request names an end user —
- * that user's, which only a platform key (`mwp_…`) may do (`AUTH_FORBIDDEN` otherwise).
- */
-export async function actingPrincipal(
-  memory: Pick<MemoryApi, 'actFor'>,
-  token: string,
-  keyPrincipal: string,
-  who: ActFor | undefined,
-): Promise<string> {
-  if (who === undefined) return keyPrincipal;
-  if (apiKeyScopeOf(token) !== 'platform') {
-    throw new MemwardenError(
-      'AUTH_FORBIDDEN',
-      'only a platform key may act for a user_id / agent_id / run_id',
-    );
-  }
-  return memory.actFor(keyPrincipal, who);
-}
+export { ACT_FOR_HEADERS, actForHeaders, actingPrincipal };
 
 const Scope = z.enum(['principal', 'platform']);
 const KeyIdSchema = z.string().regex(/^[0-9a-f]{64}$/, 'malformed key id');

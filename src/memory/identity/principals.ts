@@ -114,6 +114,44 @@ export function parseActFor(who: ActFor): { tag: 'user' | 'agent' | 'run'; id: s
   return { tag, id };
 }
 
+/** Channels that carry the end user in headers (HTTP, MCP over HTTP) use these names. */
+/** The headers naming the end user a platform key acts for (Mem0's user_id / agent_id / run_id). */
+export const ACT_FOR_HEADERS = {
+  userId: 'x-memwarden-user-id',
+  agentId: 'x-memwarden-agent-id',
+  runId: 'x-memwarden-run-id',
+} as const;
+
+/** The end user named by the request's headers, or undefined when it names none. */
+export function actForHeaders(get: (name: string) => string | undefined): ActFor | undefined {
+  const who: { -readonly [K in keyof ActFor]: string } = {};
+  for (const [k, h] of Object.entries(ACT_FOR_HEADERS) as [keyof ActFor, string][]) {
+    const v = get(h);
+    if (v !== undefined) who[k] = v;
+  }
+  return Object.keys(who).length === 0 ? undefined : who;
+}
+
+/**
+ * The principal a request acts as: the key's own, or — when the request names an end user —
+ * that user's, which only a platform key (`mwp_…`) may do (`AUTH_FORBIDDEN` otherwise).
+ */
+export async function actingPrincipal(
+  memory: { actFor(platform: string, who: ActFor): Promise<string> },
+  token: string,
+  keyPrincipal: string,
+  who: ActFor | undefined,
+): Promise<string> {
+  if (who === undefined) return keyPrincipal;
+  if (apiKeyScopeOf(token) !== 'platform') {
+    throw new MemwardenError(
+      'AUTH_FORBIDDEN',
+      'only a platform key may act for a user_id / agent_id / run_id',
+    );
+  }
+  return memory.actFor(keyPrincipal, who);
+}
+
 export class Principals {
   /** (platform, tag, id) → principal id, for end users already provisioned. */
   private readonly actors = new Map<string, string>();
