@@ -10,6 +10,7 @@ import { EmbeddingCache } from '../adapters/embeddings/cache.js';
 import { MemwardenError } from '../core/errors.js';
 import type { Memory } from '../open.js';
 import { LocalMiniLmEmbedder } from '../adapters/embeddings/local-minilm.js';
+import { McpBackend, mcpHttpHandler } from '../mcp/index.js';
 import { createApp } from '../server/app.js';
 import { createCachedAuthenticator } from '../server/auth.js';
 import { createLogger } from '../server/logger.js';
@@ -125,7 +126,14 @@ export async function serve(
     ...(cosign === undefined ? {} : { cosignCheckpoint: cosign }),
     ...(o.reports === undefined ? {} : { console: { reportsDir: o.reports } }),
   });
-  const server = await startServer({ app, port: o.port, host: o.host });
+  // MCP (Streamable HTTP) on the same port at /mcp, with the same keys: one process, one store.
+  const mcp = mcpHttpHandler(await McpBackend.open(memory), '/mcp');
+  const server = await startServer({
+    app,
+    port: o.port,
+    host: o.host,
+    mount: { path: '/mcp', handler: (req, res) => void mcp(req, res) },
+  });
   logger.info(
     {
       url: server.url,
@@ -139,7 +147,9 @@ export async function serve(
   if (bootLine !== undefined) process.stdout.write(bootLine);
   if (modelLoadMs !== undefined)
     process.stdout.write(`memwarden: embedding model loaded in ${modelLoadMs} ms\n`);
-  process.stdout.write(`memwarden listening on ${server.url} (console: ${server.url}/console/)\n`);
+  process.stdout.write(
+    `memwarden listening on ${server.url} (console: ${server.url}/console/, MCP: ${server.url}/mcp)\n`,
+  );
   let stopping = false;
   const stop = async (): Promise<void> => {
     if (stopping) return;
