@@ -57,7 +57,11 @@ export async function defaultsTable() {
   const rows = [];
   const row = (what, value, how) => rows.push(`| ${what} | ${value} | ${how} |`);
   for (const t of tiers)
-    row(`${t} memory lifetime`, duration(R.ttlMs[t]), '`retention.ttlMs`, `ttlMs` per write');
+    row(
+      `${t} memory lifetime`,
+      duration(R.ttlMs[t]),
+      '`serve --ttl`, `retention.ttlMs`, `ttlMs` per write',
+    );
   if (R.ttlCeilingMs !== undefined)
     for (const t of tiers)
       row(
@@ -65,7 +69,7 @@ export async function defaultsTable() {
         R.ttlCeilingMs[t] === null
           ? 'no ceiling (`ttlMs: null` allowed)'
           : duration(R.ttlCeilingMs[t]),
-        '`retention.ttlCeilingMs`',
+        '`serve --ttl-ceiling`, `retention.ttlCeilingMs`',
       );
   row(
     'a retrieved memory is renewed for its lifetime',
@@ -73,7 +77,11 @@ export async function defaultsTable() {
     '`retention.renewOnUse`',
   );
   for (const t of tiers)
-    row(`${t} writes per principal per UTC day`, n(R.quotaPerDay[t]), '`retention.quotaPerDay`');
+    row(
+      `${t} writes per principal per UTC day`,
+      n(R.quotaPerDay[t]),
+      '`serve --quota`, `retention.quotaPerDay`',
+    );
   const limits = R.limits ?? { contentBytes: R.maxContentBytes };
   for (const [k, v] of Object.entries(limits)) {
     const what = k.replace(/([A-Z])/g, ' $1').toLowerCase();

@@ -13,38 +13,50 @@ import { z } from 'zod';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { renderSegments } from '../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../core/trust.js';
-import type { HistoryEvent, MemoryApi, MemoryRecord, SearchResult } from '../memory/api.js';
-import { GraphMemory, type WriteContext } from '../memory/graph/graph.js';
-import { KG_TOOL_SCHEMAS, KnowledgeGraphTools } from '../memory/graph/knowledge-graph.js';
-import type { Ledger } from '../memory/log/ledger.js';
+import type {
+  HistoryEvent,
+  LineageReport,
+  MemoryApi,
+  MemoryRecord,
+  SearchResult,
+} from '../memory/api.js';
+import type { WriteContext } from '../memory/graph/graph.js';
+import { KG_TOOL_SCHEMAS } from '../memory/graph/knowledge-graph.js';
+import type { GraphToolResult, PrincipalGraph } from '../memory/graph/principal-graph.js';
+import type { PrincipalRecord } from '../ports/storage.js';
 import { MCP_TOOLS, MEMORY_TOOL_NAMES, type MemoryToolName } from './tools.js';
 
-/** What the MCP server needs of a memory (`Memory.open()` returns one). */
+/**
+ * What the MCP server needs of a memory (`Memory.open()` returns one). No ledger: every write
+ * goes through the Memory API's write path, the graph tools' too (`graph(principal)`).
+ */
 export interface McpMemory extends MemoryApi {
-  readonly ledger: Ledger;
   authenticate(token: string): Promise<string | undefined>;
+  /** The principal's knowledge graph, written through the write path. */
+  graph(principal: string): Promise<PrincipalGraph>;
+  listPrincipals(): Promise<PrincipalRecord[]>;
 }
 
 export const MCP_SERVER_NAME = 'memwarden';
 export const MCP_SERVER_VERSION = '0.1.0';
 
 /**
- * Process-wide state shared by every per-principal server: the memory, and one knowledge graph
- * per principal folded from the ledger — that principal's own graph entries plus OPERATOR ones,
+ * Process-wide state shared by every per-principal server: the memory, whose knowledge graph
+ * per principal (`Memory.graph`) folds that principal's own graph entries plus OPERATOR ones,
  * so no principal reads or edits another's graph (a single shared fold served every principal
- * every other principal's entities; found by test/fuzz). Graph calls are serialised
- * (check-then-write) and refresh the fold first, so writes by other processes on a shared
- * PostgreSQL store are seen.
+ * every other principal's entities; found by test/fuzz). A principal's graph calls are
+ * serialised (check-then-write on one fold) and refresh the fold first, so writes by other
+ * processes on a shared PostgreSQL store are seen; different principals' calls run
+ * independently (one 1,000-entity call used to hold every principal's graph calls for ~13 s).
  */
 export class McpBackend {
-  private chain: Promise<unknown> = Promise.resolve();
-  private readonly graphs = new Map<string, Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }>>();
-
   private constructor(
     readonly memory: McpMemory,
     /** Source tier of writes through MCP (the channel decides it). */
@@ -55,29 +67,9 @@ export class McpBackend {
     return new McpBackend(memory, opts.tier ?? 'USER_OBSERVED');
   }
 
-  /** The principal's graph and its tools, opened (folded) on first use. */
-  private graphFor(principal: string): Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }> {
-    let g = this.graphs.get(principal);
-    if (g === undefined) {
-      g = GraphMemory.open({
-        ledger: this.memory.ledger,
-        visible: (e) => e.owner === principal || e.tier === 'OPERATOR',
-      }).then((graph) => ({ graph, kg: new KnowledgeGraphTools(graph) }));
-      this.graphs.set(principal, g);
-      g.catch(() => this.graphs.delete(principal));
-    }
-    return g;
-  }
-
-  /** Run a knowledge-graph tool for `ctx.principal`, one at a time per process. */
-  graphCall(name: string, args: unknown, ctx: WriteContext): Promise<unknown> {
-    const run = this.chain.then(async () => {
-      const { graph, kg } = await this.graphFor(ctx.principal);
-      await graph.refresh();
-      return kg.call(name, args, ctx);
-    });
-    this.chain = run.catch(() => undefined);
-    return run;
+  /** Run a knowledge-graph tool for `ctx.principal` through the write path. */
+  async graphCall(name: string, args: unknown, ctx: WriteContext): Promise<GraphToolResult> {
+    return (await this.memory.graph(ctx.principal)).call(name, args, ctx.tier);
   }
 }
 
@@ -140,6 +132,40 @@ function optStrs(o: Record<string, unknown>, k: string): string[] | undefined {
   )
     bad(`${k} must be an array of ids`);
   return v as string[];
+}
+/** Sanity bound on write strings (UTF-16 units); the write path decides the real bounds. */
+const WRITE_FIELD_MAX = 1 << 20;
+function optBool(o: Record<string, unknown>, k: string): boolean | undefined {
+  const v = o[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') bad(`${k} must be a boolean`);
+  return v;
+}
+function optWeights(o: Record<string, unknown>): number[] | undefined {
+  const v = o['weights'];
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.length > 256 || !v.every((w) => typeof w === 'number'))
+    bad('weights must be an array of numbers');
+  return v as number[];
+}
+/** `ttlMs`: a number of ms, or null (never expires, subject to the tier's ceiling). */
+function optTtl(o: Record<string, unknown>): number | null | undefined {
+  const v = o['ttlMs'];
+  if (v === undefined || v === null) return v as null | undefined;
+  if (typeof v !== 'number') bad('ttlMs must be a number of milliseconds or null');
+  return v;
+}
+function lineageView(l: LineageReport): Record<string, unknown> {
+  return {
+    parents: [...l.parents],
+    weights: [...l.weights],
+    label: l.label,
+    basis: l.basis,
+    autoParents: [...l.autoParents],
+    ...(l.thread === undefined ? {} : { thread: l.thread }),
+    raised: l.raised,
+    reason: l.reason,
+  };
 }
 const opt = <K extends string, V>(k: K, v: V | undefined): { [P in K]?: V } =>
   (v === undefined ? {} : { [k]: v }) as { [P in K]?: V };
@@ -208,19 +234,24 @@ async function memoryTool(
   const a = argsObj(raw);
   switch (name) {
     case 'add_memory': {
-      const r = await m.add(reqStr(a, 'content'), {
+      // String bounds are the write path's (code points and bytes, the same on every channel).
+      const r = await m.add(reqStr(a, 'content', WRITE_FIELD_MAX), {
         principal,
         tier: b.tier,
-        ...opt('kind', optStr(a, 'kind', 64)),
-        ...opt('source', optStr(a, 'source')),
-        ...opt('threadId', optStr(a, 'threadId', 256)),
+        ...opt('kind', optStr(a, 'kind', WRITE_FIELD_MAX)),
+        ...opt('source', optStr(a, 'source', WRITE_FIELD_MAX)),
+        ...opt('threadId', optStr(a, 'threadId', WRITE_FIELD_MAX)),
         ...opt('parents', optStrs(a, 'parents')),
+        ...opt('weights', optWeights(a)),
+        ...opt('ttlMs', optTtl(a)),
+        ...opt('fromLastRetrieval', optBool(a, 'fromLastRetrieval')),
         ...opt('derived', a.derived === undefined ? undefined : a.derived === true),
       });
+      const lineage = r.lineage === undefined ? {} : { lineage: lineageView(r.lineage) };
       if (r.status === 'stored')
-        return ok(renderRecords([r.memory]), { status: 'stored', memory: recordView(r.memory) });
+        return ok(renderRecords([r.memory]), { status: 'stored', memory: recordView(r.memory), ...lineage });
       const text = `held for review (review ${r.reviewId}): ${r.reasons.join('; ')}`;
-      return ok(text, { status: 'pending_review', reviewId: r.reviewId, reasons: [...r.reasons] });
+      return ok(text, { status: 'pending_review', reviewId: r.reviewId, reasons: [...r.reasons], ...lineage });
     }
     case 'search_memory': {
       const kind = optStr(a, 'kind', 64);
@@ -254,11 +285,23 @@ async function memoryTool(
       return ok(renderRecords([r]), { memory: recordView(r) });
     }
     case 'update_memory': {
-      const r = await m.update(reqStr(a, 'id', 256), reqStr(a, 'content'), {
-        principal,
-        ...opt('reason', optStr(a, 'reason')),
-      });
-      return ok(renderRecords([r]), { memory: recordView(r) });
+      try {
+        const r = await m.update(reqStr(a, 'id', 256), reqStr(a, 'content', WRITE_FIELD_MAX), {
+          principal,
+          ...opt('reason', optStr(a, 'reason', WRITE_FIELD_MAX)),
+        });
+        return ok(renderRecords([r]), { memory: recordView(r) });
+      } catch (e) {
+        // Held for review, as add_memory reports a held write.
+        if (!isMemwardenError(e) || e.code !== 'WRITE_HELD') throw e;
+        const reviewId = String(e.details?.['reviewId'] ?? '');
+        const reasons = (e.details?.['reasons'] as string[] | undefined) ?? [];
+        return ok(`held for review (review ${reviewId}): ${reasons.join('; ')}`, {
+          status: 'pending_review',
+          reviewId,
+          reasons: [...reasons],
+        });
+      }
     }
     case 'delete_memory': {
       const id = reqStr(a, 'id', 256);
@@ -308,6 +351,39 @@ function kgStructured(name: string, r: unknown): Record<string, unknown> {
   }
 }
 
+/**
+ * A knowledge-graph result: reads as the sealed rendering of the objects (labelled data for a
+ * prompt; the reference-shaped JSON, with provenance, in `structuredContent`); writes as the
+ * reference's JSON, and a second text block naming what was held for review.
+ */
+function kgResult(name: string, r: GraphToolResult): CallToolResult {
+  const structured = kgStructured(name, r.result);
+  if (r.context !== undefined) {
+    return {
+      content: [{ type: 'text', text: r.context === '' ? '(no graph objects)' : r.context }],
+      structuredContent: {
+        ...structured,
+        context: r.context,
+        seal: r.seal ?? '',
+        dropped: (r.dropped ?? []).map((d) => ({ id: d.id, code: d.code })),
+      },
+    };
+  }
+  const text = r.result === undefined ? `${name}: done` : JSON.stringify(r.result, null, 2);
+  if (r.held.length === 0) return ok(text, structured);
+  const held = r.held.map((h) => ({ object: h.object, subject: h.subject, reviewId: h.reviewId, reasons: [...h.reasons] }));
+  return {
+    content: [
+      { type: 'text', text },
+      {
+        type: 'text',
+        text: `held for review: ${held.map((h) => `${h.object} ${JSON.stringify(h.subject)} (review ${h.reviewId}: ${h.reasons.join('; ')})`).join(', ')}`,
+      },
+    ],
+    structuredContent: { ...structured, pendingReview: held },
+  };
+}
+
 /** Handle one `tools/call` for `principal`. Never throws. */
 export async function callTool(
   b: McpBackend,
@@ -319,8 +395,7 @@ export async function callTool(
     if (isMemoryTool(name)) return await memoryTool(b, principal, name, args);
     if (isKgTool(name)) {
       const r = await b.graphCall(name, args ?? {}, { principal, tier: b.tier });
-      const text = r === undefined ? `${name}: done` : JSON.stringify(r, null, 2);
-      return ok(text, kgStructured(name, r));
+      return kgResult(name, r);
     }
     throw new MemwardenError('INPUT_INVALID', `unknown tool ${name}`);
   } catch (e) {
@@ -328,7 +403,11 @@ export async function callTool(
   }
 }
 
-const ToolsCallEnvelope = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+const ToolsCallEnvelope = z.object({
+  method: z.literal('tools/call'),
+  // Optional: a missing params must reach the check below (InvalidParams), not fail this parse.
+  params: z.unknown().optional(),
+});
 
 /** An MCP server for one principal (connect it to any transport). */
 export function createMcpServer(b: McpBackend, principal: string): Server {
@@ -347,8 +426,12 @@ export function createMcpServer(b: McpBackend, principal: string): Server {
   // permissive schema, `Server`'s check answers them with InvalidParams (-32602), as JSON-RPC
   // requires; the params are parsed strictly below. Found by test/fuzz (mcp).
   server.setRequestHandler(ToolsCallEnvelope, (raw) => {
-    const req = CallToolRequestSchema.parse(raw);
-    return callTool(b, principal, req.params.name, req.params.arguments);
+    // Missing or malformed params are the caller's mistake: InvalidParams (-32602), never an
+    // internal error (a ZodError thrown here was answered with -32603; issue 17).
+    const req = CallToolRequestSchema.safeParse(raw);
+    if (!req.success)
+      throw new McpError(ErrorCode.InvalidParams, 'error INPUT_INVALID: tools/call needs params { name, arguments? }');
+    return callTool(b, principal, req.data.params.name, req.data.params.arguments);
   });
   return server;
 }

@@ -112,7 +112,7 @@ function writers(x: unknown, out: string[] = []): string[] {
 
 async function snapshot(): Promise<string> {
   const st = mem.storageBackend;
-  return JSON.stringify([mem.ledger.log.size, await st.logSize(), await st.countEntries(), (await st.listReviews({ limit: 10_000 })).length]);
+  return JSON.stringify([mem.ledger.size, await st.logSize(), await st.countEntries(), (await st.listReviews({ limit: 10_000 })).length]);
 }
 
 describe('MCP tools under hostile arguments', () => {

@@ -181,7 +181,7 @@ describe('admin API (operator key)', () => {
   });
 
   it('audits every change as the operator', async () => {
-    const events = await mem.ledger.storage.listAudit({
+    const events = await mem.storageBackend.listAudit({
       actor: operatorId,
       actionPrefix: 'apikey.',
       limit: 100,
@@ -250,7 +250,7 @@ describe('platform keys acting for end users (finding: no way for a platform to 
     );
     expect(b.json.ns).not.toBe(alice);
     // provisioned once, audited as the platform
-    const prov = await mem.ledger.storage.listAudit({
+    const prov = await mem.storageBackend.listAudit({
       subject: alice,
       actionPrefix: 'platform.',
       limit: 10,
@@ -325,7 +325,7 @@ describe('platform keys acting for end users (finding: no way for a platform to 
   });
 
   it('only a platform key may name an end user; bad names are coded errors that change nothing', async () => {
-    const before = (await mem.ledger.storage.listPrincipals()).length;
+    const before = (await mem.storageBackend.listPrincipals()).length;
     const plain = await call(
       'GET',
       '/v1/me',
@@ -357,7 +357,7 @@ describe('platform keys acting for end users (finding: no way for a platform to 
       as('x-memwarden-user-id', 'alice'),
     );
     expect(code(adm)).toBe('AUTH_FORBIDDEN');
-    expect((await mem.ledger.storage.listPrincipals()).length).toBe(before);
+    expect((await mem.storageBackend.listPrincipals()).length).toBe(before);
   });
 
   it('the same in the library: Memory.actFor gives the principal HTTP used', async () => {

@@ -20,7 +20,10 @@ import {
   type SearchOperation,
   validateNamespace,
 } from '@langchain/langgraph-checkpoint';
+import { isMemwardenError } from '../../core/errors.js';
 import type { AddResult, MemoryApi, MemoryRecord } from '../../memory/api.js';
+import { DEFAULT_WRITE_LIMITS } from '../../memory/config.js';
+import { checkStructured } from '../../memory/write/limits.js';
 import {
   LANGGRAPH_KIND,
   addressUri,
@@ -226,6 +229,10 @@ export class MemwardenStore extends BaseStore {
     if (typeof op.value !== 'object' || Array.isArray(op.value)) {
       throw new TypeError('LangGraph store values must be JSON objects');
     }
+    // The write path's nesting bound on structured values (a coded INPUT_INVALID, as the HTTP
+    // and MCP edges answer a too-deep body), before the value is canonicalised (recursively).
+    checkStructured(op.value, DEFAULT_WRITE_LIMITS.jsonDepth, 'value');
+    checkStructured([...op.namespace, op.key], 2, 'address');
     const value = JSON.parse(canonicalJson(op.value)) as Record<string, unknown>;
     // The address is part of the signed content too: it is what the item says about itself,
     // and it keeps equal values under different keys from reading as near-duplicates.
@@ -234,11 +241,21 @@ export class MemwardenStore extends BaseStore {
     let record: MemoryRecord;
     if (existing !== undefined) {
       // A new signed version superseding the old one: history keeps both.
-      record = await this.memory.update(existing.record.id, content, {
-        principal: this.principal,
-        reason: 'langgraph put',
-        ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
-      });
+      try {
+        record = await this.memory.update(existing.record.id, content, {
+          principal: this.principal,
+          reason: 'langgraph put',
+          ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
+        });
+      } catch (e) {
+        // The new version was screened and held (the old one stays current), as a held add.
+        if (isMemwardenError(e) && e.code === 'WRITE_HELD')
+          throw new PutHeldForReviewError(
+            String(e.details?.['reviewId'] ?? ''),
+            (e.details?.['reasons'] as string[] | undefined) ?? [],
+          );
+        throw e;
+      }
     } else {
       record = stored(
         await this.memory.add(content, {
