@@ -378,6 +378,8 @@ export interface InvestigatedEntry {
   readonly proof?: InclusionProofView;
   /** A verified entry's ancestors, walked in the same scope. */
   readonly lineage?: LineageGraph;
+  /** Its versions and deletion, read in the same scope (an operator's: any principal's). */
+  readonly history?: readonly HistoryEvent[];
   readonly scope: 'all' | 'own';
 }
 

@@ -373,8 +373,17 @@ export class Memory implements MemoryApi {
   }
 
   /** One entry as the investigation view opens it (an operator: any principal's, audited). */
-  investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
-    return this.investigator.entry(id, opts.principal);
+  async investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
+    const e = await this.investigator.entry(id, opts.principal);
+    // Its history in the same scope as the entry (an operator's: any principal's, issue 24 — the
+    // console could not show it; the read is covered by the entry's operator.investigate event).
+    const scope = e.scope === 'all' ? this.ctx.storage : undefined;
+    try {
+      return { ...e, history: await this.versions.history(id, opts, scope) };
+    } catch (err) {
+      if (err instanceof MemwardenError && err.code === 'STORAGE_NOT_FOUND') return e;
+      throw err;
+    }
   }
 
   async verifierKey(): Promise<string> {
