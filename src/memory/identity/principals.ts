@@ -270,8 +270,10 @@ export class Principals {
   // ---- administration (operators only) ------------------------------------------------------
 
   private async requireOperator(by: string): Promise<void> {
-    const p = typeof by === 'string' ? await this.ctx.storage.getPrincipal(by) : undefined;
-    if (p?.kind !== 'operator')
+    // The kind as the signed registry in the log states it, never the principals table (a
+    // cache an edit at rest could promote; ADR 0033).
+    const kind = typeof by === 'string' ? await this.ctx.ledger.principalKind(by) : undefined;
+    if (kind !== 'operator')
       throw new MemwardenError(
         'AUTH_FORBIDDEN',
         'only an operator administers principals and keys',
