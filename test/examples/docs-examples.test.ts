@@ -8,8 +8,10 @@
  *   file's earlier `ts` blocks in scope, as a reader who follows along has them. The data folder
  *   (MEMWARDEN_DATA) is a temporary one and the embedder the deterministic test model
  *   (MEMWARDEN_EMBEDDER), both environment, not code; every `Memory` a block opens is closed.
- * - `sh`: executed with bash (`set -euo pipefail`) in the repository, same environment; must
- *   exit 0.
+ * - `sh` in README.md: executed with bash (`set -euo pipefail`) in the repository, same
+ *   environment; must exit 0. In docs/, an `sh` block is never executed unmarked: it must say
+ *   `run` (then it runs like README's), `mirror=` or `no-run:` — a command of record someone
+ *   pasted (absolute paths, `npm ci`) must not run inside the suite.
  * - `sh quickstart`: run by `scripts/quickstart.sh` (in CI: `.ci/run`), which reads it from here.
  * - `… mirror=PATH`: a test or script that runs the same thing one to one; PATH must exist.
  * - `sh no-run:REASON`: not run (a long job, several hosts, an elided value); the reason is
@@ -134,7 +136,8 @@ describe('README and docs code blocks', () => {
       if (b.lang === 'text' || b.lang === 'json') return b.marker !== '';
       if (b.lang !== 'ts' && b.lang !== 'sh') return true;
       return !(
-        b.marker === '' ||
+        (b.marker === '' && !(b.lang === 'sh' && b.file !== 'README.md')) ||
+        (b.lang === 'sh' && b.marker === 'run') ||
         (b.lang === 'sh' && b.marker === 'quickstart') ||
         /^mirror=\S+$/.test(b.marker) ||
         (b.lang === 'sh' && /^no-run:\S+$/.test(b.marker))
@@ -164,9 +167,9 @@ describe('README and docs code blocks', () => {
       const imports = b.code.split('\n').filter((l) => l.startsWith('import '));
       const before = [...seenImports];
       if (b.lang === 'ts') seenImports.push(...imports);
-      if (b.marker !== '') continue;
-      if (b.lang === 'ts') it(`runs ${name(b)}`, () => runTs(b, before), 180_000);
-      if (b.lang === 'sh') it(`runs ${name(b)}`, () => runSh(b), 300_000);
+      if (b.lang === 'ts' && b.marker === '') it(`runs ${name(b)}`, () => runTs(b, before), 180_000);
+      const shRuns = b.lang === 'sh' && (b.marker === 'run' || (b.marker === '' && b.file === 'README.md'));
+      if (shRuns) it(`runs ${name(b)}`, () => runSh(b), 300_000);
     }
   }
 });
