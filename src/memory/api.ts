@@ -7,6 +7,15 @@
 import type { ParameterSource, Verdict } from '../core/gate/index.js';
 import type { Authority, PrincipalKind, SourceTier, TrustLabel } from '../core/trust.js';
 import type { ReplayMode } from '../core/graph/index.js';
+import type {
+  ActFor,
+  AdminPrincipal,
+  ApiKeyInfo,
+  ApiKeyScope,
+  IssuedApiKey,
+} from './identity/principals.js';
+
+export type { ActFor, AdminPrincipal, ApiKeyInfo, ApiKeyScope, IssuedApiKey };
 
 /** One memory as callers see it (the verified view of a signed entry). */
 export interface MemoryRecord {
@@ -463,6 +472,8 @@ export interface InvestigatedEntry {
   readonly proof?: InclusionProofView;
   /** A verified entry's ancestors, walked in the same scope. */
   readonly lineage?: LineageGraph;
+  /** Its versions and deletion, read in the same scope (an operator's: any principal's). */
+  readonly history?: readonly HistoryEvent[];
   readonly scope: 'all' | 'own';
 }
 
@@ -559,6 +570,37 @@ export interface MemoryApi {
    * by the gate (audited as `gate.<verdict>`).
    */
   graphSearch(query: string, opts: GraphSearchOptions): Promise<GraphSearchResult>;
+  /**
+   * The principal of a platform's end user named by `who` (exactly one of `userId`, `agentId`,
+   * `runId`): its own principal, registered on first use under the platform's authority and
+   * audited once (`platform.provisioned`); the same name under the same platform is always the
+   * same principal, another platform's never (ADR 0058). Channels call it only for a platform
+   * key (`mwp_…`).
+   */
+  actFor(platform: string, who: ActFor): Promise<string>;
+  /** Operators only (`AUTH_FORBIDDEN`): register a principal and issue its first key. */
+  adminCreatePrincipal(opts: {
+    by: string;
+    kind: PrincipalKind;
+    name: string;
+    scope?: ApiKeyScope;
+  }): Promise<AdminPrincipal & { kid: string; key: IssuedApiKey }>;
+  /** Operators only: every principal. */
+  adminListPrincipals(opts: { by: string }): Promise<AdminPrincipal[]>;
+  /** Operators only: a new key; `revokeOthers` re-issues a lost key (the others revoked). */
+  adminIssueKey(opts: {
+    by: string;
+    principal: string;
+    scope?: ApiKeyScope;
+    revokeOthers?: boolean;
+    reason?: string;
+  }): Promise<IssuedApiKey>;
+  /** Operators only: a principal's keys (never their secrets), revoked ones included. */
+  adminListKeys(opts: { by: string; principal: string }): Promise<ApiKeyInfo[]>;
+  /** Operators only: revoke a key by id (`KEY_UNKNOWN`, `KEY_REVOKED`). */
+  adminRevokeKey(opts: { by: string; keyId: string; reason?: string }): Promise<ApiKeyInfo>;
+  /** Operators only: a new key of the same principal and scope, the old one revoked. */
+  adminRotateKey(opts: { by: string; keyId: string }): Promise<IssuedApiKey & { replaced: string }>;
   close(): Promise<void>;
 }
 

@@ -27,6 +27,11 @@ import type {
   ActionVerdict,
   AddOptions,
   AddResult,
+  ActFor,
+  AdminPrincipal,
+  ApiKeyInfo,
+  ApiKeyScope,
+  IssuedApiKey,
   CheckActionInput,
   CheckpointView,
   ConsistencyProofView,
@@ -434,8 +439,17 @@ export class Memory implements MemoryApi {
   }
 
   /** One entry as the investigation view opens it (an operator: any principal's, audited). */
-  investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
-    return this.investigator.entry(id, opts.principal);
+  async investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
+    const e = await this.investigator.entry(id, opts.principal);
+    // Its history in the same scope as the entry (an operator's: any principal's, issue 24 — the
+    // console could not show it; the read is covered by the entry's operator.investigate event).
+    const scope = e.scope === 'all' ? this.ctx.storage : undefined;
+    try {
+      return { ...e, history: await this.versions.history(id, opts, scope) };
+    } catch (err) {
+      if (err instanceof MemwardenError && err.code === 'STORAGE_NOT_FOUND') return e;
+      throw err;
+    }
   }
 
   // ---- graph search (graph/search.ts) ---------------------------------------------------------
@@ -489,8 +503,60 @@ export class Memory implements MemoryApi {
   createPrincipal(
     kind: PrincipalKind,
     name: string,
-  ): Promise<{ id: string; kid: string; apiKey: string }> {
-    return this.principals.create(kind, name);
+    opts?: { scope?: ApiKeyScope },
+  ): Promise<{ id: string; kid: string; apiKey: string; keyId: string; scope: ApiKeyScope }> {
+    return this.principals.create(kind, name, opts);
+  }
+
+  actFor(platform: string, who: ActFor): Promise<string> {
+    return this.principals.actFor(platform, who);
+  }
+
+  adminCreatePrincipal(opts: {
+    by: string;
+    kind: PrincipalKind;
+    name: string;
+    scope?: ApiKeyScope;
+  }): Promise<AdminPrincipal & { kid: string; key: IssuedApiKey }> {
+    return this.principals.adminCreate(opts);
+  }
+
+  adminListPrincipals(opts: { by: string }): Promise<AdminPrincipal[]> {
+    return this.principals.adminList(opts.by);
+  }
+
+  adminIssueKey(opts: {
+    by: string;
+    principal: string;
+    scope?: ApiKeyScope;
+    revokeOthers?: boolean;
+    reason?: string;
+  }): Promise<IssuedApiKey> {
+    return this.principals.adminIssue(opts);
+  }
+
+  adminListKeys(opts: { by: string; principal: string }): Promise<ApiKeyInfo[]> {
+    return this.principals.adminListKeys(opts);
+  }
+
+  adminRevokeKey(opts: { by: string; keyId: string; reason?: string }): Promise<ApiKeyInfo> {
+    return this.principals.adminRevoke(opts);
+  }
+
+  adminRotateKey(opts: {
+    by: string;
+    keyId: string;
+  }): Promise<IssuedApiKey & { replaced: string }> {
+    return this.principals.adminRotate(opts);
+  }
+
+  /**
+   * The store's first operator, when it has none (serve's bootstrap, issue 24): `apiKey` when
+   * given (e.g. MEMWARDEN_OPERATOR_KEY), else a new key, returned this once. Undefined when an
+   * operator exists.
+   */
+  bootstrapOperator(apiKey?: string): Promise<{ id: string; apiKey: string } | undefined> {
+    return this.principals.bootstrapOperator(apiKey);
   }
 
   /** Issue another API key for an existing principal. */

@@ -19,6 +19,7 @@ import {
   VoteBodySchema,
 } from './schemas.js';
 import { consolePath, inspectPaths, inspectSchemas } from './openapi-inspect.js';
+import { adminPaths, adminSchemas } from './admin.js';
 
 type Json = Record<string, unknown>;
 
@@ -335,6 +336,7 @@ const schemas: Record<string, Json> = {
       'exactly one of source, contentHash; allPrincipals (operator only) purges across every principal, audited',
   },
   ...inspectSchemas,
+  ...adminSchemas,
 };
 
 const json = (schema: Json): Json => ({ content: { 'application/json': { schema } } });
@@ -512,7 +514,7 @@ const v1: Record<string, Record<string, Json>> = {
 /** The document, built fresh (callers may serialise it once). */
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
-  for (const [path, ops] of Object.entries({ ...v1, ...inspectPaths })) {
+  for (const [path, ops] of Object.entries({ ...v1, ...inspectPaths, ...adminPaths })) {
     paths[path] = Object.fromEntries(
       Object.entries(ops).map(([method, op]) => [
         method,
@@ -570,7 +572,7 @@ export function buildOpenApiDocument(): Json {
       title: 'memwarden',
       version: '0.1.0',
       description:
-        'A defended long-term memory layer for LLM agents. Errors are `{ error: { code, message } }`; branch on `code`.',
+        'A defended long-term memory layer for LLM agents. Errors are `{ error: { code, message } }`; branch on `code`. A platform key (`mwp_…`) may act for an end user on any `/v1` route by naming exactly one of the headers `X-Memwarden-User-Id`, `X-Memwarden-Agent-Id`, `X-Memwarden-Run-Id`: that user is its own principal, provisioned on first use (any other key naming one is 403 AUTH_FORBIDDEN).',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

@@ -39,6 +39,8 @@ import { voteOn } from '../memory/read/smoothing.js';
 export interface AppVariables {
   requestId: string;
   principal: string;
+  /** The platform principal whose key acts for `principal` (ADR 0058), when one does. */
+  platform: string;
   /** The error code of a failed request, for the request log line. */
   errorCode: string;
 }

@@ -379,6 +379,33 @@ export class FakeMemory implements MemoryApi {
     return 'memwarden.test/log+00000000+AQ==';
   }
 
+  // Identity administration is tested on the real Memory (test/server/admin.test.ts).
+  #noAdmin(method: string): never {
+    this.#enter(method);
+    throw new Error(`FakeMemory does not implement ${method}`);
+  }
+  async actFor(): Promise<string> {
+    return this.#noAdmin('actFor');
+  }
+  async adminCreatePrincipal(): Promise<never> {
+    return this.#noAdmin('adminCreatePrincipal');
+  }
+  async adminListPrincipals(): Promise<never> {
+    return this.#noAdmin('adminListPrincipals');
+  }
+  async adminIssueKey(): Promise<never> {
+    return this.#noAdmin('adminIssueKey');
+  }
+  async adminListKeys(): Promise<never> {
+    return this.#noAdmin('adminListKeys');
+  }
+  async adminRevokeKey(): Promise<never> {
+    return this.#noAdmin('adminRevokeKey');
+  }
+  async adminRotateKey(): Promise<never> {
+    return this.#noAdmin('adminRotateKey');
+  }
+
   async close(): Promise<void> {
     this.#enter('close');
   }

@@ -13,4 +13,5 @@ export {
   type MemwardenStoreOptions,
   type MemwardenStoreTtlConfig,
 } from './store.js';
+export { MemwardenPlatformStore, type MemwardenPlatformStoreOptions } from './platform.js';
 export { LANGGRAPH_KIND, addressUri, parseAddressUri } from './address.js';
