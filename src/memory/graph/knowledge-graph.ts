@@ -3,10 +3,10 @@
  * The knowledge-graph operations of the reference MCP memory server
  * (`@modelcontextprotocol/server-memory`): create_entities, create_relations, add_observations,
  * delete_entities, delete_observations, delete_relations, read_graph, search_nodes, open_nodes —
- * same names and input shapes, so an agent written against the reference works unchanged. Two
- * departures: every write is a signed, logged `graph` entry of the calling principal and channel
- * (outputs carry that provenance), and read_graph is paginated (`cursor`, `limit`; the reference
- * returns the whole graph).
+ * same names, input shapes and semantics, so an agent written against the reference works
+ * unchanged. Every write is a signed, logged `graph` entry of the calling principal and channel
+ * (results carry that provenance; the MCP edge moves it to `_meta`), and read_graph may be paged
+ * (`cursor`, `limit`) by a client that asks; without them it returns the whole graph.
  *
  * Inputs are validated here (attacker-facing): a bad shape is `INPUT_INVALID`, an observation on
  * a missing entity is `STORAGE_NOT_FOUND` (the reference throws there too).
@@ -31,6 +31,20 @@ export interface KgGraph {
   readonly relations: readonly KgRelation[];
   /** read_graph only: pass back to get the next page; absent on the last page. */
   readonly nextCursor?: string;
+}
+
+export interface KgDeleteEntitiesResult {
+  readonly deleted: readonly string[];
+  readonly notFound: readonly string[];
+}
+export interface KgDeleteObservationsResult {
+  readonly deletedCount: number;
+  readonly requested: number;
+  readonly missingEntities: readonly string[];
+}
+export interface KgDeleteRelationsResult {
+  readonly deletedCount: number;
+  readonly requested: number;
 }
 
 const str = { type: 'string' } as const;
@@ -208,6 +222,14 @@ export class KnowledgeGraphTools {
     const items = arr(obj(args, 'arguments').relations, 'relations').map((x, i) =>
       rel(x, `relations[${i}]`),
     );
+    // The reference refuses a relation whose endpoint does not exist, before writing anything
+    // (it no longer creates dangling endpoints).
+    for (const r of items)
+      for (const name of [r.from, r.to])
+        if (this.graph.entity(name) === undefined)
+          throw new MemwardenError('STORAGE_NOT_FOUND', `Entity with name ${name} not found`, {
+            details: { entityName: name },
+          });
     const have = new Set(
       this.graph.allRelations().map((r) => `${r.from}\u0000${r.to}\u0000${r.relationType}`),
     );
@@ -261,32 +283,77 @@ export class KnowledgeGraphTools {
     return out;
   }
 
-  async delete_entities(args: unknown, ctx: WriteContext): Promise<void> {
-    for (const name of ss(obj(args, 'arguments').entityNames, 'entityNames'))
-      if (this.graph.entity(name) !== undefined)
-        await this.graph.writeObject({ t: 'delete_entity', name }, ctx);
+  /** Deletes the named entities and their relations; reports which names matched. */
+  async delete_entities(args: unknown, ctx: WriteContext): Promise<KgDeleteEntitiesResult> {
+    const names = ss(obj(args, 'arguments').entityNames, 'entityNames');
+    const deleted: string[] = [];
+    const notFound: string[] = [];
+    for (const name of names) {
+      if (this.graph.entity(name) === undefined) {
+        if (!deleted.includes(name)) notFound.push(name);
+        continue;
+      }
+      await this.graph.writeObject({ t: 'delete_entity', name }, ctx);
+      // A deletion below the entity's authority is a no-op in the fold: not reported as done.
+      (this.graph.entity(name) === undefined ? deleted : notFound).push(name);
+    }
+    return { deleted, notFound };
   }
 
-  async delete_observations(args: unknown, ctx: WriteContext): Promise<void> {
+  /** Deletes observations; counts only those that were present and are gone. */
+  async delete_observations(args: unknown, ctx: WriteContext): Promise<KgDeleteObservationsResult> {
+    let deletedCount = 0;
+    let requested = 0;
+    const missingEntities: string[] = [];
     for (const [i, x] of arr(obj(args, 'arguments').deletions, 'deletions').entries()) {
       const o = obj(x, `deletions[${i}]`);
       const entity = s(o.entityName, 'entityName');
-      for (const text of ss(o.observations, 'observations'))
-        if (this.graph.entity(entity)?.observations.some((ob) => ob.text === text))
-          await this.graph.writeObject({ t: 'delete_observation', entity, text }, ctx);
+      const texts = ss(o.observations, 'observations');
+      requested += texts.length;
+      if (this.graph.entity(entity) === undefined) {
+        missingEntities.push(entity);
+        continue;
+      }
+      for (const text of texts) {
+        const has = (): boolean =>
+          this.graph.entity(entity)?.observations.some((ob) => ob.text === text) === true;
+        if (!has()) continue;
+        await this.graph.writeObject({ t: 'delete_observation', entity, text }, ctx);
+        if (!has()) deletedCount++;
+      }
     }
+    return { deletedCount, requested, missingEntities };
   }
 
-  async delete_relations(args: unknown, ctx: WriteContext): Promise<void> {
+  /** Deletes relations; counts only those that matched and are gone. */
+  async delete_relations(args: unknown, ctx: WriteContext): Promise<KgDeleteRelationsResult> {
     const items = arr(obj(args, 'arguments').relations, 'relations').map((x, i) =>
       rel(x, `relations[${i}]`),
     );
-    for (const r of items) await this.graph.writeObject({ t: 'delete_relation', ...r }, ctx);
+    const present = (r: { from: string; to: string; relationType: string }): boolean =>
+      this.graph
+        .allRelations()
+        .some((x) => x.from === r.from && x.to === r.to && x.relationType === r.relationType);
+    let deletedCount = 0;
+    for (const r of items) {
+      if (!present(r)) continue;
+      await this.graph.writeObject({ t: 'delete_relation', ...r }, ctx);
+      if (!present(r)) deletedCount++;
+    }
+    return { deletedCount, requested: items.length };
   }
 
-  /** The graph, a page at a time: entities in name order, with the relations among the page's. */
+  /**
+   * The whole graph (what the reference returns), or — when the caller pages with `limit` or
+   * `cursor` — a page at a time: entities in name order, each relation on its `from` entity's page.
+   */
   read_graph(args: unknown): KgGraph {
     const o = obj(args, 'arguments');
+    if (o.limit === undefined && o.cursor === undefined)
+      return {
+        entities: this.graph.allEntities().map(toEntity),
+        relations: this.graph.allRelations().map(toRelation),
+      };
     const limit = o.limit === undefined ? 100 : Number(o.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
       bad('limit must be an integer in 1..1000');
@@ -311,7 +378,7 @@ export class KnowledgeGraphTools {
     };
   }
 
-  /** Case-insensitive match on names, types and observation text; relations among the hits. */
+  /** Case-insensitive match on names, types and observation text; relations touching a hit. */
   search_nodes(args: unknown): KgGraph {
     const q = s(obj(args, 'arguments').query, 'query').toLowerCase();
     const hits = this.graph
@@ -325,7 +392,7 @@ export class KnowledgeGraphTools {
     return this.subgraph(hits);
   }
 
-  /** The named entities (missing names skipped) and the relations among them. */
+  /** The named entities (missing names skipped) and every relation touching one of them. */
   open_nodes(args: unknown): KgGraph {
     const names = ss(obj(args, 'arguments').names, 'names');
     return this.subgraph(
@@ -339,7 +406,9 @@ export class KnowledgeGraphTools {
       entities: es.map(toEntity),
       relations: this.graph
         .allRelations()
-        .filter((r) => names.has(r.from) && names.has(r.to))
+        // Relations with at least one endpoint in the result, as the reference returns them
+        // (since its fix of issue #3137), so a node's connections are discoverable.
+        .filter((r) => names.has(r.from) || names.has(r.to))
         .map(toRelation),
     };
   }
