@@ -74,6 +74,12 @@ export interface AddOptions {
    * (article Pattern 3: an explicit opt-out). Screening and near-duplicate checks still apply.
    */
   readonly verbatim?: boolean;
+  /**
+   * The write is an addressed item (a key-value store's put: `source` is its key): its identity
+   * is its address, so the near-duplicate refusal — which keeps an unaddressed memory set from
+   * being flooded with near-copies — does not apply. Screening, quota and signing still do.
+   */
+  readonly keyed?: boolean;
 }
 
 /** Result of an add: committed, or held for review (never silently dropped). */
@@ -113,6 +119,11 @@ export interface SearchOptions {
    * Absent: the memory's embedder embeds `query` (cached per distinct query).
    */
   readonly embedding?: Float32Array;
+  /**
+   * Renew-on-use for the hits (default true). False: a read that must not move any expiry
+   * (a store whose items keep the TTL their writer gave them unless asked to refresh).
+   */
+  readonly renew?: boolean;
 }
 
 export interface SearchHit {

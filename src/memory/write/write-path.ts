@@ -112,7 +112,7 @@ export class WritePath {
     }
     if (findings.length > 0) return this.hold(content, opts, tier, lineage, findings);
     const threshold = this.ctx.retention.nearDuplicateThreshold;
-    if (threshold !== null && tier !== 'OPERATOR') {
+    if (threshold !== null && tier !== 'OPERATOR' && opts.keyed !== true) {
       const dup = await findNearDuplicate(this.ctx.view(opts.principal), this.ctx.ledger, {
         principal: opts.principal,
         embedding,
