@@ -111,12 +111,12 @@ const normalise = (v) => {
   return v.map((x) => x / s);
 };
 /** Base vector + Gaussian-ish jitter (cosine to the base ≈ 0.94; two jitters ≈ 0.89 < 0.97). */
-function jitter(base, r, sigma = 0.018) {
+export function jitter(base, r, sigma = 0.018) {
   const v = new Float32Array(D);
   for (let i = 0; i < D; i++) v[i] = base[i] + sigma * (r() + r() + r() - 1.5) * 2;
   return normalise(v);
 }
-const vecJson = (v) => '[' + Array.from(v, (x) => x.toFixed(5)).join(',') + ']';
+export const vecJson = (v) => '[' + Array.from(v, (x) => x.toFixed(5)).join(',') + ']';
 
 /** Real MiniLM vectors of BASE_POOL sentences and of the query pool, cached on disk. */
 export async function embedPools(log) {
@@ -146,7 +146,7 @@ export async function embedPools(log) {
 
 // ---- store and server -----------------------------------------------------------------------
 
-async function pgSchemaUrl(base, schema) {
+export async function pgSchemaUrl(base, schema) {
   const c = new pg.Client({ connectionString: base });
   await c.connect();
   await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -156,7 +156,7 @@ async function pgSchemaUrl(base, schema) {
   u.searchParams.set('options', `-c search_path=${schema},public`);
   return u.toString();
 }
-async function dropSchema(base, schema) {
+export async function dropSchema(base, schema) {
   const c = new pg.Client({ connectionString: base });
   await c.connect();
   await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -164,7 +164,7 @@ async function dropSchema(base, schema) {
 }
 
 /** Principals (one searcher, WRITERS writers) and `n` signed entries of the searcher. */
-async function buildStore({ dataDir, postgres, n, pools, log }) {
+export async function buildStore({ dataDir, postgres, n, pools, log }) {
   const { Memory } = await import('../dist/index.js');
   const m = await Memory.open({ dataDir, ...(postgres === undefined ? {} : { postgres }) });
   try {
@@ -202,7 +202,7 @@ async function buildStore({ dataDir, postgres, n, pools, log }) {
   }
 }
 
-function readProc(pid) {
+export function readProc(pid) {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
@@ -217,7 +217,7 @@ function readProc(pid) {
 }
 
 /** `memwarden serve` in a child process; resolves with its URL once listening. */
-function startServer({ dataDir, postgres, extraArgs = [], nodeArgs = [] }) {
+export function startServer({ dataDir, postgres, extraArgs = [], nodeArgs = [] }) {
   const args = [
     ...nodeArgs,
     path.join(root, 'dist/cli/main.js'),
@@ -258,7 +258,7 @@ function startServer({ dataDir, postgres, extraArgs = [], nodeArgs = [] }) {
   });
 }
 
-async function post(url, pathName, key, body) {
+export async function post(url, pathName, key, body) {
   const res = await fetch(url + pathName, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -269,7 +269,7 @@ async function post(url, pathName, key, body) {
   return j;
 }
 
-async function scrapeCounter(url, name) {
+export async function scrapeCounter(url, name) {
   const text = await (await fetch(url + '/metrics')).text();
   let sum = 0;
   for (const line of text.split('\n')) if (line.startsWith(name)) sum += Number(line.split(' ').pop());
@@ -277,11 +277,13 @@ async function scrapeCounter(url, name) {
 }
 
 /** One fixed-duration autocannon run. */
-function cannon({ url, connections, duration, path: p, body, key }) {
+export function cannon({ url, connections, duration, path: p, body, key }) {
   return new Promise((resolve, reject) => {
     const inst = autocannon(
       {
-        url: url + p,
+        // Several servers: autocannon spreads the connections over them round robin, and
+        // latencies go into one histogram.
+        url: Array.isArray(url) ? url.map((u) => u + p) : url + p,
         connections,
         duration,
         method: 'POST',
@@ -343,7 +345,7 @@ async function measure(server, { op, connections, duration, mk, log }) {
 }
 
 /** Request generators for the three operations. */
-function makers(pools, store) {
+export function makers(pools, store) {
   const r = prng(9);
   const searchKey = () => store.searcher.apiKey;
   const qVecJson = pools.queryVecs.map(vecJson);
@@ -391,7 +393,7 @@ function makers(pools, store) {
 }
 
 /** Ask every pool query once, sequentially: the cold latency (model included). */
-async function warmQueries(server, pools, store, full) {
+export async function warmQueries(server, pools, store, full) {
   const ts = [];
   for (const q of pools.qs) {
     const t = performance.now();
@@ -422,6 +424,8 @@ export async function session({ backend, n, pools, plan, duration, log, pgBase }
     for (const op of new Set(['search', 'write', ...plan.map((p) => p.op)])) {
       await cannon({ url: server.url, connections: 8, duration: 2, ...mk[op] });
     }
+    // The read model's partitions loaded and indexed (see bench/load-pg.mjs readyModels).
+    if (process.env.LOAD_WAIT_READY !== '0') await (await import('./load-pg.mjs')).readyModels([server], log);
     const rows = [];
     let hitRate;
     for (const { op, connections } of plan) {
@@ -462,7 +466,7 @@ async function emptyStore({ backend, pools, log, pgBase }) {
 
 // ---- report ---------------------------------------------------------------------------------
 
-function table(rows) {
+export function table(rows) {
   const cols = ['backend', 'op', 'connections', 'per_s', 'p50_ms', 'p99_ms', 'non2xx', 'errors', 'server_cpu_ms_per_req', 'client_cpu_ms_per_req', 'load1'];
   const w = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
   const line = (vals) => vals.map((v, i) => String(v ?? '').padStart(w[i])).join('  ');
@@ -470,7 +474,7 @@ function table(rows) {
 }
 
 /** Two panels (throughput, p99 latency) against connections, one line per backend × op. */
-function svgChart(rows, title) {
+export function svgChart(rows, title) {
   const series = new Map();
   for (const r of rows) {
     const k = `${r.backend} ${r.op}`;

@@ -16,6 +16,7 @@ const GROUPS = {
   'write-cpu': () => import('./write-cpu.mjs'),
   graph: () => import('./graph.mjs'),
   load: () => import('./load.mjs'),
+  'load-pg': () => import('./load-pg.mjs'),
   vector: () => import('./vector.mjs'),
   partition: () => import('./partition.mjs'),
   'pglite-worker': () => import('./pglite-worker.mjs'),

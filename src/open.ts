@@ -23,7 +23,14 @@ import type { RootStorage } from './ports/storage.js';
 import { retentionConfig } from './memory/config.js';
 import { Ledger } from './memory/log/ledger.js';
 import { Memory as MemoryCore } from './memory/memory.js';
-import { type ReadModelOptions, withReadModel } from './memory/read/read-model.js';
+import {
+  type ReadModelOptions,
+  followerOf,
+  readModelOf,
+  withReadModel,
+} from './memory/read/read-model.js';
+import type { FollowerStatus } from './memory/read/follower.js';
+import type { VectorIndexOptions } from './adapters/sql/vector-index.js';
 import type { WriteScreen } from './memory/detect/screen.js';
 import { DetectionPipeline } from './memory/detect/pipeline.js';
 import type { AutoDetectionOptions } from './memory/detect/calibration.js';
@@ -85,14 +92,55 @@ export interface OpenOptions {
   readonly extractor?: LlmProvider;
   /**
    * The in-process read model (ADR 0018): vector search and the near-duplicate check served
-   * from verified in-process partitions, kept current by observing this process's writes. On by
-   * default for the embedded store (this process is its only writer); never for a PostgreSQL
-   * server, which several processes share (`INPUT_INVALID` if asked for there). `false` turns
-   * it off; `{ maxEntries }` bounds the entries held (default 200,000; least recently used
-   * principals are evicted, one too large for the bound is served by the database).
+   * from verified in-process partitions, kept current by observing this process's writes — and,
+   * on a PostgreSQL server several processes share, by following the log: the server's change
+   * feed (LISTEN/NOTIFY) wakes each process, which reads the entries of the leaf indices other
+   * processes committed (ADR 0037). On by default for both. `false` turns it off (every search
+   * then asks the database); `{ maxEntries }` bounds the entries held (default 200,000; least
+   * recently used principals are evicted, one too large for the bound is served by the
+   * database).
    */
   readonly readModel?: false | ReadModelOptions;
+  /**
+   * A PostgreSQL server with pgvector: the ANN index SQL vector search uses (default IVFFlat:
+   * cheap inserts; `{ kind: 'hnsw' }` for deployments whose vector searches go to SQL —
+   * `readModel: false`, hybrid ranking — at ~5-8× the insert cost, ADR 0039). Every process
+   * sharing a database must use the same kind.
+   */
+  readonly vectorIndex?: VectorIndexOptions;
+  /**
+   * The connection string for the change feed's LISTEN connection (default: `postgres`; env
+   * MEMWARDEN_FEED_DATABASE_URL). Set it when `postgres` goes through a pooler in transaction
+   * mode (pgbouncer): LISTEN needs a session of its own, directly to PostgreSQL.
+   */
+  readonly postgresFeed?: string;
 }
+
+/** Which storage and vector paths an opened memory runs, and why (`serve` logs it, `/healthz`). */
+export interface StorageInfo {
+  readonly backend: 'pglite' | 'postgres';
+  /** How SQL vector searches rank (hybrid ranking, and the database path below). */
+  readonly vector: {
+    readonly sql: 'pgvector' | 'in-process';
+    readonly reason: string;
+    readonly summary: string;
+    readonly version?: string;
+    readonly index?: 'hnsw' | 'ivfflat';
+  };
+  /**
+   * The in-process read model serving vector search; on a shared server, its log follower
+   * (`synced`: caught up with the other processes' commits, so the model answers).
+   */
+  readonly readModel: {
+    readonly on: boolean;
+    readonly follower?: FollowerStatus;
+    /** Partitions and entries held; partitions loading, or still building their index. */
+    readonly held?: { partitions: number; entries: number; loading: number; indexing: number };
+  };
+}
+
+/** How long `open` waits for a shared store's change feed before serving without the model. */
+const FIRST_SYNC_MS = 10_000;
 
 function pickDetection(option: OpenOptions['detection']): {
   detection?: DetectionPipeline;
@@ -165,18 +213,22 @@ export class Memory extends MemoryCore {
     const url = opts.postgres ?? process.env.MEMWARDEN_DATABASE_URL;
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const server = url !== undefined && url !== '';
+    const feedUrl = opts.postgresFeed ?? process.env.MEMWARDEN_FEED_DATABASE_URL;
     const unlock = server || opts.ephemeral === true ? () => undefined : lockDataDir(dataDir);
-    if (server && opts.readModel !== undefined && opts.readModel !== false) {
-      unlock();
-      throw new MemwardenError(
-        'INPUT_INVALID',
-        'the read model needs an exclusive store; a PostgreSQL server is shared by several processes',
-      );
-    }
     let storage: RootStorage;
+    let vector: StorageInfo['vector'];
     try {
-      storage = server
-        ? await PgBackend.open({ connectionString: url })
+      const backend = server
+        ? await PgBackend.open({
+            connectionString: url,
+            ...(opts.vectorIndex === undefined ? {} : { vectorIndex: opts.vectorIndex }),
+            // The change feed serves the read model's log follower (ADR 0037).
+            ...(opts.readModel === false
+              ? { feed: false }
+              : feedUrl === undefined || feedUrl === ''
+                ? {}
+                : { feedConnectionString: feedUrl }),
+          })
         : await PgliteBackend.open({
             ...(opts.ephemeral === true ? {} : { dataDir: path.join(dataDir, 'pgdata') }),
             // The read model serves vector search here, so the SQL ANN index is (re)built when
@@ -185,9 +237,34 @@ export class Memory extends MemoryCore {
             ...(opts.pgliteWorker === true ? { worker: true } : {}),
             ...(opts.onStorageLost === undefined ? {} : { onWorkerExit: opts.onStorageLost }),
           });
+      vector =
+        backend instanceof PgBackend
+          ? backend.vectorPath
+          : backend.hasVector
+            ? {
+                sql: 'pgvector',
+                reason: 'installed',
+                summary:
+                  "pgvector (PGlite's bundled extension): SQL vector search by IVFFlat index",
+                index: 'ivfflat',
+              }
+            : { sql: 'in-process', reason: 'not-available', summary: 'no pgvector in PGlite' };
+      storage = backend;
       // The embedded store is this process's alone (the data-folder lock): observe its writes.
-      if (!server && opts.readModel !== false)
+      // A server: observe them and follow the log for the other processes' (ADR 0037).
+      if (opts.readModel !== false) {
         storage = withReadModel(storage, opts.readModel ?? {});
+        const follower = followerOf(storage);
+        if (follower !== undefined) {
+          follower.start();
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            follower.ready,
+            new Promise<void>((r) => (timer = setTimeout(r, FIRST_SYNC_MS))),
+          ]);
+          clearTimeout(timer);
+        }
+      }
     } catch (e) {
       unlock();
       throw e;
@@ -221,11 +298,27 @@ export class Memory extends MemoryCore {
       ...(opts.policy === undefined ? {} : { policy: opts.policy }),
     });
     Object.defineProperty(m, 'storageBackend', { value: storage, enumerable: false });
+    const follower = followerOf(storage);
+    const model = readModelOf(storage);
+    m.describeStorage = () => ({
+      backend: server ? 'postgres' : 'pglite',
+      vector,
+      readModel: {
+        on: model !== undefined,
+        ...(follower === undefined ? {} : { follower: follower.status }),
+        ...(model === undefined ? {} : { held: model.status() }),
+      },
+    });
     m.unlock = unlock;
     return m;
   }
 
   private unlock: () => void = () => undefined;
+
+  /** Which storage and vector paths this memory runs, and why (fresh at every call). */
+  describeStorage: () => StorageInfo = () => {
+    throw new MemwardenError('INPUT_INVALID', 'not opened with Memory.open');
+  };
 
   override async close(): Promise<void> {
     try {

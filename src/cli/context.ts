@@ -20,6 +20,8 @@ export interface StoreOptions {
   readonly readModel?: boolean;
   /** Run the embedded store's PGlite in a worker thread (ADR 0025, 0028; serve's default). */
   readonly pgliteWorker?: boolean;
+  /** PostgreSQL with pgvector: the ANN index kind (`--vector-index`, ADR 0039). */
+  readonly vectorIndex?: 'ivfflat' | 'hnsw';
   /** The embedder to use (serve hands in the local model it loaded at start-up); default: Memory.open's. */
   readonly embedder?: Embedder;
 }
@@ -35,6 +37,7 @@ export async function openMemory(
     ...(o.postgres === undefined ? {} : { postgres: o.postgres }),
     ...(o.readModel === false ? { readModel: false as const } : {}),
     ...(o.pgliteWorker === true ? { pgliteWorker: true } : {}),
+    ...(o.vectorIndex === undefined ? {} : { vectorIndex: { kind: o.vectorIndex } }),
     ...(o.embedder === undefined ? {} : { embedder: o.embedder }),
     ...(metrics === undefined ? {} : { metrics }),
     ...(onStorageLost === undefined ? {} : { onStorageLost }),

@@ -351,7 +351,13 @@ store(
     )
     .option(
       '--no-read-model',
-      'embedded store: answer vector search from the database instead of the in-process read model',
+      'answer vector search from the database instead of the in-process read model (which, on a PostgreSQL server, follows the log)',
+    )
+    .addOption(
+      new Option(
+        '--vector-index <kind>',
+        'PostgreSQL with pgvector: the ANN index SQL vector search uses from 10,000 rows (every process of a database must agree)',
+      ).choices(['ivfflat', 'hnsw']),
     )
     .option(
       '--no-pglite-worker',

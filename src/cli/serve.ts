@@ -64,6 +64,22 @@ export async function serve(
   }
   const memory = await opening;
   const modelLoadMs = model === undefined ? undefined : Math.round(model.stats().loadMs);
+  // Which vector path runs, and why, in one line an operator reads (also in GET /healthz).
+  const storage = memory.describeStorage();
+  logger.info(
+    {
+      backend: storage.backend,
+      vectorPath: storage.vector.sql,
+      reason: storage.vector.reason,
+      vector: storage.vector,
+      readModel: storage.readModel.on
+        ? storage.readModel.follower === undefined
+          ? 'on'
+          : `on, following the log (${storage.readModel.follower.synced ? 'synced' : 'not yet synced'})`
+        : 'off',
+    },
+    `vector search: ${storage.readModel.on ? 'in-process read model; ' : ''}SQL path: ${storage.vector.summary}`,
+  );
   const cosign = witnessHook(o.witness ?? [], memory, (witness, e) =>
     logger.warn({ witness, code: e.code, details: e.details }, 'witness failed'),
   );
@@ -76,6 +92,7 @@ export async function serve(
     clientEmbeddings: o.acceptClientEmbeddings === true,
     ...(cosign === undefined ? {} : { cosignCheckpoint: cosign }),
     ...(o.reports === undefined ? {} : { console: { reportsDir: o.reports } }),
+    health: () => ({ storage: memory.describeStorage() }),
   });
   const server = await startServer({ app, port: o.port, host: o.host });
   logger.info(

@@ -499,6 +499,40 @@ export interface ApiKeyStore {
   revokeApiKey(keyHash: Uint8Array): Promise<void>;
 }
 
+/**
+ * A committed change of a shared store, as its feed reports it (ADR 0037). `sync`: the feed is
+ * listening (again) and the log had `size` leaves then — everything committed after is
+ * reported, anything before must be read from the store; `lost`: it is not listening, so changes
+ * may go unreported until the next `sync`; `log`: the log grew to `size` (read the new leaves'
+ * entries: the log is the truth, this is the wake-up); `entry`: an entry's state changed
+ * (monotone: deleted and superseded only become set, an expiry only moves forward).
+ */
+export type StoreEvent =
+  | { readonly kind: 'sync'; readonly size: number }
+  | { readonly kind: 'lost' }
+  | { readonly kind: 'log'; readonly size: number }
+  | { readonly kind: 'entry'; readonly op: 'deleted' | 'superseded'; readonly id: string }
+  | {
+      readonly kind: 'entry';
+      readonly op: 'expiry';
+      readonly id: string;
+      readonly expiresAtNs: bigint | undefined;
+    };
+
+/** The change feed of a store several processes share (PostgreSQL: LISTEN/NOTIFY). */
+export interface StoreFeed {
+  /**
+   * Report committed changes to `sink`, in commit order, starting with a `sync` once listening.
+   * Returns a function that stops reporting to this sink.
+   */
+  follow(sink: (e: StoreEvent) => void): () => void;
+  /**
+   * Optional: `scanEntries` in the system scope over the feed's own connection, so a follower
+   * catching up does not queue behind the requests' connections.
+   */
+  scanEntries?(opts: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]>;
+}
+
 /** The whole storage port. */
 export interface StorageBackend
   extends
@@ -517,6 +551,11 @@ export interface StorageBackend
    * ADR 0018) runs only where it is true.
    */
   readonly exclusive?: boolean;
+  /**
+   * Offered by a store other processes write too (the PostgreSQL server): its change feed, so a
+   * process can keep in-process state (the read model) current with their commits.
+   */
+  readonly feed?: StoreFeed | undefined;
   /**
    * Offered by an exclusive backend: a number that changes whenever a principal or key record
    * is written — through this object, any view of it or any transaction — once that write has

@@ -47,6 +47,11 @@ export interface AppOptions {
   readonly clientEmbeddings?: boolean;
   /** The review console at `/console/` (server/console.ts). */
   readonly console?: ConsoleOptions;
+  /**
+   * More fields for `GET /healthz` (serve: which storage and vector paths run, and why, and
+   * whether a shared store's read model is caught up).
+   */
+  readonly health?: () => Record<string, unknown>;
 }
 
 export interface ConsoleOptions {
@@ -182,7 +187,8 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
   });
   app.use('/v1/*', (c, next) => bodySizeGuard(c, next, tooLarge, streamedBodyLimit));
 
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  const health = opts.health;
+  app.get('/healthz', (c) => c.json({ ...(health === undefined ? {} : health()), status: 'ok' }));
   app.get('/openapi.json', (c) =>
     c.body(openapi, 200, { 'content-type': 'application/json; charset=utf-8' }),
   );

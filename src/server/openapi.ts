@@ -412,7 +412,20 @@ export function buildOpenApiDocument(): Json {
     get: {
       operationId: 'health',
       security: [],
-      responses: { '200': ok('alive', obj({ status: { const: 'ok' } }, ['status'])) },
+      responses: {
+        '200': ok(
+          'alive',
+          obj(
+            {
+              status: { const: 'ok' },
+              // `memwarden serve`: the storage backend, which vector path SQL searches take and
+              // why, and the in-process read model (on a shared server: its log follower).
+              storage: { type: 'object' },
+            },
+            ['status'],
+          ),
+        ),
+      },
     },
   };
   paths['/metrics'] = {

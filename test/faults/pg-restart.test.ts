@@ -114,6 +114,8 @@ describe.skipIf(!available)('PostgreSQL restarted under load', () => {
       `CREATE ROLE memwarden LOGIN PASSWORD 'memwarden' NOSUPERUSER NOBYPASSRLS CREATEROLE`,
     );
     psql('postgres', 'CREATE DATABASE mw OWNER memwarden');
+    // CI's pgvector configuration: the extension created by the superuser, as a DBA does.
+    if (process.env.MEMWARDEN_TEST_PGVECTOR === 'present') psql('mw', 'CREATE EXTENSION vector');
   }, 120_000);
 
   afterAll(async () => {

@@ -18,22 +18,42 @@
  */
 import pg from 'pg';
 import { MemwardenError } from '../../core/errors.js';
-import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
+import type {
+  LeafRecord,
+  NodeRecord,
+  StorageBackend,
+  StoreFeed,
+  StoredEntry,
+} from '../../ports/storage.js';
+import { PgFeed, type PgFeedOptions } from './feed.js';
 import { normaliseDbError, normaliseDriverError, normalised } from '../sql/errors.js';
-import { type MigrationReport, ensureSchema, migrate } from '../sql/migrations.js';
 import {
+  type MigrationReport,
+  type VectorStatus,
+  ensureSchema,
+  migrate,
+} from '../sql/migrations.js';
+import {
+  ENTER_SCOPE_SQL,
   type Queryable,
   type Scope,
   SYSTEM_SCOPE,
-  enterScope,
   principalScope,
+  scopeParams,
 } from '../sql/queryable.js';
 import type { SqlFeatures } from '../sql/entries.js';
 import { RowVectorCache } from '../sql/row-vectors.js';
-import { lockLogHead } from '../sql/log.js';
+import {
+  MOVE_HEAD_OR_FAIL_SQL,
+  appendStatements,
+  checkLeafIndices,
+  lockLogHead,
+} from '../sql/log.js';
+import { putEntriesStatements } from '../sql/entries.js';
 import { SqlView, assertSameScope, checkPrincipalId } from '../sql/view.js';
 import {
   COUNT_SQL,
+  type IndexSpec,
   IndexTracker,
   LIST_INDEXES_SQL,
   type VectorIndexOptions,
@@ -59,8 +79,9 @@ export interface PgBackendOptions {
   readonly maxConnections?: number;
   /**
    * ANN index management with pgvector (`../sql/vector-index.js`): exact scan below `minRows`
-   * (default 10,000) rows with an embedding, an IVFFlat index above, rebuilt as the store
-   * doubles. Without pgvector, vectors are ranked in-process and this does nothing.
+   * (default 10,000) rows with an embedding, an index above — IVFFlat by default (rebuilt as
+   * the store doubles; cheap inserts), HNSW with `kind: 'hnsw'` (built once; ~5-8× the insert
+   * cost, ADR 0039). Without pgvector, vectors are ranked in-process and this does nothing.
    */
   readonly vectorIndex?: VectorIndexOptions;
   /**
@@ -69,6 +90,18 @@ export interface PgBackendOptions {
    * at 384 dimensions; 0 = fetch them with every search).
    */
   readonly rankCacheEntries?: number;
+  /**
+   * The change feed (`./feed.js`, ADR 0037): one more connection, LISTENing for the commits of
+   * every process sharing the schema, opened on the first `feed.follow`. Default on; `false`
+   * leaves `feed` undefined (nothing in this process then keeps in-process state current).
+   */
+  readonly feed?: boolean | PgFeedOptions;
+  /**
+   * Where the feed LISTENs (default `connectionString`): PostgreSQL itself, when
+   * `connectionString` goes through a pooler in transaction mode (pgbouncer), where a LISTEN
+   * has no session to live in. The same `schema` applies.
+   */
+  readonly feedConnectionString?: string;
 }
 
 /** Await a driver call; whatever it throws is a database error (`normaliseDriverError`). */
@@ -80,24 +113,67 @@ async function driver<T>(p: Promise<T>): Promise<T> {
   }
 }
 
-function asQueryable(c: pg.PoolClient): Queryable {
-  return {
-    query: async (sql, params) => {
-      const r = await driver(c.query(sql, params === undefined ? undefined : [...params]));
-      return { rows: r.rows as Record<string, unknown>[] };
-    },
-    exec: async (sql) => {
-      await driver(c.query(sql));
-    },
-  };
+/**
+ * A transaction's connection, pipelined (`pg`'s pipeline mode: each statement is written to the
+ * socket as soon as it is issued, with its own Sync). `send` issues a statement without waiting
+ * for its answer; `query` issues one and waits for it AND for everything sent before it, in
+ * order, throwing the first failure. So BEGIN, the scope switch and a transaction's first query
+ * cost one round trip, and a group commit's appends and inserts travel with its COMMIT.
+ *
+ * Inside an explicit transaction a failed statement aborts the transaction: every statement
+ * after it fails (25P02) and a COMMIT after it rolls back — nothing sent behind a failure can
+ * take effect, which is what makes sending ahead of the answers safe.
+ */
+class Pipe implements Queryable {
+  private inflight: Promise<unknown>[] = [];
+
+  constructor(private readonly c: pg.PoolClient) {}
+
+  /** Issue `sql` now; its outcome is checked by the next `query`/`settle` (`onError` maps a failure). */
+  send(sql: string, params?: readonly unknown[], onError?: (e: unknown) => unknown): void {
+    const p = driver(this.c.query(sql, params === undefined ? undefined : [...params])).catch(
+      (e: unknown) => {
+        throw onError === undefined ? e : onError(e);
+      },
+    );
+    p.catch(() => undefined); // observed by `settle`
+    this.inflight.push(p);
+  }
+
+  /** Wait for everything sent so far; the first failure in issue order is thrown. */
+  async settle(): Promise<void> {
+    const ps = this.inflight;
+    this.inflight = [];
+    for (const p of ps) await p;
+  }
+
+  async query(
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<{ rows: Record<string, unknown>[]; command?: string }> {
+    const p = driver(this.c.query(sql, params === undefined ? undefined : [...params]));
+    p.catch(() => undefined);
+    await this.settle();
+    const r = await p;
+    return { rows: r.rows as Record<string, unknown>[], command: r.command };
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.query(sql);
+  }
 }
 
 /**
- * Check out a client and run `fn` in BEGIN … COMMIT, rolling back on any error. A lost
- * connection (the server restarting, a network cut) is `STORAGE_UNAVAILABLE`; the broken
- * client is dropped from the pool and the next checkout reconnects.
+ * Check out a client and run `fn` in BEGIN … COMMIT, rolling back on any error. BEGIN and the
+ * scope switch are sent ahead of `fn`'s first statement (one round trip). A lost connection
+ * (the server restarting, a network cut) is `STORAGE_UNAVAILABLE`; the broken client is dropped
+ * from the pool and the next checkout reconnects.
  */
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+async function inTransaction<T>(
+  pool: pg.Pool,
+  scope: Scope | undefined,
+  fn: (q: Pipe) => Promise<T>,
+): Promise<T> {
   const client = await driver(pool.connect());
   let broken = false;
   // A checked-out client whose connection dies between queries emits 'error'; unhandled, that
@@ -107,13 +183,20 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
     broken = true;
   };
   client.on('error', onError);
+  const q = new Pipe(client);
   try {
-    await driver(client.query('BEGIN'));
-    const result = await fn(client);
-    await driver(client.query('COMMIT'));
+    q.send('BEGIN');
+    if (scope !== undefined) q.send(ENTER_SCOPE_SQL, scopeParams(scope));
+    const result = await fn(q);
+    const done = await q.query('COMMIT');
+    // Defence in depth: a transaction aborted by a statement whose failure went unseen would
+    // answer COMMIT with ROLLBACK — never report that as committed.
+    if (done.command !== 'COMMIT')
+      throw new MemwardenError('STORAGE_FAILED', `transaction ended with ${done.command ?? '?'}`);
     return result;
   } catch (e) {
     try {
+      await q.settle().catch(() => undefined);
       await client.query('ROLLBACK');
     } catch {
       broken = true; // the connection is unusable: drop it from the pool
@@ -125,21 +208,85 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
   }
 }
 
+/** Which vector path SQL searches take on this database, and why (`PgBackend.vectorPath`). */
+export interface VectorPath {
+  /** `pgvector`: the database ranks (`<=>`, ANN index); `in-process`: this process ranks `real[]`. */
+  readonly sql: 'pgvector' | 'in-process';
+  /** Why (see `VectorStatus`): `installed`, `created`, `not-available`, `not-permitted`, … */
+  readonly reason: VectorStatus['reason'];
+  /** pgvector's version in this database. */
+  readonly version?: string;
+  /** The ANN index kind searches use above the threshold (pgvector only). */
+  readonly index?: 'hnsw' | 'ivfflat';
+  /** Iterative index scans (pgvector ≥ 0.8): a filtered principal still gets `limit` rows. */
+  readonly iterativeScan?: boolean;
+  /** One sentence for the log and `/healthz`. */
+  readonly summary: string;
+}
+
+function vectorPathOf(st: VectorStatus, index: IndexTracker, iterative: boolean): VectorPath {
+  if (st.vector) {
+    const how =
+      index.kind === 'hnsw'
+        ? `HNSW index (ef_search ${index.efSearch}) from ${index.minRows} rows, exact scan below`
+        : `IVFFlat index (probes ${index.probes}) from ${index.minRows} rows, exact scan below`;
+    return {
+      sql: 'pgvector',
+      reason: st.reason,
+      ...(st.version === undefined ? {} : { version: st.version }),
+      index: index.kind,
+      iterativeScan: iterative,
+      summary:
+        `pgvector ${st.version ?? '?'} (${st.reason === 'created' ? 'created by this role' : 'installed in this database'}): ` +
+        `SQL vector search by ${how}${iterative ? ', iterative scans' : ''}`,
+    };
+  }
+  const why: Record<VectorStatus['reason'], string> = {
+    installed: '',
+    created: '',
+    'not-available': 'the server has no pgvector',
+    'not-permitted':
+      'pgvector is available on the server but not created in this database, and this role may not create it (a superuser runs CREATE EXTENSION vector once)',
+    failed: `pgvector could not be used: ${st.detail ?? 'unknown error'}`,
+    disabled: 'disabled by the caller',
+  };
+  return {
+    sql: 'in-process',
+    reason: st.reason,
+    summary: `no pgvector (${why[st.reason]}): SQL vector search ranks real[] in this process`,
+  };
+}
+
 interface Shared {
   readonly pool: pg.Pool;
   readonly migration: MigrationReport;
   readonly features: SqlFeatures;
   readonly index: IndexTracker;
+  readonly feed: PgFeed | undefined;
   closed: boolean;
 }
 
-/** Joins one open transaction; each write runs under a savepoint so a failed call changes nothing. */
+/**
+ * Joins one open transaction; each write runs under a savepoint so a failed call changes
+ * nothing — except in a group commit (below).
+ *
+ * Group commit (ADR 0038): once the transaction holds the log head (`lockLogHead`), an append at
+ * exactly the head and the entry inserts are SENT without waiting for their answers — leaves,
+ * nodes, the head move and the entries then travel together, and with the COMMIT, in one round
+ * trip. Their failures are seen at the next statement this transaction waits for (at the latest
+ * its COMMIT) and fail the whole transaction: a failed statement aborts it in the database, so
+ * nothing sent after it takes effect. The head move is the self-failing form
+ * (`MOVE_HEAD_OR_FAIL_SQL`): a head elsewhere than `start` is an error, never a COMMIT of leaves
+ * without their head. Every other call (reads, the quota upsert, marks, audits) waits, as before.
+ */
 class PgTxView extends SqlView {
   private savepoints = 0;
+  /** The log size after this transaction's appends, once it holds the head; else undefined. */
+  private head: number | undefined;
   constructor(
     scope: Scope,
     features: SqlFeatures,
-    private readonly q: Queryable,
+    private readonly q: Pipe,
   ) {
     super(scope, features);
   }
@@ -147,15 +294,18 @@ class PgTxView extends SqlView {
     return normalised(fn(this.q));
   }
   // A failed statement aborts a PostgreSQL transaction; the savepoint keeps the port's
-  // "a failed call changes nothing" inside a transaction and lets the caller carry on.
+  // "a failed call changes nothing" inside a transaction and lets the caller carry on. The
+  // SAVEPOINT goes out with the call's first statement and its RELEASE with the next one.
   protected async write<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     const sp = `mw_sp_${this.savepoints++}`;
-    await normalised(this.q.query(`SAVEPOINT ${sp}`));
+    this.q.send(`SAVEPOINT ${sp}`);
     try {
       const r = await fn(this.q);
-      await this.q.query(`RELEASE SAVEPOINT ${sp}`);
+      await this.q.settle();
+      this.q.send(`RELEASE SAVEPOINT ${sp}`);
       return r;
     } catch (e) {
+      await this.q.settle().catch(() => undefined);
       await normalised(this.q.query(`ROLLBACK TO SAVEPOINT ${sp}`));
       throw normaliseDbError(e);
     }
@@ -164,18 +314,40 @@ class PgTxView extends SqlView {
     return fn(this);
   }
   /** The log head row lock, held until this transaction ends (ADR 0011). */
-  lockLogHead(): Promise<number> {
-    return normalised(lockLogHead(this.q));
+  async lockLogHead(): Promise<number> {
+    const size = await normalised(lockLogHead(this.q));
+    this.head = size;
+    return size;
+  }
+  override async appendLeaves(
+    start: number,
+    leaves: readonly LeafRecord[],
+    nodes: readonly NodeRecord[],
+  ): Promise<void> {
+    if (this.head === undefined || start !== this.head || leaves.length === 0)
+      return super.appendLeaves(start, leaves, nodes);
+    checkLeafIndices(start, leaves);
+    for (const st of appendStatements(this.scope, leaves, nodes)) this.q.send(st.sql, st.params);
+    this.q.send(MOVE_HEAD_OR_FAIL_SQL, [leaves.length, start], (e) =>
+      (e as { details?: { sqlstate?: string } }).details?.sqlstate === '23514'
+        ? new MemwardenError('STORAGE_CONFLICT', `log append at ${start} but the log moved`)
+        : e,
+    );
+    this.head = start + leaves.length;
   }
   async close(): Promise<void> {}
   /** Entries with an embedding inserted in this transaction (index bookkeeping). */
   embedded = 0;
   override async putEntry(e: StoredEntry): Promise<void> {
-    await super.putEntry(e);
-    if (e.embedding !== undefined) this.embedded++;
+    await this.putEntries([e]);
   }
   override async putEntries(es: readonly StoredEntry[]): Promise<void> {
-    await super.putEntries(es);
+    if (this.head === undefined) await super.putEntries(es);
+    else {
+      // Built (embeddings checked) now, so a bad vector fails this call, not the commit.
+      const sts = putEntriesStatements(this.features, es);
+      for (const st of sts) this.q.send(st.sql, st.params);
+    }
     this.embedded += es.filter((e) => e.embedding !== undefined).length;
   }
 }
@@ -195,37 +367,53 @@ export class PgBackend extends SqlView {
     if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
       throw new MemwardenError('INPUT_INVALID', 'schema must be a lower-case SQL identifier');
     }
-    const pool = new pg.Pool({
+    const clientConfig: pg.ClientConfig = {
       connectionString: opts.connectionString,
-      max: opts.maxConnections ?? 10,
       // Extensions (pgvector's type) live in public; our tables in the chosen schema.
       ...(schema === undefined ? {} : { options: `-c search_path=${schema},public` }),
-    });
+    };
+    // Pipeline mode: statements go out as issued (see Pipe); the feed's connection is a plain one.
+    const pool = new pg.Pool({ ...clientConfig, max: opts.maxConnections ?? 10, pipeline: true });
     // An idle client's socket error must not crash the process; the next checkout reconnects.
     pool.on('error', () => undefined);
     try {
       const ownerTx = <T>(fn: (q: Queryable) => Promise<T>): Promise<T> =>
-        inTransaction(pool, (c) => fn(asQueryable(c)));
+        inTransaction(pool, undefined, fn);
       if (schema !== undefined) await ensureSchema(ownerTx, schema);
       const migration = await migrate(ownerTx);
       const index = new IndexTracker(opts.vectorIndex);
-      let version: string | undefined;
-      if (migration.vector) {
-        const { rows } = await ownerTx((q) =>
-          q.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'"),
-        );
-        version = rows[0] === undefined ? undefined : String(rows[0].extversion);
-      }
+      const version = migration.vectorStatus.version;
       // `pg` sends byte arrays as binary parameters: embeddings travel in binary form.
       const cacheEntries = opts.rankCacheEntries ?? 100_000;
       const rowVectors =
         migration.vector || cacheEntries <= 0
           ? {}
           : { rowVectors: new RowVectorCache(cacheEntries) };
-      const features: SqlFeatures = hasIterativeScan(version)
-        ? { vector: migration.vector, ann: { probes: index.probes }, binaryParams: true }
+      const iterative = migration.vector && hasIterativeScan(version);
+      const features: SqlFeatures = iterative
+        ? {
+            vector: true,
+            ann: { kind: index.kind, probes: index.probes, efSearch: index.efSearch },
+            binaryParams: true,
+          }
         : { vector: migration.vector, binaryParams: true, ...rowVectors };
-      const b = new PgBackend({ pool, migration, features, index, closed: false }, SYSTEM_SCOPE);
+      const feed =
+        opts.feed === false
+          ? undefined
+          : new PgFeed(
+              {
+                ...clientConfig,
+                ...(opts.feedConnectionString === undefined
+                  ? {}
+                  : { connectionString: opts.feedConnectionString }),
+              },
+              features,
+              opts.feed === true || opts.feed === undefined ? {} : opts.feed,
+            );
+      const b = new PgBackend(
+        { pool, migration, features, index, feed, closed: false },
+        SYSTEM_SCOPE,
+      );
       if (migration.vector && index.auto) await b.maintainVectorIndex();
       return b;
     } catch (e) {
@@ -237,6 +425,23 @@ export class PgBackend extends SqlView {
   /** Whether the pgvector `vector(384)` column is available (`entries.embedding_vec`). */
   get hasVector(): boolean {
     return this.s.migration.vector;
+  }
+
+  /**
+   * The change feed of the schema (root backend only): the commits of every process sharing
+   * it, as they happen (ADR 0037).
+   */
+  get feed(): StoreFeed | undefined {
+    return this.scope.kind === 'system' ? this.s.feed : undefined;
+  }
+
+  /** Which vector path SQL searches take on this database, and why (logged by `open`). */
+  get vectorPath(): VectorPath {
+    return vectorPathOf(
+      this.s.migration.vectorStatus,
+      this.s.index,
+      this.features.ann !== undefined,
+    );
   }
 
   /**
@@ -271,22 +476,19 @@ export class PgBackend extends SqlView {
             this.systemTx(async (q) =>
               (await q.query(LIST_INDEXES_SQL)).rows.map((r) => String(r.name)),
             ),
-          build: (lists, old) => this.buildIndex(lists, old),
+          build: (spec, old) => this.buildIndex(spec, old),
         },
         this.s.index.minRows,
+        this.s.index.kind,
       ),
     );
   }
 
   private systemTx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
-    return inTransaction(this.s.pool, async (c) => {
-      const q = asQueryable(c);
-      await enterScope(q, SYSTEM_SCOPE);
-      return fn(q);
-    });
+    return inTransaction(this.s.pool, SYSTEM_SCOPE, fn);
   }
 
-  private async buildIndex(lists: number, old: readonly string[]): Promise<void> {
+  private async buildIndex(spec: IndexSpec, old: readonly string[]): Promise<void> {
     const c = await driver(this.s.pool.connect());
     let broken = false;
     const onError = (): void => {
@@ -298,7 +500,7 @@ export class PgBackend extends SqlView {
       if (rows[0]?.ok !== true) return; // another process is building
       try {
         await c.query(`SET maintenance_work_mem = '256MB'`);
-        await c.query(createIndexSql(lists, true));
+        await c.query(createIndexSql(spec, true));
         for (const n of old) await c.query(`DROP INDEX CONCURRENTLY IF EXISTS "${n}"`);
         await c.query('ANALYZE entries');
       } finally {
@@ -333,14 +535,10 @@ export class PgBackend extends SqlView {
     this.inserted(es.filter((e) => e.embedding !== undefined).length);
   }
 
-  private scoped<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+  private scoped<T>(fn: (q: Pipe) => Promise<T>): Promise<T> {
     if (this.s.closed)
       return Promise.reject(new MemwardenError('STORAGE_FAILED', 'backend is closed'));
-    return inTransaction(this.s.pool, async (c) => {
-      const q = asQueryable(c);
-      await enterScope(q, this.scope);
-      return fn(q);
-    });
+    return inTransaction(this.s.pool, this.scope, fn);
   }
 
   protected read<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
@@ -368,6 +566,7 @@ export class PgBackend extends SqlView {
   async close(): Promise<void> {
     if (this.scope.kind !== 'system' || this.s.closed) return;
     this.s.closed = true;
+    await this.s.feed?.close();
     await this.s.pool.end();
   }
 }

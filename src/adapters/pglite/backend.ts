@@ -321,17 +321,18 @@ export class PgliteBackend extends SqlView {
           (await db.query<{ name: string }>(LIST_INDEXES_SQL)).rows.map((r) => r.name),
         // As the table owner (DDL), in one transaction: readers never see the table without an
         // index, and a failed build leaves the old one in place.
-        build: (lists, old) =>
+        build: (spec, old) =>
           normalised(
             db.transaction(async (tx) => {
               await tx.exec(`SET LOCAL maintenance_work_mem = '256MB'`);
-              await tx.exec(createIndexSql(lists, false));
+              await tx.exec(createIndexSql(spec, false));
               for (const n of old) await tx.exec(`DROP INDEX IF EXISTS "${n}"`);
               await tx.exec('ANALYZE entries');
             }),
           ),
       },
       this.s.index.minRows,
+      this.s.index.kind,
     );
   }
 

@@ -31,10 +31,15 @@ export interface SqlFeatures {
   /** pgvector is installed and `entries.embedding_vec` exists. */
   readonly vector: boolean;
   /**
-   * IVFFlat session settings for vector search (pgvector ≥ 0.8: iterative scans). Absent: the
-   * server's defaults (exact scan when no ANN index exists either way).
+   * ANN session settings for vector search (pgvector ≥ 0.8: iterative scans): IVFFlat probes
+   * (kind absent or `ivfflat`) or HNSW's `ef_search` (`hnsw`). Absent: the server's defaults
+   * (exact scan when no ANN index exists either way).
    */
-  readonly ann?: { readonly probes: number };
+  readonly ann?: {
+    readonly kind?: 'ivfflat' | 'hnsw';
+    readonly probes: number;
+    readonly efSearch?: number;
+  };
   /**
    * The driver sends byte-array parameters in binary format whatever the parameter's type
    * (`pg` does; PGlite does not): embeddings then travel in their binary send format.
@@ -95,6 +100,15 @@ export async function putEntries(
   f: SqlFeatures,
   es: readonly StoredEntry[],
 ): Promise<void> {
+  for (const st of putEntriesStatements(f, es)) await q.query(st.sql, st.params);
+}
+
+/** The multi-row INSERTs of {@link putEntries} (one per {@link PUT_CHUNK} rows), unsent. */
+export function putEntriesStatements(
+  f: SqlFeatures,
+  es: readonly StoredEntry[],
+): { sql: string; params: unknown[] }[] {
+  const out: { sql: string; params: unknown[] }[] = [];
   const embCol = f.vector ? 'embedding_vec' : 'embedding';
   const embType = f.vector ? 'vector' : 'real[]';
   const embIn = (v: Float32Array): unknown =>
@@ -127,12 +141,13 @@ export async function putEntries(
       );
       return tuple(i, embType);
     });
-    await q.query(
-      `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, ${embCol})
+    out.push({
+      sql: `INSERT INTO entries (${BASE}, writer, kind, created_ns, expires_ns, content, uri, src_hash, ${embCol})
        VALUES ${tuples.join(', ')}`,
       params,
-    );
+    });
   }
+  return out;
 }
 
 const optStr = (v: unknown): string | undefined =>

@@ -55,37 +55,68 @@ export async function appendLeaves(
     return;
   }
   checkLeafIndices(start, leaves);
-  // Leaf ownership follows the scope: an agent's leaves are its own (RLS WITH CHECK enforces
-  // it); leaves appended by the system scope belong to no principal.
-  const owner = scopeOwner(scope);
-  // One statement per table, rows passed as parallel arrays (unnest): the per-statement cost
-  // dominates a group commit of hundreds of leaves, in PGlite especially.
-  await q.query(
-    `INSERT INTO log_leaves (idx, data, hash, entry_id, kind, owner)
-     SELECT t.idx, decode(t.data, 'hex'), decode(t.hash, 'hex'), t.entry_id, t.kind, $6::text
-       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])
-            AS t(idx, data, hash, entry_id, kind)`,
-    [
-      leaves.map((l) => l.index),
-      leaves.map((l) => hexIn(l.data)),
-      leaves.map((l) => hexIn(l.hash)),
-      leaves.map((l) => l.entryId),
-      leaves.map((l) => l.kind),
-      owner,
-    ],
-  );
-  // A node that already exists is a unique violation → STORAGE_CONFLICT, aborting the append.
-  if (nodes.length > 0) {
-    await q.query(
-      `INSERT INTO log_nodes (level, idx, hash)
-       SELECT t.level, t.idx, decode(t.hash, 'hex')
-         FROM unnest($1::int[], $2::bigint[], $3::text[]) AS t(level, idx, hash)`,
-      [nodes.map((n) => n.level), nodes.map((n) => n.index), nodes.map((n) => hexIn(n.hash))],
-    );
-  }
+  for (const st of appendStatements(scope, leaves, nodes)) await q.query(st.sql, st.params);
   const { rows } = await q.query(MOVE_HEAD_SQL, [leaves.length, start]);
   if (rows.length === 0) await headMoved(q, start);
 }
+
+/** One statement and its bound parameters. */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+}
+
+/**
+ * The leaf and node inserts of an append (not the head move): one statement per table, rows
+ * passed as parallel arrays (unnest) — the per-statement cost dominates a group commit of
+ * hundreds of leaves, in PGlite especially. Leaf ownership follows the scope: an agent's leaves
+ * are its own (RLS WITH CHECK enforces it); leaves appended by the system scope belong to no
+ * principal. A node that already exists is a unique violation → STORAGE_CONFLICT.
+ */
+export function appendStatements(
+  scope: Scope,
+  leaves: readonly LeafRecord[],
+  nodes: readonly NodeRecord[],
+): Statement[] {
+  const out: Statement[] = [
+    {
+      sql: `INSERT INTO log_leaves (idx, data, hash, entry_id, kind, owner)
+     SELECT t.idx, decode(t.data, 'hex'), decode(t.hash, 'hex'), t.entry_id, t.kind, $6::text
+       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])
+            AS t(idx, data, hash, entry_id, kind)`,
+      params: [
+        leaves.map((l) => l.index),
+        leaves.map((l) => hexIn(l.data)),
+        leaves.map((l) => hexIn(l.hash)),
+        leaves.map((l) => l.entryId),
+        leaves.map((l) => l.kind),
+        scopeOwner(scope),
+      ],
+    },
+  ];
+  if (nodes.length > 0) {
+    out.push({
+      sql: `INSERT INTO log_nodes (level, idx, hash)
+       SELECT t.level, t.idx, decode(t.hash, 'hex')
+         FROM unnest($1::int[], $2::bigint[], $3::text[]) AS t(level, idx, hash)`,
+      params: [
+        nodes.map((n) => n.level),
+        nodes.map((n) => n.index),
+        nodes.map((n) => hexIn(n.hash)),
+      ],
+    });
+  }
+  return out;
+}
+
+/**
+ * The head move of a pipelined append ($1 leaves from exactly $2) as a statement that FAILS when
+ * the head is elsewhere: the size becomes −1 and `log_head`'s CHECK (size ≥ 0) refuses it
+ * (SQLSTATE 23514), aborting the transaction — so a commit sent in the same pipeline can never
+ * commit leaves whose head did not move. (The step-by-step path reads the row count instead.)
+ */
+export const MOVE_HEAD_OR_FAIL_SQL =
+  'UPDATE log_head SET size = CASE WHEN size = $2::bigint THEN size + $1::bigint ELSE -1 END RETURNING size';
 
 /** Moves the log head by $1 leaves from exactly $2 (no row back: it had moved). */
 export const MOVE_HEAD_SQL =
@@ -215,6 +246,8 @@ export async function getCheckpoint(
 
 /** Every checkpoint, smallest size first. */
 export async function listCheckpoints(q: Queryable): Promise<CheckpointRecord[]> {
-  const { rows } = await q.query('SELECT size, root, note, created_ns FROM checkpoints ORDER BY size');
+  const { rows } = await q.query(
+    'SELECT size, root, note, created_ns FROM checkpoints ORDER BY size',
+  );
   return rows.map(checkpointOut);
 }

@@ -16,11 +16,35 @@ export type OwnerTx = <T>(fn: (q: Queryable) => Promise<T>) => Promise<T>;
 /** Arbitrary but fixed advisory-lock key ("memw"), shared by every memwarden process. */
 const MIGRATION_LOCK = 0x6d656d77;
 
+/**
+ * Whether this database gives the backend pgvector, and why (reported at open: a log line and
+ * `/healthz`, so an operator never has to guess which vector path runs).
+ * - `installed`: the extension already exists in this database (a DBA created it: the managed
+ *   service recipe) and the `vector(384)` column is in place;
+ * - `created`: this role created it now (a superuser, PGlite, or a trusted extension);
+ * - `not-available`: the server has no pgvector (`pg_available_extensions` lacks it);
+ * - `not-permitted`: the server has it but this role may not create it (not a superuser and the
+ *   extension is not trusted, or no CREATE on the database) — a superuser runs
+ *   `CREATE EXTENSION vector` in this database once, and the next open uses it;
+ * - `failed`: it exists or was creatable, but adding the column failed (`detail`);
+ * - `disabled`: the caller asked for no vector column.
+ */
+export interface VectorStatus {
+  readonly vector: boolean;
+  readonly reason:
+    'installed' | 'created' | 'not-available' | 'not-permitted' | 'failed' | 'disabled';
+  /** The extension's version in this database, when installed. */
+  readonly version?: string;
+  readonly detail?: string;
+}
+
 /** What `migrate` did. */
 export interface MigrationReport {
   readonly applied: readonly number[];
   /** True when the `vector` extension is installed and `entries.embedding_vec` exists. */
   readonly vector: boolean;
+  /** {@link vector}, and why. */
+  readonly vectorStatus: VectorStatus;
 }
 
 /**
@@ -67,8 +91,9 @@ export async function migrate(
     if (ran) applied.push(m.version);
   }
   await verifyRoles(ownerTx);
-  const vector = opts.wantVector === false ? false : await ensureVector(ownerTx);
-  return { applied, vector };
+  const vectorStatus: VectorStatus =
+    opts.wantVector === false ? { vector: false, reason: 'disabled' } : await ensureVector(ownerTx);
+  return { applied, vector: vectorStatus.vector, vectorStatus };
 }
 
 /**
@@ -92,30 +117,65 @@ async function verifyRoles(ownerTx: OwnerTx): Promise<void> {
 }
 
 /**
- * Create the `vector` extension when the server offers it, and the `vector(384)` twin of
- * `entries.embedding`. Idempotent and deliberately unversioned: a server that gains pgvector
- * later gets the column on its next open. Without the extension (Debian's PostgreSQL 15) this
- * returns false and vectors stay in the `real[]` column, ranked in-process.
+ * Use the `vector` extension when this database has it, create it when the server offers it and
+ * this role may, and add the `vector(384)` twin of `entries.embedding`. Idempotent and
+ * deliberately unversioned: a database that gains pgvector later (a DBA runs
+ * `CREATE EXTENSION vector`) gets the column on its next open. Otherwise vectors stay in the
+ * `real[]` column, ranked in-process — and the status says why, so that is never silent.
+ * Creation is attempted only when it can succeed (superuser, or a trusted extension and CREATE
+ * on the database): a refused attempt would leave an ERROR in the server log at every open.
  */
-export async function ensureVector(ownerTx: OwnerTx): Promise<boolean> {
+export async function ensureVector(ownerTx: OwnerTx): Promise<VectorStatus> {
   const state = await ownerTx(async (q) => {
     const { rows } = await q.query(
-      `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed,
-              EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS available`,
+      `SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS installed,
+              EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS available,
+              COALESCE((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false) AS superuser,
+              COALESCE((SELECT bool_or(trusted) FROM pg_available_extension_versions WHERE name = 'vector'), false) AS trusted,
+              has_database_privilege(current_database(), 'CREATE') AS can_create`,
     );
-    return rows[0] as { installed: boolean; available: boolean };
+    return rows[0] as {
+      installed: string | null;
+      available: boolean;
+      superuser: boolean;
+      trusted: boolean;
+      can_create: boolean;
+    };
   });
-  if (!state.available) return false;
+  const installed = state.installed ?? undefined;
+  if (installed === undefined) {
+    if (!state.available) return { vector: false, reason: 'not-available' };
+    if (!state.superuser && !(state.trusted && state.can_create)) {
+      return {
+        vector: false,
+        reason: 'not-permitted',
+        detail:
+          'pgvector is available on the server but this role may not create the extension; ' +
+          'a superuser runs CREATE EXTENSION vector in this database once',
+      };
+    }
+  }
   try {
-    await ownerTx(async (q) => {
+    const version = await ownerTx(async (q) => {
       await q.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-      if (!state.installed) await q.exec('CREATE EXTENSION IF NOT EXISTS vector');
+      if (installed === undefined) await q.exec('CREATE EXTENSION IF NOT EXISTS vector');
       await q.exec('ALTER TABLE entries ADD COLUMN IF NOT EXISTS embedding_vec vector(384)');
       await q.exec(`GRANT UPDATE (embedding_vec) ON entries TO ${SYSTEM_ROLE}`);
+      const { rows } = await q.query(
+        "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
+      );
+      return rows[0] === undefined ? undefined : String(rows[0].extversion);
     });
-    return true;
-  } catch {
-    // Available but not creatable by this role (not trusted, no privilege): run without it.
-    return false;
+    return {
+      vector: true,
+      reason: installed === undefined ? 'created' : 'installed',
+      ...(version === undefined ? {} : { version }),
+    };
+  } catch (e) {
+    return {
+      vector: false,
+      reason: 'failed',
+      detail: e instanceof Error ? e.message : String(e),
+    };
   }
 }

@@ -16,6 +16,7 @@
  * Isolation (article Pattern 4) is migration 2: roles, grants, and row-level security.
  */
 
+import { MIGRATION_20 } from './schema-feed.js';
 import { MIGRATION_3 } from './schema-v3.js';
 
 /** One migration: a version, a name for humans, and the SQL that performs it. */
@@ -258,4 +259,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'tables', sql: TABLES },
   { version: 2, name: 'roles, grants and row-level security', sql: SECURITY },
   MIGRATION_3,
+  MIGRATION_20,
 ];

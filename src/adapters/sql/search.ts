@@ -4,8 +4,8 @@
  * (row-level security applies as always), filtered by tier / kind / URI.
  *
  * - Vector ranking with pgvector: `ORDER BY embedding_vec <=> $q LIMIT k` (cosine distance;
- *   similarity = 1 − distance): an exact scan on small stores, served by the IVFFlat index
- *   `./vector-index.js` maintains once the store is large (approximate; iterative scan).
+ *   similarity = 1 − distance): an exact scan on small stores, served by the IVFFlat or HNSW
+ *   index `./vector-index.js` maintains once the store is large (approximate; iterative scan).
  * - Vector ranking without pgvector (Debian's PostgreSQL 15): the candidates are ranked
  *   in-process, then the top `k` rows are loaded. Their embeddings come in binary form, and
  *   with the backend's row-vector cache (`./row-vectors.js`) only the ids and row versions of
@@ -53,13 +53,19 @@ async function vectorTop(
     // The winners come back without their embedding (the score is computed; formatting and
     // parsing 384 floats per hit was a large part of a 100k search), as SearchHit allows.
     if (f.ann !== undefined) {
-      // Transaction-local: probe `probes` lists, and keep probing (relaxed order) until `limit`
-      // rows pass the filters — RLS and the live/tier filters are applied after the index scan,
-      // so without it a principal owning a small share of the rows would get fewer than `limit`.
-      await qr.query(
-        `SELECT set_config('ivfflat.probes', $1, true), set_config('ivfflat.iterative_scan', 'relaxed_order', true)`,
-        [String(f.ann.probes)],
-      );
+      // Transaction-local: probe `probes` lists (IVFFlat) or keep `ef_search` candidates (HNSW,
+      // at least `limit`), and keep scanning (relaxed order) until `limit` rows pass the
+      // filters — RLS and the live/tier filters are applied after the index scan, so without it
+      // a principal owning a small share of the rows would get fewer than `limit`.
+      await (f.ann.kind === 'hnsw'
+        ? qr.query(
+            `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`,
+            [String(Math.min(1000, Math.max(f.ann.efSearch ?? 40, q.limit)))],
+          )
+        : qr.query(
+            `SELECT set_config('ivfflat.probes', $1, true), set_config('ivfflat.iterative_scan', 'relaxed_order', true)`,
+            [String(f.ann.probes)],
+          ));
     }
     const v = w.param(float4Literal(emb, '[', ']'));
     w.add('embedding_vec IS NOT NULL');

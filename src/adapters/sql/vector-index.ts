@@ -2,6 +2,13 @@
  * @module adapters/sql/vector-index
  * Approximate-nearest-neighbour index management for `entries.embedding_vec` (pgvector).
  *
+ * Two kinds (`VectorIndexOptions.kind`): IVFFlat (below; the embedded store's, whose vector
+ * search the in-process read model serves) and HNSW (`entries_emb_hnsw`, the PostgreSQL
+ * server's option: built once at the threshold, never rebuilt — the graph takes inserts as they
+ * come — searched with `hnsw.ef_search` and `hnsw.iterative_scan = relaxed_order`). Building one
+ * kind drops memwarden's index of the other, so every process sharing a database must agree
+ * on the kind (the default does).
+ *
  * Policy: below {@link VectorIndexOptions.minRows} rows with an embedding there is no ANN
  * index and search is an exact scan (exact results for small stores). At the threshold an
  * IVFFlat index with `lists ≈ √rows` is built (pgvector's guidance for up to ~1M rows), and
@@ -17,8 +24,26 @@
 
 /** Index-name prefix; the suffix is the index's `lists`. */
 export const IVF_PREFIX = 'entries_emb_ivf_';
+/** The HNSW index's name (its parameters are fixed: one build, never rebuilt). */
+export const HNSW_NAME = 'entries_emb_hnsw';
+
+/** Which index `maintainIndex` keeps. */
+export type VectorIndexKind = 'ivfflat' | 'hnsw';
+
+/** What one build creates. */
+export type IndexSpec =
+  | { readonly kind: 'ivfflat'; readonly lists: number }
+  | { readonly kind: 'hnsw'; readonly m: number; readonly efConstruction: number };
 
 export interface VectorIndexOptions {
+  /** The index kind (default `ivfflat`; see the module comment). */
+  readonly kind?: VectorIndexKind;
+  /**
+   * HNSW candidates kept per search (`hnsw.ef_search`, default 40; raised to the query's
+   * `limit` when that is larger). With the iterative scan the index keeps searching past rows
+   * the filters and row-level security drop until `limit` rows pass.
+   */
+  readonly efSearch?: number;
   /** Rows with an embedding at which the ANN index is first built (default 10,000). */
   readonly minRows?: number;
   /** IVFFlat lists probed per query before the iterative scan widens (default 10). */
@@ -37,13 +62,19 @@ export interface VectorIndexOptions {
 
 export const DEFAULT_MIN_ROWS = 10_000;
 export const DEFAULT_PROBES = 10;
+export const DEFAULT_EF_SEARCH = 40;
+/** pgvector's defaults (m = 16, ef_construction = 64): recall ≥ 0.95 at ef_search 40 on MiniLM-like data. */
+export const HNSW_M = 16;
+export const HNSW_EF_CONSTRUCTION = 64;
 
 /** What {@link planIndex} and a maintenance run report. */
 export interface VectorIndexStatus {
   /** Rows with an embedding (all principals). */
   readonly rows: number;
-  /** `lists` of the IVFFlat index in place; undefined: none (exact scan). */
+  /** `lists` of the IVFFlat index in place; undefined: none (exact scan), or HNSW. */
   readonly lists: number | undefined;
+  /** The kind of ANN index in place after the run; undefined: none (exact scan). */
+  readonly kind?: VectorIndexKind;
   /** Whether this run built (or rebuilt) the index. */
   readonly built: boolean;
 }
@@ -66,13 +97,15 @@ export function nextCheckAt(rows: number, current: number | undefined, minRows: 
   return Math.max(2 * current * current, rows + 1);
 }
 
-/** SQL listing the IVFFlat indexes of `entries` in the current schema: rows `{ name }`. */
+/** SQL listing memwarden's ANN indexes of `entries` in the current schema: rows `{ name }`. */
 export const LIST_INDEXES_SQL = `SELECT indexname AS name FROM pg_indexes
-  WHERE schemaname = current_schema() AND tablename = 'entries' AND indexname LIKE '${IVF_PREFIX}%'`;
+  WHERE schemaname = current_schema() AND tablename = 'entries'
+    AND (indexname LIKE '${IVF_PREFIX}%' OR indexname = '${HNSW_NAME}')`;
 
 /** Lists of each named index (unparseable names are ignored). */
 export function listsOf(names: readonly string[]): number[] {
   return names
+    .filter((n) => n.startsWith(IVF_PREFIX))
     .map((n) => Number(n.slice(IVF_PREFIX.length)))
     .filter((n) => Number.isSafeInteger(n) && n > 0);
 }
@@ -81,13 +114,23 @@ export function listsOf(names: readonly string[]): number[] {
 export const COUNT_SQL = 'SELECT count(*) AS n FROM entries WHERE embedding_vec IS NOT NULL';
 
 /**
- * `lists` is an integer computed here, never caller text, so interpolating it is safe (DDL
- * takes no parameters).
+ * The numbers are integers computed here, never caller text, so interpolating them is safe
+ * (DDL takes no parameters).
  */
-export function createIndexSql(lists: number, concurrently: boolean): string {
-  if (!Number.isSafeInteger(lists) || lists < 1)
-    throw new RangeError('lists must be a positive integer');
-  return `CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS ${IVF_PREFIX}${lists}
+export function createIndexSql(spec: IndexSpec, concurrently: boolean): string {
+  const c = concurrently ? 'CONCURRENTLY ' : '';
+  const int = (n: number, what: string): number => {
+    if (!Number.isSafeInteger(n) || n < 1)
+      throw new RangeError(`${what} must be a positive integer`);
+    return n;
+  };
+  if (spec.kind === 'hnsw') {
+    return `CREATE INDEX ${c}IF NOT EXISTS ${HNSW_NAME}
+    ON entries USING hnsw (embedding_vec vector_cosine_ops)
+    WITH (m = ${int(spec.m, 'm')}, ef_construction = ${int(spec.efConstruction, 'ef_construction')})`;
+  }
+  const lists = int(spec.lists, 'lists');
+  return `CREATE INDEX ${c}IF NOT EXISTS ${IVF_PREFIX}${lists}
     ON entries USING ivfflat (embedding_vec vector_cosine_ops) WITH (lists = ${lists})`;
 }
 
@@ -104,27 +147,47 @@ export interface IndexDriver {
   count(): Promise<number>;
   /** Names of the IVFFlat indexes in place ({@link LIST_INDEXES_SQL}). */
   indexes(): Promise<string[]>;
-  /** Build `entries_emb_ivf_<lists>`, drop `old`, then ANALYZE entries (as the table owner). */
-  build(lists: number, old: readonly string[]): Promise<void>;
+  /** Build the index `spec` names, drop `old`, then ANALYZE entries (as the table owner). */
+  build(spec: IndexSpec, old: readonly string[]): Promise<void>;
 }
 
 /** One maintenance run: count, compare with what is built, (re)build when due. */
-export async function maintainIndex(d: IndexDriver, minRows: number): Promise<VectorIndexStatus> {
+export async function maintainIndex(
+  d: IndexDriver,
+  minRows: number,
+  kind: VectorIndexKind = 'ivfflat',
+): Promise<VectorIndexStatus> {
   const rows = await d.count();
   const names = await d.indexes();
+  if (kind === 'hnsw') {
+    const old = names.filter((n) => n !== HNSW_NAME);
+    if (names.includes(HNSW_NAME)) {
+      if (old.length > 0)
+        await d.build({ kind, m: HNSW_M, efConstruction: HNSW_EF_CONSTRUCTION }, old);
+      return { rows, lists: undefined, kind, built: false };
+    }
+    if (rows < minRows) return { rows, lists: undefined, built: false };
+    await d.build({ kind, m: HNSW_M, efConstruction: HNSW_EF_CONSTRUCTION }, old);
+    return { rows, lists: undefined, kind, built: true };
+  }
   const have = listsOf(names);
   const current = have.length === 0 ? undefined : Math.max(...have);
   const lists = planIndex(rows, current, minRows);
-  if (lists === undefined || lists === current) return { rows, lists: current, built: false };
+  const ivf = (l: number | undefined): { kind?: VectorIndexKind } =>
+    l === undefined ? {} : { kind: 'ivfflat' };
+  if (lists === undefined || lists === current)
+    return { rows, lists: current, ...ivf(current), built: false };
   await d.build(
-    lists,
+    { kind: 'ivfflat', lists },
     names.filter((n) => n !== `${IVF_PREFIX}${lists}`),
   );
-  return { rows, lists, built: true };
+  return { rows, lists, kind: 'ivfflat', built: true };
 }
 
 /** Auto-maintenance bookkeeping shared by a backend's views. */
 export class IndexTracker {
+  readonly kind: VectorIndexKind;
+  readonly efSearch: number;
   readonly minRows: number;
   readonly probes: number;
   readonly auto: boolean;
@@ -135,7 +198,16 @@ export class IndexTracker {
   /** The last automatic run's failure (automatic runs never fail a write). */
   lastError: unknown;
 
+  /** The last run's outcome (what `open` reports). */
+  last: VectorIndexStatus | undefined;
+
   constructor(opts: VectorIndexOptions | undefined) {
+    this.kind = opts?.kind ?? 'ivfflat';
+    this.efSearch = opts?.efSearch ?? DEFAULT_EF_SEARCH;
+    if (this.kind !== 'ivfflat' && this.kind !== 'hnsw')
+      throw new RangeError("vectorIndex.kind must be 'ivfflat' or 'hnsw'");
+    if (!Number.isSafeInteger(this.efSearch) || this.efSearch < 1 || this.efSearch > 1000)
+      throw new RangeError('vectorIndex.efSearch must be an integer 1 … 1000');
     this.minRows = opts?.minRows ?? DEFAULT_MIN_ROWS;
     this.probes = opts?.probes ?? DEFAULT_PROBES;
     this.auto = opts?.auto ?? true;
@@ -149,7 +221,10 @@ export class IndexTracker {
   /** Record a run's outcome: the next check is due when the count crosses the next threshold. */
   settle(s: VectorIndexStatus): VectorIndexStatus {
     this.rows = s.rows;
-    this.nextAt = nextCheckAt(s.rows, s.lists, this.minRows);
+    this.last = s;
+    // An HNSW index is never rebuilt: once it exists, writes need no more checks.
+    this.nextAt =
+      s.kind === 'hnsw' ? Number.POSITIVE_INFINITY : nextCheckAt(s.rows, s.lists, this.minRows);
     return s;
   }
 

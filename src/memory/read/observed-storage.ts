@@ -10,8 +10,9 @@
  * joins its enclosing one (as every backend does) and so does its buffer. A failed call
  * changed nothing (the port's rule) and reports nothing.
  *
- * Used by the read model (`read-model.ts`), only on a backend whose every write passes through
- * this process (ADR 0018).
+ * Used by the read model (`read-model.ts`): on a backend whose every write passes through this
+ * process (ADR 0018), or — with the log follower (`follower.ts`, ADR 0037) reporting the
+ * commits of other processes — on a shared server.
  */
 import type { RootStorage, StorageBackend, StoredEntry } from '../../ports/storage.js';
 
@@ -26,10 +27,45 @@ export type EntryChange =
 type Emit = (changes: readonly EntryChange[]) => void;
 
 /**
+ * The transactions through an observed storage that have not ended yet (each settles only after
+ * its changes were reported), so a follower of the shared log can tell "committed here, about
+ * to be reported" from "committed by another process" (ADR 0037).
+ */
+export class LocalCommits {
+  /** Open transactions that hold the log head (their `lockLogHead` answered). */
+  private readonly holding = new Set<Promise<unknown>>();
+  /** A transaction `run` (its promise) took the log head: track it until it ends. */
+  heldHead(run: Promise<unknown>): void {
+    if (this.holding.has(run)) return;
+    this.holding.add(run);
+    const done = (): void => {
+      this.holding.delete(run);
+    };
+    run.then(done, done);
+  }
+  /**
+   * Settles once every transaction that holds the log head now has ended (and reported). Only
+   * those can have appended a committed leaf: one still waiting for the head appends after
+   * every size announced so far.
+   */
+  settled(): Promise<void> {
+    if (this.holding.size === 0) return Promise.resolve();
+    return Promise.allSettled([...this.holding]).then(() => undefined);
+  }
+}
+
+/**
  * `inner` with its entry mutations reported through `emit` once committed. `inTx`: `inner` is a
  * transaction view, so `emit` is the enclosing transaction's buffer.
  */
-function decorate<S extends StorageBackend>(inner: S, emit: Emit, inTx: boolean): S {
+function decorate<S extends StorageBackend>(
+  inner: S,
+  emit: Emit,
+  inTx: boolean,
+  local: LocalCommits | undefined,
+  /** In a root transaction with `local`: report that it took the log head. */
+  heldHead?: () => void,
+): S {
   const o: Partial<Record<keyof StorageBackend, unknown>> = {
     putEntry: async (e: StoredEntry): Promise<void> => {
       await inner.putEntry(e);
@@ -50,16 +86,26 @@ function decorate<S extends StorageBackend>(inner: S, emit: Emit, inTx: boolean)
     },
     transaction: <T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> => {
       // Nested: the backend joins the enclosing transaction, so its changes join that buffer.
-      if (inTx) return inner.transaction((tx) => fn(decorate(tx, emit, true)));
-      return (async () => {
+      if (inTx) return inner.transaction((tx) => fn(decorate(tx, emit, true, local, heldHead)));
+      const box: { run?: Promise<T>; held?: boolean } = {};
+      const took =
+        local === undefined
+          ? undefined
+          : (): void => {
+              box.held = true;
+              if (box.run !== undefined) local.heldHead(box.run);
+            };
+      const run = (box.run = (async () => {
         const buffer: EntryChange[] = [];
         const push: Emit = (cs) => {
           for (const c of cs) buffer.push(c);
         };
-        const r = await inner.transaction((tx) => fn(decorate(tx, push, true)));
+        const r = await inner.transaction((tx) => fn(decorate(tx, push, true, local, took)));
         if (buffer.length > 0) emit(buffer); // committed
         return r;
-      })();
+      })());
+      if (box.held === true) local?.heldHead(run);
+      return run;
     },
   };
   const putEntries = inner.putEntries;
@@ -71,7 +117,16 @@ function decorate<S extends StorageBackend>(inner: S, emit: Emit, inTx: boolean)
   }
   const asPrincipal = inner.asPrincipal;
   if (asPrincipal !== undefined) {
-    o.asPrincipal = (p: string): StorageBackend => decorate(asPrincipal.call(inner, p), emit, inTx);
+    o.asPrincipal = (p: string): StorageBackend =>
+      decorate(asPrincipal.call(inner, p), emit, inTx, local, heldHead);
+  }
+  const lockLogHead = inner.lockLogHead;
+  if (inTx && heldHead !== undefined && lockLogHead !== undefined) {
+    o.lockLogHead = async (): Promise<number> => {
+      const size = await lockLogHead.call(inner);
+      heldHead();
+      return size;
+    };
   }
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(inner, {
@@ -86,7 +141,10 @@ function decorate<S extends StorageBackend>(inner: S, emit: Emit, inTx: boolean)
   });
 }
 
-/** `root` with every committed entry change reported to `sink` (see the module comment). */
-export function observeStorage(root: RootStorage, sink: Emit): RootStorage {
-  return decorate(root, sink, false);
+/**
+ * `root` with every committed entry change reported to `sink` (see the module comment); its
+ * transactions are tracked in `local` when given.
+ */
+export function observeStorage(root: RootStorage, sink: Emit, local?: LocalCommits): RootStorage {
+  return decorate(root, sink, false, local);
 }

@@ -29,7 +29,8 @@ import { MemwardenError } from '../../core/errors.js';
 import type { SourceTier } from '../../core/trust.js';
 import type { RootStorage, SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
 import { type VectorIndex, createVectorIndex } from '../../core/vector/index.js';
-import { type EntryChange, observeStorage } from './observed-storage.js';
+import { type EntryChange, LocalCommits, observeStorage } from './observed-storage.js';
+import { LogFollower } from './follower.js';
 
 export interface ReadModelOptions {
   /** Most entries held in all partitions together (default 200,000). */
@@ -97,6 +98,8 @@ class Partition {
    * ~11 s of inserts and retrains one by one).
    */
   bulk: { keys: number[]; vectors: Float32Array[] } | undefined = { keys: [], vectors: [] };
+  /** Dropped by a reset while it loaded: its load stops and nothing more enters it. */
+  dead = false;
   constructor(readonly key: PartKey) {}
   get size(): number {
     return this.byKey.size;
@@ -119,6 +122,17 @@ export class ReadModel {
   private lastNowNs = 0n;
   /** Where each held entry lives. */
   private readonly home = new Map<string, Partition>();
+  /**
+   * Whether the model may answer now. Always on an exclusive store; a model following a shared
+   * store's feed (`follower.ts`) answers only while the feed is listening and caught up —
+   * otherwise the database answers, never a model that may have missed a commit.
+   */
+  private serving = true;
+  /**
+   * State changes other processes made recently (deleted / superseded, or an expiry), by id: a
+   * row of theirs read before such a change but applied after it takes the change with it.
+   */
+  private readonly late = new Map<string, { dead: boolean; expiresAtNs: bigint | undefined }>();
 
   constructor(
     private readonly root: RootStorage,
@@ -137,6 +151,22 @@ export class ReadModel {
     return this.total;
   }
 
+  /**
+   * What the model holds now (for `/healthz` and the load bench): partitions, entries, how many
+   * partitions are loading, and how many still rebuild their vector index in slices (searches
+   * are exact, and slower, until that ends — ADR 0020).
+   */
+  status(): { partitions: number; entries: number; loading: number; indexing: number } {
+    let loading = 0;
+    let indexing = 0;
+    const all = [...this.parts.values(), ...(this.shared === undefined ? [] : [this.shared])];
+    for (const p of all) {
+      if (p.loading) loading++;
+      else if (p.index !== undefined && p.index.maintain(0)) indexing++;
+    }
+    return { partitions: all.length, entries: this.total, loading, indexing };
+  }
+
   /** Whether `principal`'s partition is loaded (for tests and metrics). */
   isLoaded(principal: string): boolean {
     const p = this.parts.get(principal);
@@ -151,6 +181,7 @@ export class ReadModel {
    * principal (over the bound, a failed load): the caller then asks the database.
    */
   async search(principal: string, q: ModelQuery): Promise<SearchHit[] | undefined> {
+    if (!this.serving) return undefined;
     const parts = await this.partitionsFor(principal, q.nowNs);
     if (parts === undefined) return undefined;
     const { tiers, kinds, uri, nowNs } = q;
@@ -182,10 +213,7 @@ export class ReadModel {
   }
 
   /** The shared and the principal's partition, loaded; undefined when one cannot be held. */
-  private async partitionsFor(
-    principal: string,
-    nowNs: bigint,
-  ): Promise<Partition[] | undefined> {
+  private async partitionsFor(principal: string, nowNs: bigint): Promise<Partition[] | undefined> {
     this.lastNowNs = nowNs;
     if (this.blocked(SHARED, nowNs) || this.blocked(principal, nowNs)) return undefined;
     let own = this.parts.get(principal);
@@ -202,8 +230,14 @@ export class ReadModel {
       }
     }
     const sh = this.shared;
-    // Evicted, over the bound or failed meanwhile: let the database answer this one.
-    if (this.parts.get(principal) !== own || own.loading || sh === undefined || sh.loading)
+    // Evicted, over the bound, failed or reset meanwhile: let the database answer this one.
+    if (
+      !this.serving ||
+      this.parts.get(principal) !== own ||
+      own.loading ||
+      sh === undefined ||
+      sh.loading
+    )
       return undefined;
     if (own.unservable || sh.unservable) return undefined;
     // Least recently used last: re-insert.
@@ -253,6 +287,7 @@ export class ReadModel {
       let after = -1;
       for (;;) {
         const rows = await page({ afterLeafIndex: after, limit: this.pageSize });
+        if (own.dead) throw new Reset();
         for (const e of rows) {
           if (e.tier === 'OPERATOR') {
             if (shared !== undefined) this.insert(shared, e);
@@ -272,6 +307,7 @@ export class ReadModel {
       this.evictOver(own);
     } catch (e) {
       if (e instanceof OverBound) this.overBound.set(e.which, nowNs);
+      if (e instanceof Reset) throw e; // already dropped, with everything else
       if (this.parts.get(principal) === own) this.drop(own);
       if (shared !== undefined && this.shared === shared) this.drop(shared);
       throw e;
@@ -302,6 +338,48 @@ export class ReadModel {
 
   // ---- changes ------------------------------------------------------------------------------
 
+  /**
+   * Apply a state change another process committed (the log follower): as {@link apply}, and
+   * remembered for a while so a row read before it but applied after it takes it too.
+   */
+  applyRemote(c: Exclude<EntryChange, { op: 'put' }>): void {
+    const prev = this.late.get(c.id);
+    const dead = prev?.dead === true || c.op !== 'expiry';
+    const exp = c.op === 'expiry' ? c.expiresAtNs : prev?.expiresAtNs;
+    if (prev !== undefined) this.late.delete(c.id);
+    else if (this.late.size >= LATE_MAX) this.late.delete(this.late.keys().next().value as string);
+    this.late.set(c.id, {
+      dead,
+      expiresAtNs:
+        prev?.expiresAtNs !== undefined && exp !== undefined && prev.expiresAtNs > exp
+          ? prev.expiresAtNs
+          : exp,
+    });
+    this.apply([c]);
+  }
+
+  /** Whether the model answers queries (see `serving`); off also stops new partition loads. */
+  setServing(on: boolean): void {
+    this.serving = on;
+  }
+
+  /**
+   * Forget every partition (the follower lost the feed and cannot tell what it missed): they
+   * reload from the store on their next use, in-flight loads stop.
+   */
+  reset(): void {
+    for (const p of [...this.parts.values()]) {
+      p.dead = true;
+      this.drop(p);
+    }
+    if (this.shared !== undefined) {
+      this.shared.dead = true;
+      this.drop(this.shared);
+    }
+    this.overBound.clear();
+    this.late.clear();
+  }
+
   /** Apply committed changes (the observed-storage sink). */
   apply(changes: readonly EntryChange[]): void {
     const loading: Partition[] = [];
@@ -317,7 +395,9 @@ export class ReadModel {
         if (part !== undefined && !part.loading) this.applyTo(part, c);
       }
     }
-    for (const p of new Set(changes.map((c) => (c.op === 'put' ? this.home.get(c.entry.id) : undefined)))) {
+    for (const p of new Set(
+      changes.map((c) => (c.op === 'put' ? this.home.get(c.entry.id) : undefined)),
+    )) {
       if (p !== undefined) this.evictOver(p);
     }
   }
@@ -325,7 +405,8 @@ export class ReadModel {
   private applyTo(part: Partition, c: EntryChange): void {
     if (c.op === 'put') {
       const e = c.entry;
-      const mine = part.key === SHARED ? e.tier === 'OPERATOR' : e.tier !== 'OPERATOR' && e.owner === part.key;
+      const mine =
+        part.key === SHARED ? e.tier === 'OPERATOR' : e.tier !== 'OPERATOR' && e.owner === part.key;
       if (mine) this.insert(part, e);
       return;
     }
@@ -342,21 +423,33 @@ export class ReadModel {
   }
 
   /** Hold `e` if it can be a vector search result (live, with an embedding). Idempotent. */
-  private insert(part: Partition, e: StoredEntry): void {
-    if (e.deleted === true || e.supersededBy !== undefined || e.embedding === undefined) return;
-    if (part.keyOf.has(e.id)) return;
-    if (part.index === undefined) part.index = createVectorIndex(e.embedding.length);
-    if (part.index.dimensions !== e.embedding.length) {
+  private insert(part: Partition, row: StoredEntry): void {
+    let e = row;
+    if (e.deleted === true || e.supersededBy !== undefined) return;
+    const embedding = e.embedding;
+    if (embedding === undefined || part.dead || part.keyOf.has(e.id)) return;
+    const late = this.late.get(e.id);
+    if (late !== undefined) {
+      if (late.dead) return;
+      if (
+        late.expiresAtNs !== undefined &&
+        e.expiresAtNs !== undefined &&
+        late.expiresAtNs > e.expiresAtNs
+      )
+        e = { ...e, expiresAtNs: late.expiresAtNs };
+    }
+    if (part.index === undefined) part.index = createVectorIndex(embedding.length);
+    if (part.index.dimensions !== embedding.length) {
       part.unservable = true;
       return;
     }
     const key = this.nextKey++;
     if (part.bulk !== undefined) {
       part.bulk.keys.push(key);
-      part.bulk.vectors.push(e.embedding);
+      part.bulk.vectors.push(embedding);
     } else {
       try {
-        part.index.add(key, e.embedding);
+        part.index.add(key, embedding);
       } catch {
         return; // a zero vector: no cosine, never a vector result in the database either
       }
@@ -421,6 +514,16 @@ export class ReadModel {
   }
 }
 
+/** How many recent state changes of other processes are remembered (`late`). */
+const LATE_MAX = 100_000;
+
+/** A load stopped by {@link ReadModel.reset}. */
+class Reset extends Error {
+  constructor() {
+    super('read model reset during a partition load');
+  }
+}
+
 class OverBound extends Error {
   constructor(readonly which: PartKey) {
     super('read model partition over its bound');
@@ -428,27 +531,53 @@ class OverBound extends Error {
 }
 
 const models = new WeakMap<object, ReadModel>();
+const followers = new WeakMap<object, LogFollower>();
 
 /**
  * `storage` observed by a new read model: use the returned storage for everything (ledger,
- * Memory), so every write reaches the model after it commits. Only for an exclusive backend
- * (`storage.exclusive`: this process is the only writer) — `INPUT_INVALID` otherwise: with
- * another writer the model would miss its changes.
+ * Memory), so every write reaches the model after it commits. On an exclusive backend
+ * (`storage.exclusive`: this process is the only writer) that is all; on a store other
+ * processes write too, its change feed (`storage.feed`) must exist, and a log follower
+ * (`follower.ts`, ADR 0037) applies their commits — `start` it via {@link followerOf}
+ * (`Memory.open` does, and waits for its first sync). Neither: `INPUT_INVALID`, since the model
+ * would miss other writers' changes.
  */
 export function withReadModel(storage: RootStorage, opts: ReadModelOptions = {}): RootStorage {
-  if (storage.exclusive !== true) {
+  const feed = storage.feed;
+  if (storage.exclusive !== true && feed === undefined) {
     throw new MemwardenError(
       'INPUT_INVALID',
-      'the read model needs an exclusive backend (this process the only writer)',
+      'the read model needs an exclusive backend (this process the only writer) or a change feed',
     );
   }
   const model = new ReadModel(storage, opts);
-  const observed = observeStorage(storage, (cs) => model.apply(cs));
+  if (storage.exclusive === true || feed === undefined) {
+    const observed = observeStorage(storage, (cs) => model.apply(cs));
+    models.set(observed, model);
+    return observed;
+  }
+  const local = new LocalCommits();
+  const ref: { follower?: LogFollower } = {};
+  const observed = observeStorage(
+    storage,
+    (cs) => {
+      ref.follower?.noteLocal(cs);
+      model.apply(cs);
+    },
+    local,
+  );
+  const follower = (ref.follower = new LogFollower(observed, feed, model, local));
   models.set(observed, model);
+  followers.set(observed, follower);
   return observed;
 }
 
 /** The read model a storage from {@link withReadModel} carries, if any. */
 export function readModelOf(storage: RootStorage): ReadModel | undefined {
   return models.get(storage);
+}
+
+/** The log follower of a storage from {@link withReadModel} on a shared store, if any. */
+export function followerOf(storage: RootStorage): LogFollower | undefined {
+  return followers.get(storage);
 }
