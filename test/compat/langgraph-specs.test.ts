@@ -12,6 +12,9 @@
  *   inspection, the vector table — become the user-visible equivalent; see docs/compatibility.md).
  * - langchain-ai/langgraphjs, libs/checkpoint-postgres/src/tests/store/ttl.int.test.ts
  *   @ 65f1414b4971f0b8cdb1c7df0196f96e93290bbe — 2 cases (TTL on put, refresh on read).
+ * - langchain-ai/langgraphjs, libs/checkpoint-postgres/src/tests/store/search.int.test.ts and
+ *   batch.int.test.ts @ 65f1414b4971f0b8cdb1c7df0196f96e93290bbe — 10 + 2 cases; and
+ *   namespace.int.test.ts @ 116fc467ff384ecedab7fbc0337a593e318f6ba8 — 2 cases.
  * - issue 23's findings beyond the specs (a Date in a value, the 100 cut, search renewing a
  *   TTL, the 30-day default, near-duplicate refusal, one principal per graph).
  */
@@ -351,6 +354,158 @@ describe.each(STORES)('%s', (_name, make) => {
     });
   });
 
+  // ---- checkpoint-postgres search.int.test.ts ------------------------------------------------------
+  describe('search.int.test.ts', () => {
+    const seed = async (): Promise<BaseStore> => {
+      const store = await make();
+      await store.put(['docs'], 'doc1', {
+        title: 'JavaScript Guide',
+        content: 'Complete guide to JavaScript programming',
+        category: 'programming',
+        difficulty: 'beginner',
+        tags: ['javascript', 'web', 'tutorial'],
+      });
+      await store.put(['docs'], 'doc2', {
+        title: 'TypeScript Handbook',
+        content: 'Advanced TypeScript programming techniques',
+        category: 'programming',
+        difficulty: 'intermediate',
+        tags: ['typescript', 'javascript', 'types'],
+      });
+      await store.put(['docs'], 'doc3', {
+        title: 'Python Basics',
+        content: 'Introduction to Python programming language',
+        category: 'programming',
+        difficulty: 'beginner',
+        tags: ['python', 'basics'],
+      });
+      await store.put(['recipes'], 'recipe1', {
+        title: 'Chocolate Cake',
+        content: 'Delicious chocolate cake recipe with detailed instructions',
+        category: 'dessert',
+        difficulty: 'easy',
+        tags: ['chocolate', 'cake', 'baking'],
+      });
+      return store;
+    };
+    type Doc = { title: string; content: string; category: string; difficulty: string };
+    const v = (i: { value: unknown }): Doc => i.value as Doc;
+
+    it('no options: the namespace’s items only', async () => {
+      const r = await (await seed()).search(['docs']);
+      expect(r.length).toBe(3);
+      expect(r.every((i) => i.namespace[0] === 'docs')).toBe(true);
+    });
+    it('a simple equality filter', async () => {
+      const r = await (await seed()).search(['docs'], { filter: { category: 'programming' } });
+      expect(r.length).toBe(3);
+    });
+    it('$eq', async () => {
+      const r = await (
+        await seed()
+      ).search(['docs'], { filter: { difficulty: { $eq: 'beginner' } } });
+      expect(r.map((i) => i.key).sort()).toEqual(['doc1', 'doc3']);
+    });
+    it('two conditions, one $ne', async () => {
+      const r = await (
+        await seed()
+      ).search(['docs'], {
+        filter: { category: 'programming', difficulty: { $ne: 'advanced' } },
+      });
+      expect(r.length).toBe(3);
+      expect(r.every((i) => v(i).difficulty !== 'advanced')).toBe(true);
+    });
+    it('$in', async () => {
+      const r = await (
+        await seed()
+      ).search(['docs'], {
+        filter: { difficulty: { $in: ['beginner', 'intermediate'] } },
+      });
+      expect(r.length).toBe(3);
+    });
+    it('limit and offset pages do not overlap', async () => {
+      const store = await seed();
+      const p1 = await store.search(['docs'], { limit: 2, offset: 0 });
+      const p2 = await store.search(['docs'], { limit: 2, offset: 2 });
+      expect(p1).toHaveLength(2);
+      expect(p2).toHaveLength(1);
+      expect(p1.map((i) => i.key).filter((k) => p2.some((j) => j.key === k))).toEqual([]);
+    });
+    it('a namespace with nothing in it is empty', async () => {
+      expect(await (await seed()).search(['nonexistent'])).toEqual([]);
+    });
+    it('a query (the peer’s "text" mode) finds the matching document', async () => {
+      const r = await (await seed()).search(['docs'], { query: 'JavaScript' });
+      expect(r.length).toBeGreaterThan(0);
+      expect(r.some((i) => `${v(i).title} ${v(i).content}`.includes('JavaScript'))).toBe(true);
+    });
+    it('a query (the peer’s "auto" mode) over the programming documents', async () => {
+      const r = await (await seed()).search(['docs'], { query: 'programming' });
+      expect(r.length).toBeGreaterThan(0);
+      expect(r.some((i) => v(i).category === 'programming')).toBe(true);
+    });
+    it('a query combined with a filter keeps only filtered items', async () => {
+      const r = await (
+        await seed()
+      ).search(['docs'], {
+        query: 'guide',
+        filter: { difficulty: 'beginner' },
+      });
+      expect(r.length).toBeGreaterThan(0);
+      expect(r.every((i) => v(i).difficulty === 'beginner')).toBe(true);
+      expect(r.some((i) => `${v(i).title} ${v(i).content}`.toLowerCase().includes('guide'))).toBe(
+        true,
+      );
+    });
+  });
+
+  // ---- checkpoint-postgres batch.int.test.ts and namespace.int.test.ts -----------------------------
+  describe('batch.int.test.ts, namespace.int.test.ts', () => {
+    it('a batch of two puts and a get answers in order', async () => {
+      const store = await make();
+      const r = await store.batch([
+        { namespace: ['batch'], key: 'item1', value: { data: 'first' } },
+        { namespace: ['batch'], key: 'item2', value: { data: 'second' } },
+        { namespace: ['batch'], key: 'item1' },
+      ]);
+      expect(r).toHaveLength(3);
+      // A put answers nothing (PostgresStore: undefined; InMemoryStore: null).
+      expect(r[0] ?? undefined).toBeUndefined();
+      expect(r[1] ?? undefined).toBeUndefined();
+      expect(r[2]).toBeDefined();
+      expect((await store.get(['batch'], 'item2'))?.value).toEqual({ data: 'second' });
+    });
+    it('a batch with an invalid namespace is refused and writes nothing', async () => {
+      const store = await make();
+      await expect(
+        store.batch([
+          { namespace: ['batch'], key: 'item1', value: { data: 'first' } },
+          { namespace: [], key: 'item2', value: { data: 'invalid' } },
+          { namespace: ['batch'], key: 'item1' },
+        ]),
+      ).rejects.toThrow('Namespace cannot be empty');
+      expect(await store.get(['batch'], 'item1')).toBeNull();
+    });
+    const seedNs = async (): Promise<BaseStore> => {
+      const store = await make();
+      await store.put(['docs', 'v1'], 'item1', { data: 'test' });
+      await store.put(['docs', 'v2'], 'item2', { data: 'test' });
+      await store.put(['cache', 'temp'], 'item3', { data: 'test' });
+      return store;
+    };
+    it('lists every namespace', async () => {
+      const ns = await (await seedNs()).listNamespaces();
+      expect(ns).toContainEqual(['docs', 'v1']);
+      expect(ns).toContainEqual(['docs', 'v2']);
+      expect(ns).toContainEqual(['cache', 'temp']);
+    });
+    it('lists namespaces under a prefix', async () => {
+      const ns = await (await seedNs()).listNamespaces({ prefix: ['docs'] });
+      expect(ns).toHaveLength(2);
+      expect(ns).not.toContainEqual(['cache', 'temp']);
+    });
+  });
+
   // ---- issue 23's findings beyond the specs ----------------------------------------------------------
   describe('issue 23 findings', () => {
     it('a Date in a value reads back as the same instant (not {})', async () => {
@@ -445,6 +600,20 @@ describe('MemwardenStore: TTL as LangGraph documents it', () => {
     await s.put(['t'], 'k', { v: 1 });
     clock.advance(40n * 24n * 60n * NS_PER_MIN); // 40 days
     expect((await s.get(['t'], 'k'))?.value).toEqual({ v: 1 });
+  });
+});
+
+describe('Memory: keyed writes', () => {
+  it('an addressed write is not refused as a near-duplicate; an unaddressed one still is', async () => {
+    const p = (await mem.createPrincipal('user', 'keyed')).id;
+    const text = 'the quarterly report is due on the first friday of march';
+    const a = await mem.add(text, { principal: p, source: 'kv://a', keyed: true });
+    const b = await mem.add(text, { principal: p, source: 'kv://b', keyed: true });
+    expect(a.status).toBe('stored');
+    expect(b.status).toBe('stored');
+    await expect(mem.add(text, { principal: p })).rejects.toMatchObject({
+      code: 'STORAGE_CONFLICT',
+    });
   });
 });
 

@@ -216,11 +216,20 @@ export class MemwardenStore extends BaseStore {
       return v;
     };
     const out: unknown[] = [];
+    // Every operation is checked, and every principal resolved, before anything is written:
+    // a batch refused for bad input changes nothing.
     for (const op of operations) {
-      if ('namespace' in op)
+      if ('key' in op && 'value' in op) {
+        validateNamespace(op.namespace, { allowReservedRoot: true });
+        checkPut(op);
+        await viewFor(op.namespace);
+      } else if ('namespace' in op) {
         validateNamespace(op.namespace, { allowEmpty: true, allowReservedRoot: true });
-      else if ('namespacePrefix' in op)
+        await viewFor(op.namespace);
+      } else if ('namespacePrefix' in op) {
         validateNamespace(op.namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
+        await viewFor(op.namespacePrefix);
+      } else await viewFor(listingNamespace(op as ListNamespacesOperation));
     }
     for (const op of operations) {
       if ('key' in op && 'value' in op) {
@@ -266,9 +275,7 @@ export class MemwardenStore extends BaseStore {
 
   private async doPut(view: BatchView, op: MemwardenPutOperation): Promise<void> {
     validateNamespace(op.namespace, { allowReservedRoot: true });
-    if (typeof op.key !== 'string' || op.key.length === 0) {
-      throw new TypeError('LangGraph store keys must be non-empty strings');
-    }
+    checkPut(op);
     const uri = addressUri(op.namespace, op.key);
     const existing = await view.lookup(uri);
     if (op.value === null || op.value === undefined) {
@@ -280,9 +287,6 @@ export class MemwardenStore extends BaseStore {
         view.delete(uri);
       }
       return;
-    }
-    if (typeof op.value !== 'object' || Array.isArray(op.value)) {
-      throw new TypeError('LangGraph store values must be JSON objects');
     }
     const value = JSON.parse(canonicalJson(op.value)) as Record<string, unknown>;
     // The address is part of the signed content too: it is what the item says about itself.
@@ -437,6 +441,18 @@ export class MemwardenStore extends BaseStore {
       updatedAt: new Date(l.record.createdAt),
     };
   }
+}
+
+/** A put's key and value as LangGraph accepts them (a value is an object, or null to delete). */
+function checkPut(op: PutOperation): void {
+  if (typeof op.key !== 'string' || op.key.length === 0)
+    throw new TypeError('LangGraph store keys must be non-empty strings');
+  if (
+    op.value !== null &&
+    op.value !== undefined &&
+    (typeof op.value !== 'object' || Array.isArray(op.value))
+  )
+    throw new TypeError('LangGraph store values must be JSON objects');
 }
 
 function stored(r: AddResult): MemoryRecord {
