@@ -149,6 +149,28 @@ module.exports = {
       to: { path: '^src/console/' },
     },
     {
+      name: 'commit-only-from-the-write-path',
+      severity: 'error',
+      comment:
+        'One door for writes (issue 17, ADR 0029): the commit capability (signing and committing entries, submitting ' +
+        'self-signed ones, tombstones) lives in src/memory/log/commit.ts, and only the write path (src/memory/write/) ' +
+        'imports it — every channel (server, mcp, cli, integrations, the library facade, graph memory) writes through ' +
+        'the write path and its screening, limits, TTL ceilings, quotas and lineage rules. Named exemption ' +
+        '"eval-harnesses-replay-attacks": src/eval/memlineage/{world,timings}.ts and src/eval/authselect/ledger-graph.ts ' +
+        'commit as given, because their experiments need what the write path refuses (MemLineage: labels of the ' +
+        'ablation profiles and raw ledger timings; AuthSelect: a compromised peer\'s structure already in the store). ' +
+        'Edges get no exemption.',
+      from: {
+        pathNot: [
+          '^src/memory/write/',
+          '^src/memory/log/commit\\.ts$',
+          '^src/eval/memlineage/(world|timings)\\.ts$',
+          '^src/eval/authselect/ledger-graph\\.ts$',
+        ],
+      },
+      to: { path: '^src/memory/log/commit\\.ts$' },
+    },
+    {
       name: 'only-edges-wire',
       severity: 'error',
       comment: 'Nothing below the edges imports the CLI, server, witness or integrations.',

@@ -18,6 +18,7 @@ import { Ledger } from '../dist/memory/log/ledger.js';
 import { MerkleLog } from '../dist/memory/log/log.js';
 import { MemoryKeySource } from '../dist/testing/doubles.js';
 import { measureAsyncUs, measureUs, round } from './lib.mjs';
+import { committerOf } from '../dist/memory/log/commit.js';
 
 async function buildLog(n, log) {
   const batch = 10_000;
@@ -110,11 +111,11 @@ export async function run({ log }) {
   const parents = [];
   for (let i = 0; i < 2; i++)
     parents.push(
-      (await ledger.write({ writer: alice.id, content: 'seed', tier: 'USER_OBSERVED' })).entry.id,
+      (await committerOf(ledger).write({ writer: alice.id, content: 'seed', tier: 'USER_OBSERVED' })).entry.id,
     );
   const writeUs = await measureAsyncUs(
     () =>
-      ledger.write({
+      committerOf(ledger).write({
         writer: alice.id,
         content,
         tier: 'USER_OBSERVED',
@@ -124,7 +125,7 @@ export async function run({ log }) {
       }),
     { perBatch: 200, batches: 15 },
   );
-  const sample = await ledger.write({
+  const sample = await committerOf(ledger).write({
     writer: alice.id,
     content,
     tier: 'USER_OBSERVED',

@@ -36,6 +36,7 @@ import { Memory } from '../dist/memory/memory.js';
 import { readModelOf, withReadModel } from '../dist/memory/read/read-model.js';
 import { round } from './lib.mjs';
 import { buildStore, dataset } from './store.mjs';
+import { committerOf } from '../dist/memory/log/commit.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const PAGE = 1000;
@@ -77,7 +78,7 @@ async function build10k(log, data) {
       for (;;) {
         const i = next++;
         if (i >= N) return;
-        await ledger.write(
+        await committerOf(ledger).write(
           {
             writer: p.id,
             content: `note ${i} about topic ${i % 200}: the user mentioned detail ${i * 7919} in passing`,

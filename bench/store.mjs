@@ -51,6 +51,7 @@ import { readModelOf, withReadModel } from '../dist/memory/read/read-model.js';
 import { MemoryKeySource } from '../dist/testing/doubles.js';
 import { measureAsyncUs, measureUs, median, percentile, round } from './lib.mjs';
 import { mulberry32 } from './lib.mjs';
+import { committerOf } from '../dist/memory/log/commit.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const D = 384;
@@ -108,7 +109,7 @@ async function writeLoad(ledger, writers, total, concurrency, embed, log, label)
     for (;;) {
       const i = next++;
       if (i >= total) return;
-      await ledger.write(
+      await committerOf(ledger).write(
         {
           writer: writers[(w + i) % writers.length],
           content: `note ${i} about topic ${i % CLUSTERS}: the user mentioned detail ${i * 7919} in passing`,

@@ -14,7 +14,12 @@
  *   writes carry real MiniLM vectors and the embedder is named as that model, so its MiniLM
  *   term runs — MemSAD, MemSAD+, probes); with a baseline, `wcpu_screen_added_us` is what the
  *   new build adds per write (issue 22: ≤ 300 µs);
- * - `wcpu_neardup_us`: one near-duplicate check (1,000 stored entries of the principal).
+ * - `wcpu_neardup_us`: one near-duplicate check (1,000 stored entries of the principal);
+ * - `wcpu_add_us`: one whole `Memory.add` (issue 17: the write path's CPU per write) — limits,
+ *   tier, TTL, lineage, detection screening, the near-duplicate check through the read model,
+ *   the quota, signing, the group commit on the in-memory store — for a principal's 1,000
+ *   writes (the load stream, caller embeddings), per-principal detection as `Memory.open` runs
+ *   it. The figure the issue names: `wcpu_add_old_over_new` ≥ 0.95 (≤ 5 % more CPU).
  *
  * Old vs new in one run: `MEMWARDEN_BENCH_BASELINE=/path/to/other/dist` loads a second build
  * (e.g. main's before a change) into the same process; the two are measured in alternating
@@ -34,7 +39,7 @@ const STEP = 50;
 const MAX = 1000;
 const ROUNDS = Number(process.env.WCPU_ROUNDS ?? 9);
 /** `WCPU_PARTS=detect` or `neardup` to run one half (profiling). */
-const PARTS = new Set((process.env.WCPU_PARTS ?? 'detect,neardup').split(','));
+const PARTS = new Set((process.env.WCPU_PARTS ?? 'detect,neardup,add').split(','));
 
 function jitter(base, r, sigma = 0.018) {
   const v = new Float32Array(D);
@@ -222,6 +227,44 @@ async function nearDup(m, writes, probes) {
   return { us, verdicts };
 }
 
+/** CPU µs per whole `Memory.add` over a principal's write stream (see the module comment). */
+async function addPath(m, writes) {
+  const storage = m.rm.withReadModel(await m.mb.MemoryBackend.open());
+  const random = new m.dbl.SeededRandom('bench-wcpu-add');
+  const clock = m.sys.systemClock;
+  const ledger = await m.ledm.Ledger.open({
+    storage,
+    keys: new m.dbl.MemoryKeySource(),
+    clock,
+    random,
+  });
+  const embedder = new m.emb.DeterministicEmbedder(D);
+  const mem = new m.memm.Memory({
+    ledger,
+    storage,
+    embedder,
+    clock,
+    random,
+    autoDetection: { recalibrateIntervalMs: 0, persistQueries: false },
+  });
+  const who = (await mem.createPrincipal('user', 'bench')).id;
+  // Warm-up (JIT, the principal's detection and read-model partition), not timed.
+  for (const w of writes.slice(0, 100))
+    await mem
+      .add(`${w.content} (warm-up)`, { principal: who, embedding: w.embedding })
+      .catch(() => undefined);
+  await yieldNow();
+  let outcomes = 0;
+  const t0 = cpu();
+  for (const w of writes.slice(100)) {
+    const r = await mem.add(w.content, { principal: who, embedding: w.embedding }).catch((e) => e);
+    outcomes += r?.status === 'stored' ? 1 : 0;
+  }
+  const us = (cpu() - t0) / (writes.length - 100);
+  await mem.close();
+  return { us, stored: outcomes };
+}
+
 export async function run({ log }) {
   const pools = await embedPools(log);
   const impls = [{ name: 'new', dir: path.join(here, '..', 'dist') }];
@@ -234,7 +277,10 @@ export async function run({ log }) {
     k % 50 === 0 ? writes[k % MAX].embedding : w.embedding,
   );
   const res = Object.fromEntries(
-    impls.map((im) => [im.name, { grow: [], screen: [], nd: [], verdicts: undefined }]),
+    impls.map((im) => [
+      im.name,
+      { grow: [], screen: [], nd: [], add: [], verdicts: undefined, stored: undefined },
+    ]),
   );
   for (let r = 0; r < ROUNDS; r++) {
     for (const im of r % 2 === 0 ? impls : [...impls].reverse()) {
@@ -249,8 +295,11 @@ export async function run({ log }) {
         : { us: NaN, verdicts: [] };
       x.nd.push(nd.us);
       x.verdicts ??= nd.verdicts;
+      const ad = PARTS.has('add') ? await addPath(im.m, writes) : { us: NaN, stored: 0 };
+      x.add.push(ad.us);
+      x.stored ??= ad.stored;
       log(
-        `${im.name} round ${r}: grow ${round(dd.growMs, 3)} ms, screen ${round(dd.screenUs, 1)} µs, near-dup ${round(nd.us, 1)} µs`,
+        `${im.name} round ${r}: grow ${round(dd.growMs, 3)} ms, screen ${round(dd.screenUs, 1)} µs, near-dup ${round(nd.us, 1)} µs, add ${round(ad.us, 1)} µs`,
       );
     }
   }
@@ -268,6 +317,9 @@ export async function run({ log }) {
     figures[`wcpu_grow_median_ms${suffix}`] = round(median(x.grow), 3);
     figures[`wcpu_screen_median_us${suffix}`] = round(median(x.screen), 1);
     figures[`wcpu_neardup_median_us${suffix}`] = round(median(x.nd), 1);
+    figures[`wcpu_add_us${suffix}`] = round(min(x.add), 1);
+    figures[`wcpu_add_median_us${suffix}`] = round(median(x.add), 1);
+    figures[`wcpu_add_stored${suffix}`] = x.stored;
   }
   figures.wcpu_neardup_found = res.new.verdicts.filter((v) => v !== null).length;
   if (res.old !== undefined) {
@@ -275,6 +327,7 @@ export async function run({ log }) {
       ['grow', 'grow'],
       ['screen', 'screen'],
       ['neardup', 'nd'],
+      ['add', 'add'],
     ]) {
       ratios[`wcpu_${k}_old_over_new`] = round(min(res.old[f]) / min(res.new[f]), 2);
       ratios[`wcpu_${k}_median_old_over_new`] = round(median(res.old[f]) / median(res.new[f]), 2);

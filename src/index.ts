@@ -54,13 +54,10 @@ export {
   type VerifiedCosignature,
 } from './core/merkle/index.js';
 export { verifyEd25519 } from './core/crypto/ed25519.js';
-export {
-  Ledger,
-  type EntryInput,
-  type LedgerOptions,
-  type Receipt,
-  type Verification,
-} from './memory/log/ledger.js';
+// The ledger is not exported: it would be a second door for writes (ADR 0029). `Memory.ledger`
+// is its read-and-administer view (verify, prove, checkpoints, keys), for deployment tooling.
+export type { Verification } from './memory/log/ledger.js';
+export type { LedgerView } from './memory/log/view.js';
 export type {
   CheckpointView,
   ConsistencyProofView,
@@ -74,6 +71,7 @@ export type {
   ReviewItem,
   AddOptions,
   AddResult,
+  LineageReport,
   MemoryApi,
   MemoryRecord,
   SearchHit,
@@ -135,5 +133,18 @@ export {
 } from './memory/read/smsr.js';
 export { DetectionPipeline, type DetectionConfig, verdictOf } from './memory/detect/pipeline.js';
 export type { AutoDetectionOptions } from './memory/detect/calibration.js';
-export { GraphMemory } from './memory/graph/graph.js';
+export {
+  GraphMemory,
+  type GraphMemoryOptions,
+  type GraphSource,
+  type GraphWriter,
+} from './memory/graph/graph.js';
 export { KnowledgeGraphTools } from './memory/graph/knowledge-graph.js';
+export type { GraphToolResult, PrincipalGraph } from './memory/graph/principal-graph.js';
+export {
+  ARTICLE_QUOTAS,
+  DEFAULT_WRITE_LIMITS,
+  parseRetentionOverrides,
+  type RetentionOverrides,
+  type WriteLimits,
+} from './memory/config.js';

@@ -9,17 +9,18 @@ describe('public API surface', () => {
     const mod = await import('memwarden');
     expect(Object.keys(mod).sort()).toMatchInlineSnapshot(`
       [
+        "ARTICLE_QUOTAS",
         "AuthorityLevels",
         "CoarseAttribution",
         "DEFAULT_LINEAGE_OPTIONS",
         "DEFAULT_POLICY",
+        "DEFAULT_WRITE_LIMITS",
         "DetectionPipeline",
         "ErrorCodes",
         "Gate",
         "GraphMemory",
         "KnowledgeGraphTools",
         "LabelTrustingGate",
-        "Ledger",
         "LmSelfEval",
         "Memory",
         "MemwardenError",
@@ -50,6 +51,7 @@ describe('public API surface', () => {
         "nodeHash",
         "parseCheckpoint",
         "parseCosignerVerifierKey",
+        "parseRetentionOverrides",
         "parseSegments",
         "planPoolSize",
         "propagate",

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { DeterministicEmbedder, LocalMiniLmEmbedder } from '../adapters/embeddings/index.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
-import { AUDIT_CHECKS, type StoreAuditReport, auditStore } from '../memory/log/store-audit.js';
+import { AUDIT_CHECKS, type StoreAuditReport } from '../memory/log/store-audit.js';
 import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { printJson } from './format.js';
 
@@ -60,7 +60,7 @@ export function registerAudit(program: Command): void {
               ? new DeterministicEmbedder()
               : new LocalMiniLmEmbedder();
         report = await withMemory(o, (m) =>
-          auditStore(m.ledger, embedder === undefined ? {} : { embedder }),
+          m.auditStore(embedder === undefined ? {} : { embedder }),
         );
       } catch (e) {
         // A log whose head names nodes that are not stored cannot even be opened: that is a

@@ -4,6 +4,7 @@
  * server (`--postgres URL` / MEMWARDEN_DATABASE_URL).
  */
 import type { MemwardenError } from '../core/errors.js';
+import type { RetentionOverrides } from '../memory/config.js';
 import type { Embedder } from '../ports/embedder.js';
 import { Memory } from '../open.js';
 import type { Metrics } from '../server/metrics.js';
@@ -22,6 +23,8 @@ export interface StoreOptions {
   readonly pgliteWorker?: boolean;
   /** PostgreSQL with pgvector: the ANN index kind (`--vector-index`, ADR 0039). */
   readonly vectorIndex?: 'ivfflat' | 'hnsw';
+  /** Retention, quotas and write limits (`serve --config FILE`, `--quota`, `--ttl`, `--ttl-ceiling`). */
+  readonly retention?: RetentionOverrides;
   /** The embedder to use (serve hands in the local model it loaded at start-up); default: Memory.open's. */
   readonly embedder?: Embedder;
 }
@@ -38,6 +41,7 @@ export async function openMemory(
     ...(o.readModel === false ? { readModel: false as const } : {}),
     ...(o.pgliteWorker === true ? { pgliteWorker: true } : {}),
     ...(o.vectorIndex === undefined ? {} : { vectorIndex: { kind: o.vectorIndex } }),
+    ...(o.retention === undefined ? {} : { retention: o.retention }),
     ...(o.embedder === undefined ? {} : { embedder: o.embedder }),
     ...(metrics === undefined ? {} : { metrics }),
     ...(onStorageLost === undefined ? {} : { onStorageLost }),

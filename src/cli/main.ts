@@ -4,12 +4,19 @@
  * `memwarden` — the command line. Every command takes `--data DIR` (default `.memwarden`).
  * Errors print `error CODE: message` on stderr and exit 2 (1 for a failed verification).
  */
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { toBase64 } from '../core/bytes.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { formatVerifierKey, parseCheckpoint, parseNote } from '../core/merkle/index.js';
 import { PrincipalKinds, SourceTiers, type PrincipalKind, type SourceTier } from '../core/trust.js';
-import type { Ledger } from '../memory/log/ledger.js';
+import type { LedgerView } from '../memory/log/view.js';
+import {
+  type RetentionOverrides,
+  mergeRetentionOverrides,
+  parseRetentionOverrides,
+  retentionConfig,
+} from '../memory/config.js';
 import { type StoreOptions, defaultDataDir, withMemory } from './context.js';
 import { entryJson, printJson } from './format.js';
 import { serve } from './serve.js';
@@ -46,8 +53,8 @@ function store(c: Command): Command {
   return c.addOption(dataOption()).addOption(pgOption());
 }
 
-/** Open the ledger of the store, run `fn`, always close. */
-async function withLedger<T>(o: StoreOptions, fn: (l: Ledger) => Promise<T>): Promise<T> {
+/** Open the store's ledger view (verify, prove, keys; no writes), run `fn`, always close. */
+async function withLedger<T>(o: StoreOptions, fn: (l: LedgerView) => Promise<T>): Promise<T> {
   return withMemory(o, (m) => fn(m.ledger));
 }
 
@@ -67,8 +74,8 @@ program
     await withLedger(o, async (l) => {
       printJson({
         data: o.data,
-        logSize: l.log.size,
-        checkpointKey: formatVerifierKey(l.log.origin, l.checkpointPublicKey),
+        logSize: l.size,
+        checkpointKey: formatVerifierKey(l.origin, l.checkpointPublicKey),
       });
     });
   });
@@ -97,10 +104,10 @@ principals
   .addOption(pgOption())
   .action(async (o: StoreOptions) => {
     await withLedger(o, async (l) => {
-      const ps = await l.storage.listPrincipals();
+      const ps = await l.listPrincipals();
       const out = [];
       for (const p of ps) {
-        const keys = await l.storage.keysOf(p.id);
+        const keys = await l.keysOf(p.id);
         out.push({
           id: p.id,
           kind: p.kind,
@@ -136,7 +143,7 @@ program
   .action(async (kid: string, o: StoreOptions & { reason: string }) => {
     await withLedger(o, async (l) => {
       await l.revokeKey(kid, o.reason);
-      printJson({ kid, revoked: true, atLogSize: l.log.size });
+      printJson({ kid, revoked: true, atLogSize: l.size });
     });
   });
 
@@ -149,7 +156,13 @@ program
   )
   .option('--kind <kind>', 'entry kind', 'note')
   .option('--source <uri>', 'source URI')
-  .option('--parent <id...>', 'parent entry ids (weight 1 each)')
+  .option('--parent <id...>', 'parent entry ids (weight 1 each unless --weight)')
+  .option(
+    '--weight <w...>',
+    'one weight in [0, 1] per --parent (never below the attribution algorithm)',
+  )
+  .option('--thread <id>', 'conversation thread (its last retrieval is auto-attributed)')
+  .option('--ttl-ms <ms>', 'lifetime in ms, or none (never expires, within the tier ceiling)')
   .addOption(dataOption())
   .addOption(pgOption())
   .action(
@@ -161,21 +174,38 @@ program
         kind: string;
         source?: string;
         parent?: string[];
+        weight?: string[];
+        thread?: string;
+        ttlMs?: string;
       } & StoreOptions,
     ) => {
       await withMemory(o, async (m) => {
-        // The whole write path: size, tier bound, screening (held for review), quota,
-        // embedding, signature, log append.
+        // The whole write path: limits, tier bound, TTL ceiling, lineage, screening (held for
+        // review), near-duplicates, quota, embedding, signature, log append.
         const r = await m.add(content, {
           principal: o.as,
           tier: parseTier(o.tier),
           kind: o.kind,
           ...(o.source === undefined ? {} : { source: o.source }),
-          ...(o.parent === undefined ? {} : { parents: o.parent, weights: o.parent.map(() => 1) }),
+          ...(o.thread === undefined ? {} : { threadId: o.thread }),
+          ...(o.ttlMs === undefined
+            ? {}
+            : { ttlMs: /^(none|null)$/i.test(o.ttlMs) ? null : Number(o.ttlMs) }),
+          ...(o.parent === undefined
+            ? {}
+            : {
+                parents: o.parent,
+                weights: o.weight === undefined ? o.parent.map(() => 1) : o.weight.map(Number),
+              }),
         });
         if (r.status === 'stored') {
           const v = await m.ledger.verifyEntry(r.memory.id);
-          if (v.ok) printJson(entryJson(v.entry, v.leafIndex));
+          if (v.ok)
+            printJson({
+              ...entryJson(v.entry, v.leafIndex),
+              ...(r.memory.expiresAt === undefined ? {} : { expiresAt: r.memory.expiresAt }),
+              ...(r.lineage === undefined ? {} : { lineage: r.lineage }),
+            });
         } else printJson(r);
       });
     },
@@ -207,9 +237,10 @@ program
   .addOption(dataOption())
   .addOption(pgOption())
   .action(async (id: string, o: StoreOptions & { as: string; reason: string }) => {
-    await withLedger(o, async (l) => {
-      const t = await l.tombstone(id, o.reason, o.as);
-      printJson({ tombstone: t.tombstone.id, target: id, leafIndex: t.leafIndex });
+    // Through the Memory API like every write: the write path's bounds and the owner check.
+    await withMemory(o, async (m) => {
+      await m.delete(id, { principal: o.as, reason: o.reason });
+      printJson({ target: id, deleted: true });
     });
   });
 
@@ -253,7 +284,7 @@ program
     } else {
       [note, logKey] = await withLedger(o, async (l) => [
         (await l.checkpoint()).note,
-        o.logKey ?? formatVerifierKey(l.log.origin, l.checkpointPublicKey),
+        o.logKey ?? formatVerifierKey(l.origin, l.checkpointPublicKey),
       ]);
     }
     if (!checking) {
@@ -300,7 +331,7 @@ program
         leafHash: toBase64(p.leafHash),
         hashes: p.hashes.map(toBase64),
         checkpoint: {
-          origin: l.log.origin,
+          origin: l.origin,
           size: p.checkpoint.size,
           root: toBase64(p.checkpoint.root),
           note: p.checkpoint.note,
@@ -316,7 +347,7 @@ program
   .addOption(pgOption())
   .action(async (o: StoreOptions) => {
     await withLedger(o, async (l) => {
-      process.stdout.write(formatVerifierKey(l.log.origin, l.checkpointPublicKey) + '\n');
+      process.stdout.write(formatVerifierKey(l.origin, l.checkpointPublicKey) + '\n');
     });
   });
 
@@ -328,7 +359,67 @@ type ServeFlags = {
   witness?: string[];
   acceptClientEmbeddings?: boolean;
   reports: string;
+  config?: string;
+  quota?: string[];
+  ttl?: string[];
+  ttlCeiling?: string[];
 };
+
+const collect = (v: string, p?: string[]): string[] => [...(p ?? []), v];
+
+/**
+ * `TIER=N` settings of one flag (`--quota USER_OBSERVED=50`); `none` / `unlimited` / `null`
+ * is null (no quota, never expires, no ceiling).
+ */
+function tierSettings(
+  flag: string,
+  values: readonly string[] | undefined,
+): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const v of values ?? []) {
+    const m = /^([A-Z_]+)=(.+)$/.exec(v);
+    if (m === null)
+      throw new MemwardenError('INPUT_INVALID', `${flag} takes TIER=N, got ${JSON.stringify(v)}`);
+    const [, tier, raw] = m as unknown as [string, string, string];
+    out[tier] = /^(none|unlimited|null)$/i.test(raw) ? null : Number(raw);
+  }
+  return out;
+}
+
+/** The retention settings of `serve`: the config file's `retention`, then the flags over it. */
+function retentionFrom(o: ServeFlags): RetentionOverrides | undefined {
+  let file: RetentionOverrides | undefined;
+  if (o.config !== undefined) {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(readFileSync(o.config, 'utf8'));
+    } catch (e) {
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `--config ${o.config}: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+      throw new MemwardenError('INPUT_INVALID', `--config ${o.config}: not a JSON object`);
+    const keys = Object.keys(doc);
+    if (keys.some((k) => k !== 'retention'))
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `--config ${o.config}: only "retention" is recognised`,
+      );
+    file = parseRetentionOverrides((doc as { retention?: unknown }).retention ?? {});
+  }
+  const flags = parseRetentionOverrides({
+    ...(o.quota === undefined ? {} : { quotaPerDay: tierSettings('--quota', o.quota) }),
+    ...(o.ttl === undefined ? {} : { ttlMs: tierSettings('--ttl', o.ttl) }),
+    ...(o.ttlCeiling === undefined
+      ? {}
+      : { ttlCeilingMs: tierSettings('--ttl-ceiling', o.ttlCeiling) }),
+  });
+  const merged = mergeRetentionOverrides(file, flags);
+  retentionConfig(merged); // the whole, checked at start-up
+  return Object.keys(merged).length === 0 ? undefined : merged;
+}
 store(
   program
     .command('serve')
@@ -363,13 +454,29 @@ store(
       '--no-pglite-worker',
       'embedded store: run PGlite on the HTTP thread instead of its own worker thread (ADR 0028)',
     )
-    .option('--pglite-worker', 'embedded store: run PGlite in its own worker thread (the default)'),
+    .option('--pglite-worker', 'embedded store: run PGlite in its own worker thread (the default)')
+    .option(
+      '--config <file>',
+      'JSON file { "retention": { "quotaPerDay": {TIER: n|null}, "ttlMs": {…}, "ttlCeilingMs": {…}, "limits": {…}, … } }',
+    )
+    .option(
+      '--quota <tier=n>',
+      'writes per principal per UTC day for a tier, or none (repeatable)',
+      collect,
+    )
+    .option('--ttl <tier=ms>', 'default lifetime of a tier in ms, or none (repeatable)', collect)
+    .option(
+      '--ttl-ceiling <tier=ms>',
+      'longest lifetime a write of a tier may ask for, in ms, or none: allows never-expiring (repeatable)',
+      collect,
+    ),
 ).action(async (o: StoreOptions & ServeFlags) => {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new MemwardenError('INPUT_INVALID', '--port must be an integer in 0..65535');
   }
-  await serve({ ...o, port });
+  const retention = retentionFrom(o);
+  await serve({ ...o, port, ...(retention === undefined ? {} : { retention }) });
 });
 
 registerSmsr(program);

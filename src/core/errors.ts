@@ -58,6 +58,8 @@ export const ErrorCodes = [
   // quotas, review, authentication at the edges
   'QUOTA_EXCEEDED',
   'REVIEW_NOT_PENDING',
+  /** A write (an update's new version) was screened and held for review: nothing stored yet. */
+  'WRITE_HELD',
   'AUTH_REQUIRED',
   'AUTH_FORBIDDEN',
   // lineage and the sensitive-action gate

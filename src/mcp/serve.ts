@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
+import { jsonTextDepthExceeds } from '../memory/write/limits.js';
 import { type McpBackend, type McpMemory, createMcpServer } from './server.js';
 
 /**
@@ -26,15 +27,13 @@ export async function resolveStdioPrincipal(
   explicit: string | undefined,
   onCreated: (id: string) => void = () => undefined,
 ): Promise<string> {
-  const storage = memory.ledger.storage;
+  const all = await memory.listPrincipals();
   if (explicit !== undefined && explicit !== '') {
-    if ((await storage.getPrincipal(explicit)) === undefined)
+    if (!all.some((p) => p.id === explicit))
       throw new MemwardenError('PRINCIPAL_UNKNOWN', `unknown principal ${explicit}`);
     return explicit;
   }
-  const candidates = (await storage.listPrincipals()).filter(
-    (p) => p.kind === 'user' || p.kind === 'agent',
-  );
+  const candidates = all.filter((p) => p.kind === 'user' || p.kind === 'agent');
   if (candidates.length === 1) return candidates[0]!.id;
   if (candidates.length > 1)
     throw new MemwardenError(
@@ -81,6 +80,8 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
 
 /** Largest JSON-RPC request body accepted over HTTP (the SDK transport sets no limit). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Deepest nesting of a JSON-RPC request body (objects and arrays). */
+export const MAX_BODY_DEPTH = 64;
 
 /** The request body as UTF-8, or undefined once it exceeds `max` bytes. */
 async function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
@@ -119,6 +120,25 @@ export function mcpHttpHandler(b: McpBackend, path = '/mcp') {
           -32001,
           'error AUTH_REQUIRED: a valid bearer API key is required',
         );
+      // Stateless Streamable HTTP without a standalone SSE stream: GET (the stream) and DELETE
+      // (session end) are 405 with Allow, as the spec lets such a server answer (a GET used
+      // to be held open for ever; issue 17).
+      if (req.method !== 'POST') {
+        if (res.headersSent) return;
+        res
+          .writeHead(405, { 'content-type': 'application/json', allow: 'POST' })
+          .end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              error: {
+                code: -32000,
+                message: 'error INPUT_INVALID: method not allowed; POST JSON-RPC to this endpoint',
+              },
+              id: null,
+            }),
+          );
+        return;
+      }
       // Stateless: no later message can reach this client, so no subscriptions are offered.
       const server = createMcpServer(b, principal, { subscriptions: false });
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true }); // no sessionIdGenerator: stateless;
@@ -131,6 +151,15 @@ export function mcpHttpHandler(b: McpBackend, path = '/mcp') {
         const raw = await readBody(req, MAX_BODY_BYTES);
         if (raw === undefined)
           return jsonRpcError(res, 413, -32600, 'error INPUT_INVALID: request body too large');
+        // Nesting decided on the text, before the SDK's recursive validation (a valid document
+        // nested ~1,500 deep was an internal error; issue 17).
+        if (jsonTextDepthExceeds(raw, MAX_BODY_DEPTH))
+          return jsonRpcError(
+            res,
+            400,
+            -32600,
+            `error INPUT_INVALID: the body nests deeper than ${MAX_BODY_DEPTH} levels`,
+          );
         try {
           body = JSON.parse(raw) as unknown;
         } catch {

@@ -4,8 +4,10 @@
  * the Memory API and the reference server's knowledge-graph tools over a `GraphMemory` on the
  * same ledger. One `Server` serves one principal (stdio: the configured one; HTTP: the bearer
  * key's, a server per request); every write is signed by, and carries the provenance of, that
- * principal. A failing call is an MCP tool error (`isError`, text `error CODE: message`),
- * never a crash.
+ * principal. Graph results are shaped by the reference server's output schemas; memwarden's
+ * extra data (provenance, the sealed context of a read, writes held for review, an error's
+ * code) travels in `_meta`. A failing call is an MCP tool error (`isError`, the plain message
+ * as text, the code in `_meta["memwarden/error"]`), never a crash.
  */
 import { randomBytes } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -24,8 +26,14 @@ import {
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
 import { renderSegments } from '../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../core/trust.js';
-import type { HistoryEvent, MemoryApi, MemoryRecord, SearchResult } from '../memory/api.js';
-import { GraphMemory, type WriteContext } from '../memory/graph/graph.js';
+import type {
+  HistoryEvent,
+  LineageReport,
+  MemoryApi,
+  MemoryRecord,
+  SearchResult,
+} from '../memory/api.js';
+import type { WriteContext } from '../memory/graph/graph.js';
 import {
   KG_TOOL_SCHEMAS,
   type KgDeleteEntitiesResult,
@@ -34,35 +42,35 @@ import {
   type KgEntity,
   type KgGraph,
   type KgRelation,
-  KnowledgeGraphTools,
 } from '../memory/graph/knowledge-graph.js';
-import type { Ledger } from '../memory/log/ledger.js';
+import type { GraphToolResult, PrincipalGraph } from '../memory/graph/principal-graph.js';
+import type { PrincipalRecord } from '../ports/storage.js';
 import { MCP_TOOLS, MEMORY_TOOL_NAMES, type MemoryToolName } from './tools.js';
 
-/** What the MCP server needs of a memory (`Memory.open()` returns one). */
+/**
+ * What the MCP server needs of a memory (`Memory.open()` returns one). No ledger: every write
+ * goes through the Memory API's write path, the graph tools' too (`graph(principal)`).
+ */
 export interface McpMemory extends MemoryApi {
-  readonly ledger: Ledger;
   authenticate(token: string): Promise<string | undefined>;
+  /** The principal's knowledge graph, written through the write path. */
+  graph(principal: string): Promise<PrincipalGraph>;
+  listPrincipals(): Promise<PrincipalRecord[]>;
 }
 
 export const MCP_SERVER_NAME = 'memwarden';
 export const MCP_SERVER_VERSION = '0.1.0';
 
 /**
- * Process-wide state shared by every per-principal server: the memory, and one knowledge graph
- * per principal folded from the ledger — that principal's own graph entries plus OPERATOR ones,
+ * Process-wide state shared by every per-principal server: the memory, whose knowledge graph
+ * per principal (`Memory.graph`) folds that principal's own graph entries plus OPERATOR ones,
  * so no principal reads or edits another's graph (a single shared fold served every principal
- * every other principal's entities; found by test/fuzz). Graph calls are serialised
- * (check-then-write) and refresh the fold first, so writes by other processes on a shared
- * PostgreSQL store are seen.
+ * every other principal's entities; found by test/fuzz). A principal's graph calls are
+ * serialised (check-then-write on one fold) and refresh the fold first, so writes by other
+ * processes on a shared PostgreSQL store are seen; different principals' calls run
+ * independently (one 1,000-entity call used to hold every principal's graph calls for ~13 s).
  */
 export class McpBackend {
-  private chain: Promise<unknown> = Promise.resolve();
-  private readonly graphs = new Map<
-    string,
-    Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }>
-  >();
-
   private constructor(
     readonly memory: McpMemory,
     /** Source tier of writes through MCP (the channel decides it). */
@@ -71,20 +79,6 @@ export class McpBackend {
 
   static async open(memory: McpMemory, opts: { tier?: SourceTier } = {}): Promise<McpBackend> {
     return new McpBackend(memory, opts.tier ?? 'USER_OBSERVED');
-  }
-
-  /** The principal's graph and its tools, opened (folded) on first use. */
-  private graphFor(principal: string): Promise<{ graph: GraphMemory; kg: KnowledgeGraphTools }> {
-    let g = this.graphs.get(principal);
-    if (g === undefined) {
-      g = GraphMemory.open({
-        ledger: this.memory.ledger,
-        visible: (e) => e.owner === principal || e.tier === 'OPERATOR',
-      }).then((graph) => ({ graph, kg: new KnowledgeGraphTools(graph) }));
-      this.graphs.set(principal, g);
-      g.catch(() => this.graphs.delete(principal));
-    }
-    return g;
   }
 
   private readonly listeners = new Map<string, Set<() => void>>();
@@ -105,15 +99,9 @@ export class McpBackend {
     for (const fn of this.listeners.get(principal) ?? []) fn();
   }
 
-  /** Run a knowledge-graph tool for `ctx.principal`, one at a time per process. */
-  graphCall(name: string, args: unknown, ctx: WriteContext): Promise<unknown> {
-    const run = this.chain.then(async () => {
-      const { graph, kg } = await this.graphFor(ctx.principal);
-      await graph.refresh();
-      return kg.call(name, args, ctx);
-    });
-    this.chain = run.catch(() => undefined);
-    return run;
+  /** Run a knowledge-graph tool for `ctx.principal` through the write path. */
+  async graphCall(name: string, args: unknown, ctx: WriteContext): Promise<GraphToolResult> {
+    return (await this.memory.graph(ctx.principal)).call(name, args, ctx.tier);
   }
 }
 
@@ -176,6 +164,40 @@ function optStrs(o: Record<string, unknown>, k: string): string[] | undefined {
   )
     bad(`${k} must be an array of ids`);
   return v as string[];
+}
+/** Sanity bound on write strings (UTF-16 units); the write path decides the real bounds. */
+const WRITE_FIELD_MAX = 1 << 20;
+function optBool(o: Record<string, unknown>, k: string): boolean | undefined {
+  const v = o[k];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') bad(`${k} must be a boolean`);
+  return v;
+}
+function optWeights(o: Record<string, unknown>): number[] | undefined {
+  const v = o['weights'];
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.length > 256 || !v.every((w) => typeof w === 'number'))
+    bad('weights must be an array of numbers');
+  return v as number[];
+}
+/** `ttlMs`: a number of ms, or null (never expires, subject to the tier's ceiling). */
+function optTtl(o: Record<string, unknown>): number | null | undefined {
+  const v = o['ttlMs'];
+  if (v === undefined || v === null) return v as null | undefined;
+  if (typeof v !== 'number') bad('ttlMs must be a number of milliseconds or null');
+  return v;
+}
+function lineageView(l: LineageReport): Record<string, unknown> {
+  return {
+    parents: [...l.parents],
+    weights: [...l.weights],
+    label: l.label,
+    basis: l.basis,
+    autoParents: [...l.autoParents],
+    ...(l.thread === undefined ? {} : { thread: l.thread }),
+    raised: l.raised,
+    reason: l.reason,
+  };
 }
 const opt = <K extends string, V>(k: K, v: V | undefined): { [P in K]?: V } =>
   (v === undefined ? {} : { [k]: v }) as { [P in K]?: V };
@@ -263,19 +285,33 @@ async function memoryTool(
   const a = argsObj(raw);
   switch (name) {
     case 'add_memory': {
-      const r = await m.add(reqStr(a, 'content'), {
+      // String bounds are the write path's (code points and bytes, the same on every channel).
+      const r = await m.add(reqStr(a, 'content', WRITE_FIELD_MAX), {
         principal,
         tier: b.tier,
-        ...opt('kind', optStr(a, 'kind', 64)),
-        ...opt('source', optStr(a, 'source')),
-        ...opt('threadId', optStr(a, 'threadId', 256)),
+        ...opt('kind', optStr(a, 'kind', WRITE_FIELD_MAX)),
+        ...opt('source', optStr(a, 'source', WRITE_FIELD_MAX)),
+        ...opt('threadId', optStr(a, 'threadId', WRITE_FIELD_MAX)),
         ...opt('parents', optStrs(a, 'parents')),
+        ...opt('weights', optWeights(a)),
+        ...opt('ttlMs', optTtl(a)),
+        ...opt('fromLastRetrieval', optBool(a, 'fromLastRetrieval')),
         ...opt('derived', a.derived === undefined ? undefined : a.derived === true),
       });
+      const lineage = r.lineage === undefined ? {} : { lineage: lineageView(r.lineage) };
       if (r.status === 'stored')
-        return ok(renderRecords([r.memory]), { status: 'stored', memory: recordView(r.memory) });
+        return ok(renderRecords([r.memory]), {
+          status: 'stored',
+          memory: recordView(r.memory),
+          ...lineage,
+        });
       const text = `held for review (review ${r.reviewId}): ${r.reasons.join('; ')}`;
-      return ok(text, { status: 'pending_review', reviewId: r.reviewId, reasons: [...r.reasons] });
+      return ok(text, {
+        status: 'pending_review',
+        reviewId: r.reviewId,
+        reasons: [...r.reasons],
+        ...lineage,
+      });
     }
     case 'search_memory': {
       const kind = optStr(a, 'kind', 64);
@@ -309,11 +345,23 @@ async function memoryTool(
       return ok(renderRecords([r]), { memory: recordView(r) });
     }
     case 'update_memory': {
-      const r = await m.update(reqStr(a, 'id', 256), reqStr(a, 'content'), {
-        principal,
-        ...opt('reason', optStr(a, 'reason')),
-      });
-      return ok(renderRecords([r]), { memory: recordView(r) });
+      try {
+        const r = await m.update(reqStr(a, 'id', 256), reqStr(a, 'content', WRITE_FIELD_MAX), {
+          principal,
+          ...opt('reason', optStr(a, 'reason', WRITE_FIELD_MAX)),
+        });
+        return ok(renderRecords([r]), { memory: recordView(r) });
+      } catch (e) {
+        // Held for review, as add_memory reports a held write.
+        if (!isMemwardenError(e) || e.code !== 'WRITE_HELD') throw e;
+        const reviewId = String(e.details?.['reviewId'] ?? '');
+        const reasons = (e.details?.['reasons'] as string[] | undefined) ?? [];
+        return ok(`held for review (review ${reviewId}): ${reasons.join('; ')}`, {
+          status: 'pending_review',
+          reviewId,
+          reasons: [...reasons],
+        });
+      }
     }
     case 'delete_memory': {
       const id = reqStr(a, 'id', 256);
@@ -347,101 +395,137 @@ const isKgTool = (n: string): boolean => Object.prototype.hasOwnProperty.call(KG
 
 /** Where graph results carry their provenance (the reference's schemas have no room for it). */
 export const MCP_PROVENANCE_META_KEY = 'memwarden/provenance';
+/** Where a graph read carries its sealed rendering (`context`, `seal`, `dropped`). */
+export const MCP_CONTEXT_META_KEY = 'memwarden/context';
+/** Where a graph write lists the objects held for review. */
+export const MCP_HELD_META_KEY = 'memwarden/held';
 
 type Prov = Record<string, unknown> | undefined;
 const bare = <T extends { provenance?: unknown }>(x: T): Omit<T, 'provenance'> => {
   const { provenance: _p, ...rest } = x;
   return rest;
 };
+const provenanceMeta = (
+  entities: readonly KgEntity[],
+  relations: readonly KgRelation[],
+): Record<string, unknown> => ({
+  [MCP_PROVENANCE_META_KEY]: {
+    entities: Object.fromEntries(entities.map((e) => [e.name, e.provenance as Prov])),
+    relations: relations.map((x) => ({
+      from: x.from,
+      to: x.to,
+      relationType: x.relationType,
+      provenance: x.provenance as Prov,
+    })),
+  },
+});
+
+/** The reference's `{ success, message }` of a delete, worded as the reference words it. */
+function deleteMessage(name: string, r: unknown): string {
+  switch (name) {
+    case 'delete_entities': {
+      const d = r as KgDeleteEntitiesResult;
+      return d.notFound.length === 0
+        ? 'Entities deleted successfully'
+        : `Deleted ${d.deleted.length} of ${d.requested} entities. Not found: ${d.notFound.join(', ')}`;
+    }
+    case 'delete_observations': {
+      const d = r as KgDeleteObservationsResult;
+      return d.deletedCount === d.requested
+        ? 'Observations deleted successfully'
+        : `Deleted ${d.deletedCount} of ${d.requested} observations.` +
+            (d.missingEntities.length > 0
+              ? ` Entities not found: ${d.missingEntities.join(', ')}`
+              : '');
+    }
+    default: {
+      const d = r as KgDeleteRelationsResult;
+      return d.deletedCount === d.requested
+        ? 'Relations deleted successfully'
+        : `Deleted ${d.deletedCount} of ${d.requested} relations. The rest matched nothing.`;
+    }
+  }
+}
 
 /**
- * A knowledge-graph result as the reference server shapes it — `structuredContent` valid
- * against the reference's output schemas, the same JSON as text — with memwarden's provenance
- * (entry id, writer, tier, authority of each entity and relation) in `_meta`.
+ * A knowledge-graph result. `structuredContent` is exactly the reference server's shape (valid
+ * against its closed output schemas). Text: a write's result as the reference's JSON (and a
+ * second block naming what was held for review); a read's as the sealed rendering of the objects
+ * (labelled data for a prompt, as every memwarden read). `_meta` carries the rest: provenance of
+ * every entity and relation, a read's context / seal / dropped objects, held writes.
  */
-function kgResult(name: string, r: unknown): CallToolResult {
-  const meta = (
-    entities: readonly { name: string; provenance?: unknown }[],
-    relations: readonly { from: string; to: string; relationType: string; provenance?: unknown }[],
-  ) => ({
-    [MCP_PROVENANCE_META_KEY]: {
-      entities: Object.fromEntries(entities.map((e) => [e.name, e.provenance as Prov])),
-      relations: relations.map((x) => ({
-        from: x.from,
-        to: x.to,
-        relationType: x.relationType,
-        provenance: x.provenance as Prov,
-      })),
-    },
-  });
-  const json = (
-    v: unknown,
-    structured: Record<string, unknown>,
-    m?: Record<string, unknown>,
-  ): CallToolResult => ({
-    content: [{ type: 'text', text: JSON.stringify(v, null, 2) }],
-    structuredContent: structured,
-    ...(m === undefined ? {} : { _meta: m }),
-  });
-  const status = (message: string): CallToolResult => ({
-    content: [{ type: 'text', text: message }],
-    structuredContent: { success: true, message },
-  });
+function kgResult(name: string, r: GraphToolResult): CallToolResult {
+  const meta: Record<string, unknown> = {};
+  let structured: Record<string, unknown>;
+  let text: string;
   switch (name) {
     case 'create_entities': {
-      const es = r as KgEntity[];
-      const out = es.map(bare);
-      return json(out, { entities: out }, meta(es, []));
+      const es = r.result as KgEntity[];
+      structured = { entities: es.map(bare) };
+      text = JSON.stringify(structured.entities, null, 2);
+      Object.assign(meta, provenanceMeta(es, []));
+      break;
     }
     case 'create_relations': {
-      const rs = r as KgRelation[];
-      const out = rs.map(bare);
-      return json(out, { relations: out }, meta([], rs));
+      const rs = r.result as KgRelation[];
+      structured = { relations: rs.map(bare) };
+      text = JSON.stringify(structured.relations, null, 2);
+      Object.assign(meta, provenanceMeta([], rs));
+      break;
     }
     case 'add_observations':
-      return json(r, { results: r });
+      structured = { results: r.result };
+      text = JSON.stringify(r.result, null, 2);
+      break;
     case 'read_graph':
     case 'search_nodes':
     case 'open_nodes': {
-      const g = r as KgGraph;
-      const out = {
+      const g = r.result as KgGraph;
+      structured = {
         entities: g.entities.map(bare),
         relations: g.relations.map(bare),
         ...(g.nextCursor === undefined ? {} : { nextCursor: g.nextCursor }),
       };
-      return json(out, out, meta(g.entities, g.relations));
+      text =
+        r.context === undefined
+          ? JSON.stringify(structured, null, 2)
+          : r.context === ''
+            ? '(no graph objects)'
+            : r.context;
+      Object.assign(meta, provenanceMeta(g.entities, g.relations));
+      if (r.context !== undefined)
+        meta[MCP_CONTEXT_META_KEY] = {
+          context: r.context,
+          seal: r.seal ?? '',
+          dropped: (r.dropped ?? []).map((d) => ({ id: d.id, code: d.code })),
+        };
+      break;
     }
-    case 'delete_entities': {
-      const d = r as KgDeleteEntitiesResult;
-      const total = d.deleted.length + d.notFound.length;
-      return status(
-        d.notFound.length === 0
-          ? 'Entities deleted successfully'
-          : `Deleted ${d.deleted.length} of ${total} entities. Not found: ${d.notFound.join(', ')}`,
-      );
+    default: {
+      const message = deleteMessage(name, r.result);
+      structured = { success: true, message };
+      text = message;
     }
-    case 'delete_observations': {
-      const d = r as KgDeleteObservationsResult;
-      return status(
-        d.deletedCount === d.requested
-          ? 'Observations deleted successfully'
-          : `Deleted ${d.deletedCount} of ${d.requested} observations.` +
-              (d.missingEntities.length > 0
-                ? ` Entities not found: ${d.missingEntities.join(', ')}`
-                : ''),
-      );
-    }
-    case 'delete_relations': {
-      const d = r as KgDeleteRelationsResult;
-      return status(
-        d.deletedCount === d.requested
-          ? 'Relations deleted successfully'
-          : `Deleted ${d.deletedCount} of ${d.requested} relations. The rest matched nothing.`,
-      );
-    }
-    default:
-      return json(r ?? null, {});
   }
+  const content: CallToolResult['content'] = [{ type: 'text', text }];
+  if (r.held.length > 0) {
+    const held = r.held.map((h) => ({
+      object: h.object,
+      subject: h.subject,
+      reviewId: h.reviewId,
+      reasons: [...h.reasons],
+    }));
+    meta[MCP_HELD_META_KEY] = held;
+    content.push({
+      type: 'text',
+      text: `held for review: ${held.map((h) => `${h.object} ${JSON.stringify(h.subject)} (review ${h.reviewId}: ${h.reasons.join('; ')})`).join(', ')}`,
+    });
+  }
+  return {
+    content,
+    structuredContent: structured,
+    ...(Object.keys(meta).length === 0 ? {} : { _meta: meta }),
+  };
 }
 
 const KG_WRITES = new Set([
@@ -473,7 +557,11 @@ export async function callTool(
   }
 }
 
-const ToolsCallEnvelope = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+const ToolsCallEnvelope = z.object({
+  method: z.literal('tools/call'),
+  // Optional: a missing params must reach the check below (InvalidParams), not fail this parse.
+  params: z.unknown().optional(),
+});
 
 /** The reference server's knowledge-graph resource (the whole graph as JSON). */
 export const KG_RESOURCE_URI = 'memory://knowledge-graph';
@@ -509,8 +597,15 @@ export function createMcpServer(
   // permissive schema, `Server`'s check answers them with InvalidParams (-32602), as JSON-RPC
   // requires; the params are parsed strictly below. Found by test/fuzz (mcp).
   server.setRequestHandler(ToolsCallEnvelope, (raw) => {
-    const req = CallToolRequestSchema.parse(raw);
-    return callTool(b, principal, req.params.name, req.params.arguments);
+    // Missing or malformed params are the caller's mistake: InvalidParams (-32602), never an
+    // internal error (a ZodError thrown here was answered with -32603; issue 17).
+    const req = CallToolRequestSchema.safeParse(raw);
+    if (!req.success)
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        'error INPUT_INVALID: tools/call needs params { name, arguments? }',
+      );
+    return callTool(b, principal, req.data.params.name, req.data.params.arguments);
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: [
@@ -527,7 +622,7 @@ export function createMcpServer(
     if (req.params.uri !== KG_RESOURCE_URI)
       throw new McpError(ErrorCode.InvalidParams, `Resource ${req.params.uri} not found`);
     const r = await b.graphCall('read_graph', {}, { principal, tier: b.tier });
-    const g = r as KgGraph;
+    const g = r.result as KgGraph;
     const graph = { entities: g.entities.map(bare), relations: g.relations.map(bare) };
     return {
       contents: [

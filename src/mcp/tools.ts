@@ -69,7 +69,25 @@ const memoryTools: readonly Tool[] = [
         kind: { type: 'string', description: 'Entry kind (default note)' },
         source: { type: 'string', description: 'Source URI, e.g. chat:session-1:turn-4' },
         threadId: { type: 'string', description: 'Conversation thread (lineage auto-attribution)' },
-        parents: { ...strs, description: 'Entry ids that were in context when this was written' },
+        parents: {
+          ...strs,
+          description:
+            "Entry ids that were in context when this was written (added to the thread retrieval's parents, never replacing them)",
+        },
+        weights: {
+          type: 'array',
+          items: { type: 'number', minimum: 0, maximum: 1 },
+          description: "One weight per parent; never below the attribution algorithm's",
+        },
+        fromLastRetrieval: {
+          type: 'boolean',
+          description:
+            'Derived from the last search made without a threadId (its hits become parents)',
+        },
+        ttlMs: {
+          type: ['number', 'null'],
+          description: "Lifetime in ms (null: never expires), within the tier's ceiling",
+        },
         derived: { type: 'boolean', description: 'The content was derived by the model' },
       },
       required: ['content'],
@@ -81,6 +99,23 @@ const memoryTools: readonly Tool[] = [
         memory: recordSchema,
         reviewId: str,
         reasons: strs,
+        lineage: {
+          type: 'object',
+          description: 'Which parents the write used and why',
+          properties: {
+            parents: strs,
+            weights: { type: 'array', items: { type: 'number' } },
+            label: str,
+            basis: {
+              type: 'string',
+              enum: ['none', 'explicit', 'retrieval', 'explicit+retrieval', 'override'],
+            },
+            autoParents: strs,
+            thread: str,
+            raised: { type: 'boolean' },
+            reason: str,
+          },
+        },
       },
       required: ['status'],
     },

@@ -48,14 +48,32 @@ export interface AddOptions {
    * Explicit parents (MemLineage §3.5): entries that were in the model's context when this
    * content was written. Each must load and verify for this principal (`LINEAGE_INVALID`
    * otherwise); the entry's label is propagated from their verified labels (Equation (1)).
-   * Absent: the last retrieval of `threadId` is used (auto-attribution, §4.4) unless the
-   * memory runs with `explicitParentsOnly`.
+   * They are ADDED to the parents auto-attribution finds (the last retrieval of `threadId`, or
+   * with `fromLastRetrieval`): a caller's lineage can only add taint, never remove it.
    */
   readonly parents?: readonly string[];
-  /** One weight in [0, 1] per explicit parent; absent: the attribution algorithm's weights. */
+  /**
+   * One weight in [0, 1] per explicit parent. A weight below the attribution algorithm's is
+   * raised to it (a named parent counts at least as much as the algorithm says).
+   */
   readonly weights?: readonly number[];
-  /** The conversation thread whose last retrieval is this write's candidate parent set. */
+  /**
+   * The conversation thread whose last retrieval is this write's candidate parent set
+   * (auto-attribution, §4.4). Without a thread (and without `fromLastRetrieval`) no earlier
+   * search becomes a parent.
+   */
   readonly threadId?: string;
+  /**
+   * Derived from the principal's last retrieval made without a `threadId`: its hits become
+   * parents (auto-attribution for callers that do not use threads). Default false.
+   */
+  readonly fromLastRetrieval?: boolean;
+  /**
+   * An operator's override: take `parents` / `weights` exactly as given (no auto-attribution,
+   * no floor). Only an `operator` principal may (`AUTH_FORBIDDEN` otherwise); audited as
+   * `lineage.override`.
+   */
+  readonly lineageOverride?: boolean;
   /**
    * The content was derived by the model. A derived write with no (strong) parent takes the
    * no-strong-parent fallback label (§3.5) instead of its tier's base label.
@@ -82,6 +100,27 @@ export interface AddOptions {
   readonly keyed?: boolean;
 }
 
+/** Which parents a write used and why (issue 24: users see lineage coming). */
+export interface LineageReport {
+  readonly parents: readonly string[];
+  readonly weights: readonly number[];
+  /** The label that goes (or went) into the signed entry. */
+  readonly label: TrustLabel;
+  /**
+   * `none` (no parents), `explicit` (named by the caller), `retrieval` (the recorded retrieval
+   * of `thread`), `explicit+retrieval`, or `override` (an operator's, audited).
+   */
+  readonly basis: 'none' | 'explicit' | 'retrieval' | 'explicit+retrieval' | 'override';
+  /** The parents taken from the recorded retrieval. */
+  readonly autoParents: readonly string[];
+  /** The thread whose retrieval was consulted (`''`: the no-thread retrieval), if any. */
+  readonly thread?: string;
+  /** The caller's parents / weights were raised to the floor (lineage only adds taint). */
+  readonly raised: boolean;
+  /** The same, in words. */
+  readonly reason: string;
+}
+
 /** Result of an add: committed, or held for review (never silently dropped). */
 export type AddResult =
   | {
@@ -92,11 +131,15 @@ export type AddResult =
       readonly extra?: readonly MemoryRecord[];
       /** Review ids of extracted facts that were held for review, if any. */
       readonly heldFacts?: readonly string[];
+      /** Which parents the write used and why. */
+      readonly lineage?: LineageReport;
     }
   | {
       readonly status: 'pending_review';
       readonly reviewId: string;
       readonly reasons: readonly string[];
+      /** Which parents the write would use and why. */
+      readonly lineage?: LineageReport;
     };
 
 export interface SearchOptions {

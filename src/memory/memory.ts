@@ -48,11 +48,18 @@ import type {
 import { type RetentionConfig, retentionConfig } from './config.js';
 import { MemoryContext } from './context.js';
 import type { Ledger } from './log/ledger.js';
+import { type LedgerView, ledgerView } from './log/view.js';
+import { type StoreAuditOptions, type StoreAuditReport, auditStore } from './log/store-audit.js';
+import { GraphMemory } from './graph/graph.js';
+import { KnowledgeGraphTools } from './graph/knowledge-graph.js';
+import { PrincipalGraph } from './graph/principal-graph.js';
+import { toHex } from '../core/bytes.js';
+import type { PrincipalRecord } from '../ports/storage.js';
 import { type WriteScreen, MarkerScreen } from './detect/screen.js';
 import { SearchEngine } from './read/search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect/pipeline.js';
-import { SharedDetection, callerVector } from './write/write.js';
+import { SharedDetection, callerVector, flaggedOf } from './write/write.js';
 import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './detect/calibration.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './write/lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './log/proofs.js';
@@ -108,8 +115,19 @@ export interface MemoryOptions {
   readonly extractor?: LlmProvider;
 }
 
+/** Most principals' graphs kept folded at once (least recently used dropped first). */
+const MAX_GRAPHS = 1_000;
+const NO_VECTOR = new Float32Array(0);
+
 export class Memory implements MemoryApi {
-  readonly ledger: Ledger;
+  /**
+   * The ledger's read-and-administer view: verification, proofs, checkpoints, principal and key
+   * reads, rotation and revocation — nothing that writes (ADR 0029). Every write goes through
+   * this class's methods, which run the write path.
+   */
+  readonly ledger: LedgerView;
+  readonly #ledger: Ledger;
+  readonly #graphs = new Map<string, Promise<PrincipalGraph>>();
   private readonly ctx: MemoryContext;
   private readonly search_: SearchEngine;
   private readonly lineage: LineageWriter;
@@ -124,7 +142,8 @@ export class Memory implements MemoryApi {
   private readonly investigator: Investigator;
 
   constructor(opts: MemoryOptions) {
-    this.ledger = opts.ledger;
+    this.#ledger = opts.ledger;
+    this.ledger = ledgerView(opts.ledger);
     const readModel = readModelOf(opts.storage);
     if (readModel !== undefined && opts.ledger.storage !== opts.storage) {
       // The model sees only writes made through the storage it observes.
@@ -166,7 +185,7 @@ export class Memory implements MemoryApi {
       audit,
     });
     this.lineage = new LineageWriter(
-      this.ledger,
+      this.#ledger,
       lineageConfig({
         ...(opts.lineage === undefined ? {} : { options: opts.lineage }),
         ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
@@ -174,7 +193,7 @@ export class Memory implements MemoryApi {
       }),
     );
     const lineageOptions = this.lineage.config.options;
-    this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.ledger, audit, lineageOptions);
+    this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.#ledger, audit, lineageOptions);
     this.dimensions = opts.embedder.dimensions;
     this.writer = new WritePath(ctx, this.lineage, {
       embedder: opts.embedder,
@@ -327,7 +346,7 @@ export class Memory implements MemoryApi {
   }
 
   async ancestors(id: string, opts: { principal: string }): Promise<LineageGraph> {
-    const g = await lineageOf(this.view(opts.principal), this.ledger, id, this.ctx.clock.nowNs());
+    const g = await lineageOf(this.view(opts.principal), this.#ledger, id, this.ctx.clock.nowNs());
     if (g === undefined)
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     return g;
@@ -354,7 +373,7 @@ export class Memory implements MemoryApi {
   }
 
   async verifierKey(): Promise<string> {
-    return formatVerifierKey(this.ledger.log.origin, this.ledger.checkpointPublicKey);
+    return formatVerifierKey(this.#ledger.log.origin, this.#ledger.checkpointPublicKey);
   }
 
   // ---- review queue (reviews.ts) -------------------------------------------------------------
@@ -369,6 +388,7 @@ export class Memory implements MemoryApi {
     decision: 'approve' | 'reject',
     opts: { reviewer: string; reason?: string },
   ): Promise<ReviewItem> {
+    this.writer.checkReason(opts.reason);
     return this.reviews.decide(id, decision, opts);
   }
 
@@ -395,12 +415,84 @@ export class Memory implements MemoryApi {
     return this.principals.authenticate(token);
   }
 
+  /** The registered principals (deployment tooling: the CLI, MCP stdio's principal pick). */
+  listPrincipals(): Promise<PrincipalRecord[]> {
+    return this.ctx.storage.listPrincipals();
+  }
+
+  // ---- knowledge graph (graph/principal-graph.ts) ----------------------------------------------
+
+  /**
+   * The principal's knowledge graph (the reference MCP memory server's tools): its own graph
+   * entries plus OPERATOR ones, written through the write path (screened, held, expiring,
+   * counted), read back sealed and scored. Opened (folded) on first use and kept.
+   */
+  graph(principal: string): Promise<PrincipalGraph> {
+    const view = this.view(principal); // refuses an empty principal
+    let g = this.#graphs.get(principal);
+    if (g !== undefined) {
+      this.#graphs.delete(principal); // re-insert: Map order is recency
+      this.#graphs.set(principal, g);
+      return g;
+    }
+    const ledger = this.#ledger;
+    const ctx = this.ctx;
+    const detection = this.detection;
+    g = GraphMemory.open({
+      source: {
+        list: (after, limit) => view.listEntries({ afterLeafIndex: after, limit }),
+        verify: (s) => ledger.verifyStored(s),
+      },
+      writer: { write: (items, w) => this.writer.writeGraph(items, w) },
+      clock: ctx.clock,
+      // Defence in depth over row-level security: only the principal's own and OPERATOR entries.
+      visible: (e) => e.owner === principal || e.tier === 'OPERATOR',
+    }).then(
+      (graph) =>
+        new PrincipalGraph(principal, graph, new KnowledgeGraphTools(graph, ctx.retention.limits), {
+          seal: () => toHex(ctx.random.randomBytes(16)),
+          ...(detection === undefined
+            ? {}
+            : {
+                flagged: async (text: string, tier) => {
+                  const fs = await detection.scoreRead(principal, {
+                    content: text,
+                    tier,
+                    queryEmbedding: NO_VECTOR,
+                    entryEmbedding: NO_VECTOR,
+                  });
+                  const bad = flaggedOf(
+                    fs.filter((f) => f.detector !== 'embedding_mismatch' && f.detector !== 'implausible_similarity'),
+                  );
+                  for (const f of bad) ctx.metrics.recordSignal(f.detector);
+                  return bad.length > 0;
+                },
+              }),
+        }),
+    );
+    this.#graphs.set(principal, g);
+    g.catch(() => this.#graphs.delete(principal));
+    while (this.#graphs.size > MAX_GRAPHS) {
+      const oldest = this.#graphs.keys().next();
+      if (oldest.done === true) break;
+      this.#graphs.delete(oldest.value);
+    }
+    return g;
+  }
+
+  // ---- offline audit (log/store-audit.ts) -------------------------------------------------------
+
+  /** `memwarden audit`: the whole store checked offline (every finding coded). */
+  auditStore(opts: StoreAuditOptions = {}): Promise<StoreAuditReport> {
+    return auditStore(this.#ledger, opts);
+  }
+
   async close(): Promise<void> {
     try {
       // Buffered detection state (the query history) is persisted before the store closes.
       await this.detection?.close?.();
     } finally {
-      await this.ledger.close();
+      await this.#ledger.close();
     }
   }
 }

@@ -76,6 +76,8 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   // quotas, review, authentication
   QUOTA_EXCEEDED: 429,
   REVIEW_NOT_PENDING: 409,
+  // held for review, not applied (PUT /v1/memories/:id answers 202 pending_review itself)
+  WRITE_HELD: 409,
   AUTH_REQUIRED: 401,
   AUTH_FORBIDDEN: 403,
   // lineage and the gate: parents and policies come from the request

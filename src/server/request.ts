@@ -8,7 +8,8 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { MemwardenError } from '../core/errors.js';
 import { EdgeError } from './errors.js';
-import { IdSchema, MAX_CONTENT_BYTES } from './schemas.js';
+import { IdSchema, MAX_BODY_DEPTH, MAX_CONTENT_BYTES } from './schemas.js';
+import { jsonTextDepthExceeds } from '../memory/write/limits.js';
 
 /** A short, value-free summary of schema issues: `content: expected string; foo: unknown key`. */
 function describeIssues(error: z.ZodError): string {
@@ -52,6 +53,15 @@ export async function readJson<S extends z.ZodType>(
   const type = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json')
     throw new EdgeError('UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json');
+  // Nesting decided on the text, before parsing and before any recursive validator sees it.
+  if (jsonTextDepthExceeds(text, MAX_BODY_DEPTH))
+    throw new MemwardenError(
+      'INPUT_INVALID',
+      `the body nests deeper than ${MAX_BODY_DEPTH} levels`,
+      {
+        details: { reason: 'nesting', limit: MAX_BODY_DEPTH },
+      },
+    );
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;

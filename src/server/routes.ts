@@ -137,8 +137,18 @@ export function registerRoutes(
       principal: c.get('principal'),
     };
     const r = await memory.add(content, opts);
-    if (r.status === 'stored') return c.json(r.memory, 201);
-    return c.json({ status: r.status, reviewId: r.reviewId, reasons: r.reasons }, 202);
+    // The record, and which parents the write used and why (issue 24).
+    if (r.status === 'stored')
+      return c.json(r.lineage === undefined ? r.memory : { ...r.memory, lineage: r.lineage }, 201);
+    return c.json(
+      {
+        status: r.status,
+        reviewId: r.reviewId,
+        reasons: r.reasons,
+        ...(r.lineage === undefined ? {} : { lineage: r.lineage }),
+      },
+      202,
+    );
   });
 
   app.post('/v1/memories/search', async (c) => {
@@ -210,11 +220,18 @@ export function registerRoutes(
     const id = readId(c);
     const body = await readJson(c, UpdateBodySchema);
     assertContentSize(body.content, 'content');
-    const m = await memory.update(id, body.content, {
-      principal: c.get('principal'),
-      ...(body.reason === undefined ? {} : { reason: body.reason }),
-    });
-    return c.json(m);
+    try {
+      const m = await memory.update(id, body.content, {
+        principal: c.get('principal'),
+        ...(body.reason === undefined ? {} : { reason: body.reason }),
+      });
+      return c.json(m);
+    } catch (e) {
+      // The new version was screened and held: accepted for review, like a held add.
+      if (e instanceof MemwardenError && e.code === 'WRITE_HELD')
+        return c.json({ status: 'pending_review', ...e.details }, 202);
+      throw e;
+    }
   });
 
   app.delete('/v1/memories/:id', async (c) => {

@@ -11,11 +11,23 @@ import { SourceTiers, TrustLabels } from '../core/trust.js';
 export const MAX_CONTENT_BYTES = 64 * 1024;
 /** Largest request body, in bytes: room for 64 KiB of content even when JSON-escaped. */
 export const MAX_BODY_BYTES = 512 * 1024;
+/**
+ * Deepest nesting of a request body (objects and arrays), decided on the text before parsing:
+ * a valid document nested ~1,500 deep overflowed a recursive validator (HTTP 500; issue 17).
+ */
+export const MAX_BODY_DEPTH = 64;
+/**
+ * Sanity bound on the write path's string fields (UTF-16 units). The write path decides the
+ * real bounds — in code points and bytes, the same on every channel (`memory/write/limits.ts`)
+ * — so the schema only keeps absurd values out of parsing.
+ */
+const WRITE_FIELD_MAX = 65_536;
 
 /** Entry and review ids: UUIDs today; a conservative charset, so ids never need escaping. */
 export const IdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'malformed id');
 const Tier = z.enum(SourceTiers);
-const Reason = z.string().min(1).max(512);
+/** Reasons (delete, update, review decisions): the write path bounds them (code points, bytes). */
+const Reason = z.string().min(1).max(65_536);
 const MAX_TTL_MS = 100 * 365 * 24 * 3600 * 1000;
 /**
  * A precomputed embedding from the store's model (384 numbers for the default MiniLM).
@@ -27,12 +39,16 @@ const Embedding = z.array(z.number()).min(1).max(4096);
 export const AddBodySchema = z.strictObject({
   content: z.string().min(1),
   tier: Tier.optional(),
-  source: z.string().min(1).max(2048).optional(),
-  kind: z.string().min(1).max(64).optional(),
+  source: z.string().min(1).max(WRITE_FIELD_MAX).optional(),
+  kind: z.string().min(1).max(WRITE_FIELD_MAX).optional(),
   parents: z.array(IdSchema).max(64).optional(),
   weights: z.array(z.number().min(0).max(1)).max(64).optional(),
   /** The conversation thread whose last retrieval is the candidate parent set (auto-attribution). */
-  threadId: z.string().min(1).max(128).optional(),
+  threadId: z.string().min(1).max(WRITE_FIELD_MAX).optional(),
+  /** Derived from the last retrieval made without a thread (auto-attribution without threads). */
+  fromLastRetrieval: z.boolean().optional(),
+  /** An operator's lineage override (parents and weights as given; audited). */
+  lineageOverride: z.boolean().optional(),
   derived: z.boolean().optional(),
   multiHop: z.boolean().optional(),
   /** Milliseconds until expiry; `null` never expires (subject to the memory layer's policy). */
@@ -59,7 +75,7 @@ export const SearchBodySchema = z.strictObject({
 
 export const UpdateBodySchema = z.strictObject({
   content: z.string().min(1),
-  reason: Reason.optional(),
+  reason: z.string().min(1).max(WRITE_FIELD_MAX).optional(),
 });
 
 export const ReasonBodySchema = z.strictObject({ reason: Reason.optional() });

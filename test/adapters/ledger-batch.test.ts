@@ -14,6 +14,7 @@ import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { Ledger } from '../../src/memory/log/ledger.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 const emb = (i: number): Float32Array => {
   const v = new Float32Array(384).fill(0.01);
@@ -29,14 +30,18 @@ async function concurrentWritesAndTombstone(storage: StorageBackend): Promise<vo
     random: systemRandom,
   });
   const p = await ledger.registerPrincipal('user', 'batch');
-  const first = await ledger.write({ writer: p.id, content: 'doomed', tier: 'USER_OBSERVED' });
+  const first = await committerOf(ledger).write({
+    writer: p.id,
+    content: 'doomed',
+    tier: 'USER_OBSERVED',
+  });
   const write = (i: number) =>
-    ledger.write(
+    committerOf(ledger).write(
       { writer: p.id, content: `note ${i}`, tier: 'USER_OBSERVED' },
       { embedding: emb(i) },
     );
   const before = Array.from({ length: 60 }, (_, i) => write(i));
-  const tomb = ledger.tombstone(first.entry.id, 'test', p.id);
+  const tomb = committerOf(ledger).tombstone(first.entry.id, 'test', p.id);
   const after = Array.from({ length: 60 }, (_, i) => write(60 + i));
   const receipts = await Promise.all([...before, ...after]);
   const t = await tomb;

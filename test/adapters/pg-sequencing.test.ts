@@ -11,8 +11,10 @@ import { PgBackend } from '../../src/adapters/pg/index.js';
 import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { verifyConsistency, verifyInclusion } from '../../src/core/merkle/index.js';
-import { Ledger, type Receipt } from '../../src/memory/log/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
+import type { Receipt } from '../../src/memory/log/commit.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 const url = process.env.MEMWARDEN_TEST_DATABASE_URL;
 const ci = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
@@ -51,8 +53,20 @@ describe.skipIf(url === undefined)('log sequencing on PostgreSQL', () => {
     for (let round = 0; round < 4; round++) {
       const ws = [];
       for (let i = 0; i < 60; i++) {
-        ws.push(a.write({ writer: ua.id, content: `a ${round}.${i}`, tier: 'USER_OBSERVED' }));
-        ws.push(b.write({ writer: ub.id, content: `b ${round}.${i}`, tier: 'USER_OBSERVED' }));
+        ws.push(
+          committerOf(a).write({
+            writer: ua.id,
+            content: `a ${round}.${i}`,
+            tier: 'USER_OBSERVED',
+          }),
+        );
+        ws.push(
+          committerOf(b).write({
+            writer: ub.id,
+            content: `b ${round}.${i}`,
+            tier: 'USER_OBSERVED',
+          }),
+        );
       }
       receipts.push(...(await Promise.all(ws)));
       checkpoints.push(await (round % 2 === 0 ? b : a).checkpoint());

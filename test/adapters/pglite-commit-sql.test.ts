@@ -17,6 +17,7 @@ import type { StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
 import { resetPglite } from './helpers-pglite.js';
 import { outcome } from '../helpers/outcome.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 describe('PGlite group commit: SQL transactions', () => {
   let db: PGlite;
@@ -48,7 +49,7 @@ describe('PGlite group commit: SQL transactions', () => {
     });
     const u = await ledger.registerPrincipal('user', 'u');
     const w = (content: string) =>
-      ledger.write(
+      committerOf(ledger).write(
         { writer: u.id, content, tier: 'USER_OBSERVED' },
         { quota: { dayKey: '2025-03-01', limit: 1000 } },
       );

@@ -102,8 +102,9 @@ describe('console read routes', () => {
     expect(byId.get(c).memory.label).toBe('DERIVED_UNTRUSTED');
     expect(g.edges).toEqual(expect.arrayContaining([
       { child: d, parent: c, weight: 1 },
-      { child: c, parent: a, weight: 0.9 },
-      { child: c, parent: b, weight: 0.5 },
+      // A named parent weighs at least what the attribution algorithm gives (Coarse: 1; ADR 0030).
+      { child: c, parent: a, weight: 1 },
+      { child: c, parent: b, weight: 1 },
     ]));
     expect((await call('GET', `/v1/memories/${d}/lineage`, keys.bob)).status).toBe(404);
     expect((await call('GET', `/v1/memories/${d}/lineage`, keys.ops)).status).toBe(404);
@@ -112,7 +113,7 @@ describe('console read routes', () => {
 
   it('/v1/log/vkey is the checkpoint verifier key', async () => {
     const r = await call('GET', '/v1/log/vkey', keys.bob);
-    expect(r.json.vkey).toBe(formatVerifierKey(mem.ledger.log.origin, mem.ledger.checkpointPublicKey));
+    expect(r.json.vkey).toBe(formatVerifierKey(mem.ledger.origin, mem.ledger.checkpointPublicKey));
   });
 
   it('reports: listed when they are regular report files; a ticket opens one once, under a no-script policy', async () => {

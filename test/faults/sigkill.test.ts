@@ -21,7 +21,6 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromBase64 } from '../../src/core/bytes.js';
 import { verifyConsistency } from '../../src/core/merkle/index.js';
-import { auditStore } from '../../src/memory/log/store-audit.js';
 import { Memory } from '../../src/open.js';
 import { mulberry32 } from '../../src/core/prng.js';
 
@@ -206,12 +205,12 @@ function crashSuite(b: Backend, seed: number): void {
               `acknowledged ${id} must be readable`,
             ).toBe(id);
           }
-          const report = await auditStore(mem.ledger);
+          const report = await mem.auditStore();
           expect(report.findings, 'the whole store audits clean after the crash').toEqual([]);
           expect(report.checks['entries.leaf'].checked).toBeGreaterThanOrEqual(acked.length + 5);
           expect(report.logSize).toBeGreaterThanOrEqual(acked.length + 5);
           const after = await mem.checkpoint();
-          const proof = await mem.ledger.log.consistencyProof(before.size, after.size);
+          const proof = (await mem.consistency(before.size, after.size)).hashes.map(fromBase64);
           expect(
             verifyConsistency(
               before.size,

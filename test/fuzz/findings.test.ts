@@ -58,11 +58,11 @@ describe('fuzz findings on the real memory (PGlite)', () => {
     );
 
   it('U+0000 in content or source is INPUT_INVALID before anything is written (was STORAGE_FAILED / HTTP 500); `http` target', async () => {
-    const size = mem.ledger.log.size;
+    const size = mem.ledger.size;
     const counts = JSON.stringify(await mem.storageBackend.countEntries());
     expect(await code(mem.add('a\u0000b', { principal: alice }))).toBe('INPUT_INVALID');
     expect(await code(mem.add('fine content', { principal: alice, source: 'chat:\u0000' }))).toBe('INPUT_INVALID');
-    expect(mem.ledger.log.size).toBe(size);
+    expect(mem.ledger.size).toBe(size);
     expect(JSON.stringify(await mem.storageBackend.countEntries())).toBe(counts);
     // A good write next to a bad one is unaffected (no shared group-commit failure).
     const [good, bad] = await Promise.all([
@@ -76,9 +76,9 @@ describe('fuzz findings on the real memory (PGlite)', () => {
     const ops = (await mem.createPrincipal('operator', 'ops')).id;
     const r = await mem.add('the deployment allows refunds up to 50 EUR', { principal: ops, tier: 'OPERATOR' });
     if (r.status !== 'stored') throw new Error('held');
-    const size = mem.ledger.log.size;
+    const size = mem.ledger.size;
     const next = await mem.update(r.memory.id, 'the deployment allows refunds up to 20 EUR', { principal: ops });
-    expect(mem.ledger.log.size).toBe(size + 1);
+    expect(mem.ledger.size).toBe(size + 1);
     expect(next.supersedes).toBe(r.memory.id);
     expect(await mem.get(r.memory.id, { principal: ops })).toBeUndefined();
     expect((await mem.get(next.id, { principal: alice }))?.content).toContain('20 EUR'); // readable by all

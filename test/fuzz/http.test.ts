@@ -29,6 +29,7 @@ import { HTTP_STATUS_BY_CODE } from '../../src/server/errors.js';
 import { createLogger } from '../../src/server/logger.js';
 import { Metrics } from '../../src/server/metrics.js';
 import { SCALE, hostileString, jsonValue } from './arbitraries.js';
+import { recordHostile } from '../helpers/hostile-report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-fuzz-http-'));
 let mem: Memory;
@@ -185,6 +186,8 @@ const body = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(shaped, field).map(([o, v]) => JSON.stringify({ ...o, ['__proto__']: v })) },
   { weight: 1, arbitrary: shaped.map((o) => JSON.stringify(o).slice(0, -1)) },
   { weight: 1, arbitrary: fc.constantFrom('', '{', 'null', '[]', '"x"', '1', '{"content":"\\ud800"}', '{"content":"a\\u0000b"}', '{"content":"x","content":"y"}', '{"__proto__":{"admin":true},"content":"x"}', '[' .repeat(5000), '{"a":'.repeat(3000)) },
+  // Valid JSON nested deep (was HTTP 500 through a recursive validator; issue 17).
+  { weight: 1, arbitrary: fc.integer({ min: 65, max: 4000 }).chain((d) => fc.constantFrom(`{"content":"x","tier":${'['.repeat(d)}1${']'.repeat(d)}}`, '{"a":'.repeat(d) + '1' + '}'.repeat(d), `{"call":{"tool":"t","arguments":{"a":${'['.repeat(d)}${']'.repeat(d)}}},"context":"","seal":"s"}`)) },
   { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
   { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 }).map((k) => JSON.stringify({ content: 'x'.repeat([70_000, 600_000, 65_536][k] as number) })) },
   { weight: 1, arbitrary: fc.constant(undefined) },
@@ -208,7 +211,7 @@ async function snapshot(): Promise<string> {
   const st = mem.storageBackend;
   const reviews = await st.listReviews({ limit: 10_000 });
   return JSON.stringify([
-    mem.ledger.log.size,
+    mem.ledger.size,
     await st.logSize(),
     await st.countEntries(),
     reviews.map((r) => `${r.id}:${r.status}`).sort(),
@@ -305,5 +308,70 @@ describe('HTTP API under hostile requests', () => {
     // Not vacuous: the run saw successes and several kinds of rejection.
     expect(Object.keys(stats).filter((s) => s.startsWith('2')).length).toBeGreaterThan(0);
     expect(Object.keys(stats).filter((s) => s.startsWith('4')).length).toBeGreaterThan(3);
+  }, 600_000);
+});
+
+/**
+ * Concurrent hostile HTTP (issue 17: one caller's bad input failed everyone's group commit):
+ * batches of requests from several principals at once — good writes beside long multi-byte
+ * sources (up to and past the byte bound), NUL, lone surrogates, deep nesting, oversize bodies —
+ * all in flight together. Every good write is acknowledged and readable afterwards; every bad
+ * one is a coded 4xx; nothing is 5xx.
+ */
+describe('HTTP API under concurrent hostile requests', () => {
+  const cjk = (n: number, seed: number) =>
+    Array.from({ length: n }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919 + seed) % 20_000))).join('');
+  const bad = fc.oneof(
+    // Up to and past the source's byte bound (2,048): 3 bytes a character, 15 of prefix.
+    fc.integer({ min: 600, max: 2400 }).map((n) => ({ content: `a page ${n}`, source: `https://x.test/${cjk(n, n)}` })),
+    fc.integer({ min: 1, max: 3 }).map((k) => ({ content: `a${'\u0000'.repeat(k)}b` })),
+    fc.constant({ content: 'half \ud800 pair' }),
+    fc.integer({ min: 65, max: 2000 }).map((d) => ({ content: 'x', tier: JSON.parse('['.repeat(d) + ']'.repeat(d)) as unknown })),
+    fc.constant({ content: 'é'.repeat(40_000) }),
+  );
+  it('good writes of every principal commit beside bad ones; bad ones are coded 4xx', async () => {
+    let goodN = 0;
+    let badN = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof({ weight: 2, arbitrary: fc.tuple(principal, fc.nat(1_000_000)).map(([p, n]) => ({ p, good: true as const, n })) }, { weight: 1, arbitrary: fc.tuple(principal, bad).map(([p, b]) => ({ p, good: false as const, b })) }), { minLength: 4, maxLength: 24 }),
+        async (batch) => {
+          const sent = batch.map((g, i) => {
+            const caller = who[g.p];
+            const body = g.good
+              ? JSON.stringify({ content: `${caller.marker} concurrent note ${g.n} ${i} ${Math.random()}`, ...(g.p === 'ops' ? { tier: 'OPERATOR' } : {}) })
+              : JSON.stringify(g.b);
+            return request('POST', '/v1/memories', { authorization: `Bearer ${caller.key}`, 'content-type': 'application/json' }, body);
+          });
+          const res = await Promise.all(sent);
+          for (let i = 0; i < batch.length; i++) {
+            const g = batch[i]!;
+            const r = res[i]!;
+            expect(r.status, r.text.slice(0, 200)).toBeLessThan(500);
+            if (g.good) {
+              goodN++;
+              expect([201, 202, 409], r.text.slice(0, 200)).toContain(r.status); // 409: a near-duplicate
+              if (r.status === 201) {
+                const id = (JSON.parse(r.text) as { id: string }).id;
+                expect((await mem.get(id, { principal: who[g.p].id }))?.id).toBe(id);
+              }
+            } else {
+              const src = (g.b as { source?: string }).source;
+              if (src !== undefined && Buffer.byteLength(src, 'utf8') <= 2048) {
+                // Within the bound: an ordinary write.
+                expect([201, 202, 409], r.text.slice(0, 200)).toContain(r.status);
+                continue;
+              }
+              badN++;
+              expect([400, 413], r.text.slice(0, 200)).toContain(r.status);
+            }
+          }
+        },
+      ),
+      { numRuns: 12 * SCALE, endOnFailure: true },
+    );
+    recordHostile({ suite: 'fuzz-http-concurrent', family: 'concurrent HTTP fuzzing', case: `${goodN} good writes beside ${badN} bad ones (multi-byte sources past the byte bound, NUL, lone surrogates, deep nesting, oversize), in concurrent batches`, channel: 'http', held: true, outcome: 'good ones acknowledged and readable; bad ones 400/413' });
+    expect(goodN).toBeGreaterThan(0);
+    expect(badN).toBeGreaterThan(0);
   }, 600_000);
 });

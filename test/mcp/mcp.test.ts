@@ -68,7 +68,7 @@ beforeAll(async () => {
   ({ id: bob, apiKey: bobKey } = await memory.createPrincipal('agent', 'bob'));
   backend = await McpBackend.open(memory);
   client = await connect(alice);
-});
+}, 60_000);
 afterAll(async () => {
   await client?.close();
   await memory?.close();

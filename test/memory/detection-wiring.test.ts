@@ -92,12 +92,12 @@ describe('Memory with the detection pipeline', () => {
     const first = await mem.add('Alice prefers dark mode in her editor', { principal: alice });
     expect(first.status).toBe('stored');
     if (first.status !== 'stored') return;
-    const size = mem.ledger.log.size;
+    const size = mem.ledger.size;
     const e = await error(mem.add('Alice prefers dark mode in her editor.', { principal: alice }));
     expect(e.code).toBe('STORAGE_CONFLICT');
     expect(e.details).toMatchObject({ reason: 'near_duplicate', of: first.memory.id });
     expect(rejected).toContain('near_duplicate');
-    expect(mem.ledger.log.size).toBe(size);
+    expect(mem.ledger.size).toBe(size);
     expect(await mem.getAll({ principal: alice })).toHaveLength(1);
     // OPERATOR writes are exempt; a null threshold disables the check.
     await mem.add('policy: backups run nightly', { principal: ops, tier: 'OPERATOR' });

@@ -11,6 +11,7 @@ import {
 } from '../../src/memory/graph/objects.js';
 import { GraphMemory } from '../../src/memory/graph/graph.js';
 import { Ledger } from '../../src/memory/log/ledger.js';
+import { ledgerGraph } from '../../src/eval/authselect/ledger-graph.js';
 import type { LlmProvider } from '../../src/ports/llm.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
@@ -49,7 +50,7 @@ describe('GraphMemory over the ledger', () => {
     const { store, keys, ledger } = await setup();
     const alice = await ledger.registerPrincipal('user', 'alice');
     const g = await GraphMemory.open({
-      ledger,
+      ...ledgerGraph(ledger),
       extractor: new DeterministicExtractor(['Zdeno Chara', 'Boston Bruins', 'Boston']),
     });
     const tools = new KnowledgeGraphTools(g);
@@ -70,14 +71,16 @@ describe('GraphMemory over the ledger', () => {
     expect(graphEntries.length).toBe(3); // entity + 2 extractions
     for (const e of entries) expect((await ledger.verifyStored(e)).ok).toBe(true);
     expect(g.authorityOfEntry(pid)).toBe('A');
-    const again = await GraphMemory.open({
-      ledger: await Ledger.open({
-        storage: store,
-        keys,
-        clock: new ManualClock(),
-        random: new SeededRandom('g2'),
-      }),
-    });
+    const again = await GraphMemory.open(
+      ledgerGraph(
+        await Ledger.open({
+          storage: store,
+          keys,
+          clock: new ManualClock(),
+          random: new SeededRandom('g2'),
+        }),
+      ),
+    );
     expect(again.entityNames().sort()).toEqual(g.entityNames().sort());
     expect(again.index.edgeCount).toBe(g.index.edgeCount);
     expect(again.entity('Boston')?.observations.map((o) => o.text)).toEqual(['in Massachusetts']);
@@ -87,7 +90,10 @@ describe('GraphMemory over the ledger', () => {
     const { ledger } = await setup();
     const alice = await ledger.registerPrincipal('user', 'alice');
     const tool = await ledger.registerPrincipal('tool', 'importer');
-    const g = await GraphMemory.open({ ledger, embedder: new DeterministicEmbedder() });
+    const g = await GraphMemory.open({
+      ...ledgerGraph(ledger),
+      embedder: new DeterministicEmbedder(),
+    });
     const A = { principal: alice.id, tier: 'USER_VERIFIED' } as const;
     const U = { principal: tool.id, tier: 'EXTERNAL_TOOL' } as const;
     const tools = new KnowledgeGraphTools(g);
@@ -150,7 +156,10 @@ describe('GraphMemory over the ledger', () => {
       'Providence',
       'Lake Placid',
     ];
-    const g = await GraphMemory.open({ ledger, extractor: new DeterministicExtractor(names) });
+    const g = await GraphMemory.open({
+      ...ledgerGraph(ledger),
+      extractor: new DeterministicExtractor(names),
+    });
     const A = { principal: alice.id, tier: 'USER_VERIFIED' } as const;
     await g.addPassage('Zdeno Chara captains the Boston Bruins.', A);
     const gold = await g.addPassage('The Boston Bruins are based in Boston.', A);
@@ -183,7 +192,7 @@ describe('MCP-compatible operations', () => {
     const { ledger } = await setup();
     const u = await ledger.registerPrincipal('user', 'u');
     const ctx = { principal: u.id, tier: 'USER_VERIFIED' } as const;
-    const g = await GraphMemory.open({ ledger });
+    const g = await GraphMemory.open({ ...ledgerGraph(ledger) });
     const t = new KnowledgeGraphTools(g);
     expect(KG_TOOL_NAMES).toEqual([
       'create_entities',
@@ -196,25 +205,29 @@ describe('MCP-compatible operations', () => {
       'search_nodes',
       'open_nodes',
     ]);
-    const created = (await t.call(
-      'create_entities',
-      {
-        entities: ['a', 'b', 'c', 'd', 'e'].map((n) => ({
-          name: n,
-          entityType: 'thing',
-          observations: [`obs ${n}`],
-        })),
-      },
-      ctx,
-    )) as unknown[];
+    const created = (
+      await t.call(
+        'create_entities',
+        {
+          entities: ['a', 'b', 'c', 'd', 'e'].map((n) => ({
+            name: n,
+            entityType: 'thing',
+            observations: [`obs ${n}`],
+          })),
+        },
+        ctx,
+      )
+    ).result as unknown[];
     expect(created.length).toBe(5);
     expect(
       (
-        (await t.call(
-          'create_entities',
-          { entities: [{ name: 'a', entityType: 'x', observations: [] }] },
-          ctx,
-        )) as unknown[]
+        (
+          await t.call(
+            'create_entities',
+            { entities: [{ name: 'a', entityType: 'x', observations: [] }] },
+            ctx,
+          )
+        ).result as unknown[]
       ).length,
     ).toBe(0);
     await t.call(
@@ -235,7 +248,7 @@ describe('MCP-compatible operations', () => {
         { observations: [{ entityName: 'a', contents: ['new', 'obs a'] }] },
         ctx,
       ),
-    ).toEqual([{ entityName: 'a', addedObservations: ['new'] }]);
+    ).toEqual({ result: [{ entityName: 'a', addedObservations: ['new'] }], held: [] });
     await expectCode(
       t.call('add_observations', { observations: [{ entityName: 'zz', contents: ['x'] }] }, ctx),
       'STORAGE_NOT_FOUND',

@@ -9,9 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { verifyConsistency, verifyInclusion } from '../../src/core/merkle/index.js';
-import { Ledger, type Receipt } from '../../src/memory/log/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
+import type { Receipt } from '../../src/memory/log/commit.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 const openLedger = (storage: StorageBackend, keys = new MemoryKeySource()) =>
   Ledger.open({ storage, keys, clock: systemClock, random: systemRandom });
@@ -26,7 +28,8 @@ function gate(): { wait: Promise<void>; open: () => void } {
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 /** Writes signed and queued for the next commit (white-box: the ledger's queue). */
-const queued = (l: Ledger): number => (l as unknown as { pending: unknown[] }).pending.length;
+const queued = (l: Ledger): number =>
+  (committerOf(l) as unknown as { pending: unknown[] }).pending.length;
 async function until(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 2000 && !cond(); i++) await tick();
   expect(cond()).toBe(true);
@@ -86,10 +89,10 @@ describe('pipelined group commit', () => {
     const before = s.opened;
     const g = gate();
     s.hold.set(before, g.wait);
-    const first = l.write({ writer: u.id, content: 'first', tier: 'USER_OBSERVED' });
+    const first = committerOf(l).write({ writer: u.id, content: 'first', tier: 'USER_OBSERVED' });
     await until(() => s.opened > before && queued(l) === 0);
     const rest = Array.from({ length: 40 }, (_, i) =>
-      l.write({ writer: u.id, content: `note ${i}`, tier: 'USER_OBSERVED' }),
+      committerOf(l).write({ writer: u.id, content: `note ${i}`, tier: 'USER_OBSERVED' }),
     );
     await until(() => queued(l) === 40);
     // One transaction holds the head, exactly one more is queued behind it: never a third.
@@ -112,7 +115,7 @@ describe('pipelined group commit', () => {
     const s = instrumented(base);
     const l = await openLedger(s.storage);
     const u = await l.registerPrincipal('user', 'u');
-    await l.write({ writer: u.id, content: 'warm', tier: 'USER_OBSERVED' }); // writer cached
+    await committerOf(l).write({ writer: u.id, content: 'warm', tier: 'USER_OBSERVED' }); // writer cached
     const before = s.batches.length;
     // 32 callbacks of one check phase, each its own macrotask (microtasks drained between):
     // like 32 requests read in one poll. The in-memory store commits entirely in microtasks,
@@ -122,7 +125,9 @@ describe('pipelined group commit', () => {
       const ps: Promise<Receipt>[] = [];
       for (let i = 0; i < 32; i++)
         setImmediate(() => {
-          ps.push(l.write({ writer: u.id, content: `req ${i}`, tier: 'USER_OBSERVED' }));
+          ps.push(
+            committerOf(l).write({ writer: u.id, content: `req ${i}`, tier: 'USER_OBSERVED' }),
+          );
           if (ps.length === 32) resolve(ps);
         });
     });
@@ -142,17 +147,17 @@ describe('pipelined group commit', () => {
     // Some committed leaves first, so a wrong frontier would show in the roots.
     const warm = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        l.write({ writer: u.id, content: `warm ${i}`, tier: 'USER_OBSERVED' }),
+        committerOf(l).write({ writer: u.id, content: `warm ${i}`, tier: 'USER_OBSERVED' }),
       ),
     );
     const n = s.opened;
     const g = gate();
     s.hold.set(n, g.wait);
     s.failAt.add(n);
-    const doomed = l.write({ writer: u.id, content: 'doomed', tier: 'USER_OBSERVED' });
+    const doomed = committerOf(l).write({ writer: u.id, content: 'doomed', tier: 'USER_OBSERVED' });
     await until(() => s.opened > n && queued(l) === 0);
     const later = Array.from({ length: 10 }, (_, i) =>
-      l.write({ writer: u.id, content: `later ${i}`, tier: 'USER_OBSERVED' }),
+      committerOf(l).write({ writer: u.id, content: `later ${i}`, tier: 'USER_OBSERVED' }),
     );
     await until(() => queued(l) === 10);
     g.open();
@@ -177,12 +182,12 @@ describe('pipelined group commit', () => {
     const u = await l.registerPrincipal('user', 'u');
     down = true;
     const ws = Array.from({ length: 5 }, (_, i) =>
-      l.write({ writer: u.id, content: `w ${i}`, tier: 'USER_OBSERVED' }),
+      committerOf(l).write({ writer: u.id, content: `w ${i}`, tier: 'USER_OBSERVED' }),
     );
     for (const w of ws) await expect(w).rejects.toThrow('connection refused');
     await l.drain();
     down = false;
-    const r = await l.write({ writer: u.id, content: 'back', tier: 'USER_OBSERVED' });
+    const r = await committerOf(l).write({ writer: u.id, content: 'back', tier: 'USER_OBSERVED' });
     expect(r.leafIndex).toBe(0);
     expect((await l.verifyEntry(r.entry.id)).ok).toBe(true);
   });
@@ -198,10 +203,10 @@ describe('pipelined group commit', () => {
     const receipts: Receipt[] = [];
     for (let round = 0; round < 6; round++) {
       const wa = Array.from({ length: 7 }, (_, i) =>
-        a.write({ writer: ua.id, content: `a ${round}.${i}`, tier: 'USER_OBSERVED' }),
+        committerOf(a).write({ writer: ua.id, content: `a ${round}.${i}`, tier: 'USER_OBSERVED' }),
       );
       const wb = Array.from({ length: 5 }, (_, i) =>
-        b.write({ writer: ub.id, content: `b ${round}.${i}`, tier: 'USER_OBSERVED' }),
+        committerOf(b).write({ writer: ub.id, content: `b ${round}.${i}`, tier: 'USER_OBSERVED' }),
       );
       receipts.push(...(await Promise.all([...wa, ...wb])));
       checkpoints.push(await (round % 2 === 0 ? a : b).checkpoint());
@@ -241,7 +246,11 @@ describe('pipelined group commit', () => {
     const a = await Ledger.open({ storage, keys, clock, random: systemRandom });
     const b = await Ledger.open({ storage, keys, clock, random: systemRandom });
     const u = await a.registerPrincipal('agent', 'u');
-    const first = await a.write({ writer: u.id, content: 'one', tier: 'USER_OBSERVED' });
+    const first = await committerOf(a).write({
+      writer: u.id,
+      content: 'one',
+      tier: 'USER_OBSERVED',
+    });
     expect(first.entry.kid).toBe(u.kid);
     const calls = { principal: 0, keys: 0 };
     const getPrincipal = storage.getPrincipal.bind(storage);
@@ -255,16 +264,23 @@ describe('pipelined group commit', () => {
     calls.keys = 0;
     // Within the second: the cached key (still valid for what it signed before the rotation
     // took effect in a's view; readers check keys at the log position).
-    expect((await a.write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' })).entry.kid).toBe(
-      u.kid,
-    );
+    expect(
+      (await committerOf(a).write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' })).entry
+        .kid,
+    ).toBe(u.kid);
     expect(calls).toEqual({ principal: 0, keys: 0 });
     clock.advance(1_100_000_000n);
-    const third = await a.write({ writer: u.id, content: 'three', tier: 'USER_OBSERVED' });
+    const third = await committerOf(a).write({
+      writer: u.id,
+      content: 'three',
+      tier: 'USER_OBSERVED',
+    });
     expect(third.entry.kid).toBe(rotated);
     expect(calls).toEqual({ principal: 0, keys: 1 });
     // An agent stays an agent: the tier bound still applies after the refresh.
-    await expect(a.write({ writer: u.id, content: 'op', tier: 'OPERATOR' })).rejects.toMatchObject({
+    await expect(
+      committerOf(a).write({ writer: u.id, content: 'op', tier: 'OPERATOR' }),
+    ).rejects.toMatchObject({
       code: 'ENTRY_INVALID',
     });
     expect((await a.verifyEntry(third.entry.id)).ok).toBe(true);

@@ -15,11 +15,13 @@ import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { systemClock, systemRandom } from '../../src/adapters/system/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { dayKey, retentionConfig } from '../../src/memory/config.js';
-import { Ledger, type Receipt } from '../../src/memory/log/ledger.js';
+import { Ledger } from '../../src/memory/log/ledger.js';
+import type { Receipt } from '../../src/memory/log/commit.js';
 import { Memory } from '../../src/memory/memory.js';
 import { auditStore } from '../../src/memory/log/store-audit.js';
 import type { RootStorage } from '../../src/ports/storage.js';
 import { MemoryKeySource } from '../../src/testing/doubles.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 const url = process.env.MEMWARDEN_TEST_DATABASE_URL;
 const schemas: string[] = [];
@@ -85,8 +87,8 @@ for (const [name, open] of Object.entries(backends)) {
         for (let i = 0; i < 2; i++) await storage.consumeQuota(a.id, 'USER_OBSERVED', day, 6);
         // Resolve both writers first (a cached writer queues its write synchronously after
         // signing, so the calls below reach the queue in call order).
-        await ledger.write({ writer: a.id, content: 'warm a', tier: 'USER_OBSERVED' });
-        await ledger.write({ writer: b.id, content: 'warm b', tier: 'USER_OBSERVED' });
+        await committerOf(ledger).write({ writer: a.id, content: 'warm a', tier: 'USER_OBSERVED' });
+        await committerOf(ledger).write({ writer: b.id, content: 'warm b', tier: 'USER_OBSERVED' });
         const before = await storage.logSize();
         // Queued together (the group commit takes them in few batches): 10 writes of a against a
         // limit of 6, 8 of b against 100, interleaved, and 3 of a in another tier (own row).
@@ -95,7 +97,7 @@ for (const [name, open] of Object.entries(backends)) {
           calls.push({
             who: 'a',
             p: outcome(
-              ledger.write(
+              committerOf(ledger).write(
                 { writer: a.id, content: `a ${i}`, tier: 'USER_OBSERVED' },
                 { embedding: emb(i), quota: { dayKey: day, limit: 6 } },
               ),
@@ -105,7 +107,7 @@ for (const [name, open] of Object.entries(backends)) {
             calls.push({
               who: 'b',
               p: outcome(
-                ledger.write(
+                committerOf(ledger).write(
                   { writer: b.id, content: `b ${i}`, tier: 'USER_OBSERVED' },
                   { embedding: emb(100 + i), quota: { dayKey: day, limit: 100 } },
                 ),
@@ -115,7 +117,7 @@ for (const [name, open] of Object.entries(backends)) {
             calls.push({
               who: 'av',
               p: outcome(
-                ledger.write(
+                committerOf(ledger).write(
                   { writer: a.id, content: `av ${i}`, tier: 'USER_VERIFIED' },
                   { quota: { dayKey: day, limit: 2 } },
                 ),
@@ -164,7 +166,7 @@ for (const [name, open] of Object.entries(backends)) {
         // it is signed (nothing queued, nothing counted).
         expect(
           await outcome(
-            ledger.write(
+            committerOf(ledger).write(
               { writer: a.id, content: 'again', tier: 'USER_OBSERVED' },
               { quota: { dayKey: day, limit: 6 } },
             ),
@@ -173,7 +175,7 @@ for (const [name, open] of Object.entries(backends)) {
         // A higher limit (e.g. raised by the operator) is decided by the commit again.
         expect(
           typeof (await outcome(
-            ledger.write(
+            committerOf(ledger).write(
               { writer: a.id, content: 'raised', tier: 'USER_OBSERVED' },
               { quota: { dayKey: day, limit: 7 } },
             ),

@@ -17,6 +17,7 @@ import { parseCheckpoint, verifyCheckpoint, verifyInclusion } from '../../src/co
 import { Ledger } from '../../src/memory/log/ledger.js';
 import type { StorageBackend, StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 async function openLedger(storage?: StorageBackend): Promise<Ledger> {
   return Ledger.open({
@@ -40,7 +41,7 @@ describe('Ledger write path', () => {
   it('signs, logs and stores an entry that then verifies end to end', async () => {
     const l = await openLedger();
     const alice = await l.registerPrincipal('user', 'alice');
-    const r = await l.write({
+    const r = await committerOf(l).write({
       writer: alice.id,
       content: 'prefers dark mode',
       tier: 'USER_VERIFIED',
@@ -68,12 +69,12 @@ describe('Ledger write path', () => {
     const l = await openLedger();
     const agent = await l.registerPrincipal('agent', 'planner');
     await expectCode(
-      l.write({ writer: agent.id, content: 'x', tier: 'OPERATOR' }),
+      committerOf(l).write({ writer: agent.id, content: 'x', tier: 'OPERATOR' }),
       'ENTRY_INVALID',
     );
     const ext = await l.registerPrincipal('external', 'web');
     await expectCode(
-      l.write({ writer: ext.id, content: 'x', tier: 'EXTERNAL_TOOL' }),
+      committerOf(l).write({ writer: ext.id, content: 'x', tier: 'EXTERNAL_TOOL' }),
       'ENTRY_INVALID',
     );
     expect(l.log.size).toBe(0);
@@ -83,16 +84,25 @@ describe('Ledger write path', () => {
   it('refuses an unknown writer and invalid fields with coded errors', async () => {
     const l = await openLedger();
     await expectCode(
-      l.write({ writer: 'user:' + '0'.repeat(32), content: 'x', tier: 'USER_OBSERVED' }),
+      committerOf(l).write({
+        writer: 'user:' + '0'.repeat(32),
+        content: 'x',
+        tier: 'USER_OBSERVED',
+      }),
       'PRINCIPAL_UNKNOWN',
     );
     const u = await l.registerPrincipal('user', 'u');
     await expectCode(
-      l.write({ writer: u.id, content: 'x', tier: 'USER_OBSERVED', kind: 'Bad Kind!' }),
+      committerOf(l).write({
+        writer: u.id,
+        content: 'x',
+        tier: 'USER_OBSERVED',
+        kind: 'Bad Kind!',
+      }),
       'CODEC_INVALID_VALUE',
     );
     await expectCode(
-      l.write({
+      committerOf(l).write({
         writer: u.id,
         content: 'x',
         tier: 'USER_OBSERVED',
@@ -117,7 +127,7 @@ describe('Ledger write path', () => {
     const u = await l.registerPrincipal('user', 'u');
     const receipts = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        l.write({ writer: u.id, content: `fact ${i}`, tier: 'USER_OBSERVED' }),
+        committerOf(l).write({ writer: u.id, content: `fact ${i}`, tier: 'USER_OBSERVED' }),
       ),
     );
     expect(receipts.map((r) => r.leafIndex).sort((a, b) => a - b)).toEqual(
@@ -143,13 +153,13 @@ describe('Ledger write path', () => {
     });
     const l = await openLedger(flaky);
     const u = await l.registerPrincipal('user', 'u');
-    await l.write({ writer: u.id, content: 'one', tier: 'USER_OBSERVED' });
+    await committerOf(l).write({ writer: u.id, content: 'one', tier: 'USER_OBSERVED' });
     fail = true;
-    await expect(l.write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' })).rejects.toThrow(
-      'disk on fire',
-    );
+    await expect(
+      committerOf(l).write({ writer: u.id, content: 'two', tier: 'USER_OBSERVED' }),
+    ).rejects.toThrow('disk on fire');
     fail = false;
-    const r = await l.write({ writer: u.id, content: 'three', tier: 'USER_OBSERVED' });
+    const r = await committerOf(l).write({ writer: u.id, content: 'three', tier: 'USER_OBSERVED' });
     expect(r.leafIndex).toBe(1);
     expect((await l.verifyEntry(r.entry.id)).ok).toBe(true);
   });
@@ -160,7 +170,7 @@ describe('Ledger verification catches tampering at rest', () => {
     const storage = await MemoryBackend.open();
     const l = await openLedger(storage);
     const u = await l.registerPrincipal('user', 'u');
-    const r = await l.write({
+    const r = await committerOf(l).write({
       writer: u.id,
       content: 'pay the electricity bill to ACME',
       tier: 'USER_VERIFIED',
@@ -194,9 +204,17 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
   it('rotation keeps earlier entries verifiable and signs new ones with the new key', async () => {
     const l = await openLedger();
     const u = await l.registerPrincipal('user', 'u');
-    const before = await l.write({ writer: u.id, content: 'before', tier: 'USER_OBSERVED' });
+    const before = await committerOf(l).write({
+      writer: u.id,
+      content: 'before',
+      tier: 'USER_OBSERVED',
+    });
     const newKid = await l.rotatePrincipalKey(u.id);
-    const after = await l.write({ writer: u.id, content: 'after', tier: 'USER_OBSERVED' });
+    const after = await committerOf(l).write({
+      writer: u.id,
+      content: 'after',
+      tier: 'USER_OBSERVED',
+    });
     expect(after.entry.kid).toBe(newKid);
     expect(before.entry.kid).not.toBe(newKid);
     expect((await l.verifyEntry(before.entry.id)).ok).toBe(true);
@@ -206,10 +224,14 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
   it('a revoked key signs nothing new and its earlier entries still verify', async () => {
     const l = await openLedger();
     const u = await l.registerPrincipal('user', 'u');
-    const before = await l.write({ writer: u.id, content: 'before', tier: 'USER_OBSERVED' });
+    const before = await committerOf(l).write({
+      writer: u.id,
+      content: 'before',
+      tier: 'USER_OBSERVED',
+    });
     await l.revokeKey(u.kid, 'laptop stolen');
     await expectCode(
-      l.write({ writer: u.id, content: 'after', tier: 'USER_OBSERVED' }),
+      committerOf(l).write({ writer: u.id, content: 'after', tier: 'USER_OBSERVED' }),
       'KEY_REVOKED',
     );
     expect((await l.verifyEntry(before.entry.id)).ok).toBe(true);
@@ -249,9 +271,9 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
       content: 'ACME lowered prices',
       sig: signer.sign(signingInput(encodeEntryBody(body))),
     });
-    await expectCode(l.submit(forged), 'ENTRY_SIGNATURE_INVALID');
+    await expectCode(committerOf(l).submit(forged), 'ENTRY_SIGNATURE_INVALID');
     expect(l.log.size).toBe(0);
-    const r = await l.submit(good);
+    const r = await committerOf(l).submit(good);
     expect((await l.verifyEntry(r.entry.id)).ok).toBe(true);
   });
 });
@@ -260,8 +282,12 @@ describe('Ledger deletion and durability', () => {
   it('a tombstone is a new signed leaf; the original leaf stays provable', async () => {
     const l = await openLedger();
     const u = await l.registerPrincipal('user', 'u');
-    const r = await l.write({ writer: u.id, content: 'old address', tier: 'USER_OBSERVED' });
-    const t = await l.tombstone(r.entry.id, 'moved house', u.id);
+    const r = await committerOf(l).write({
+      writer: u.id,
+      content: 'old address',
+      tier: 'USER_OBSERVED',
+    });
+    const t = await committerOf(l).tombstone(r.entry.id, 'moved house', u.id);
     expect(t.leafIndex).toBe(1);
     const leaf = await l.storage.getLeaf(1);
     expect(Buffer.from(leaf!.data.subarray(0, 3)).toString()).toBe('ts:');
@@ -287,13 +313,16 @@ describe('Ledger deletion and durability', () => {
     const u = await a.registerPrincipal('user', 'u');
     const ids: string[] = [];
     for (let i = 0; i < 5; i++)
-      ids.push((await a.write({ writer: u.id, content: `n${i}`, tier: 'USER_OBSERVED' })).entry.id);
+      ids.push(
+        (await committerOf(a).write({ writer: u.id, content: `n${i}`, tier: 'USER_OBSERVED' }))
+          .entry.id,
+      );
     const cp1 = await a.checkpoint();
     await a.close();
     const b = await open();
     expect(b.log.size).toBe(5);
     for (const id of ids) expect((await b.verifyEntry(id)).ok).toBe(true);
-    await b.write({ writer: u.id, content: 'later', tier: 'USER_OBSERVED' });
+    await committerOf(b).write({ writer: u.id, content: 'later', tier: 'USER_OBSERVED' });
     const cp2 = await b.checkpoint();
     const proof = await b.log.consistencyProof(cp1.size, cp2.size);
     const { verifyConsistency } = await import('../../src/core/merkle/index.js');

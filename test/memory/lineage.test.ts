@@ -174,16 +174,19 @@ describe('lineage in the write path', () => {
     expect(onC.label).toBe('TRUSTED');
     const bobs = await add('Bob note.', { threadId: 'A' }, bob);
     expect(bobs.parents).toEqual([]);
-    // A retrieval with no thread is the default thread's.
+    // A retrieval with no thread is used only when a write asks for it (issue 24): a write
+    // without a thread is not tainted by an unrelated earlier search.
     await mem.search('wire IBAN GB33', {
       principal: alice,
       mode: 'research',
       allowTiers: ['EXTERNAL_WEB'],
     });
-    expect((await add('Default-thread note.')).parents).toEqual([ext.id]);
-    // Explicit parents win over the retrieval.
+    expect((await add('No-thread note.')).parents).toEqual([]);
+    expect((await add('Derived note.', { fromLastRetrieval: true })).parents).toEqual([ext.id]);
+    // Explicit parents are added to the retrieval's, never replace them (issue 17).
     expect((await add('Explicit.', { threadId: 'A', parents: [fact.id] })).parents).toEqual([
       fact.id,
+      ext.id,
     ]);
 
     const off = await setup({ explicitParentsOnly: true });

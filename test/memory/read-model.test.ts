@@ -22,6 +22,7 @@ import { Memory as Memory_ } from '../../src/open.js';
 import type { RootStorage, SearchQuery, StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 import { outcome } from '../helpers/outcome.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -203,7 +204,7 @@ for (const backend of ['memory', 'pglite'] as const) {
       for (let i = 0; i < 7; i++) {
         const text = `alice item ${i} of the list`;
         const [embedding] = await new DeterministicEmbedder().embed([text]);
-        const r = await s.ledger.write(
+        const r = await committerOf(s.ledger).write(
           { writer: s.alice, content: text, tier: 'USER_OBSERVED', kind: 'fact' },
           { embedding: embedding as Float32Array },
         );
@@ -219,7 +220,7 @@ for (const backend of ['memory', 'pglite'] as const) {
         await s.mem.update(ids[6] as string, 'alice item six, rewritten during the load', { principal: s.alice });
         const text = 'alice item added during the load';
         const [embedding] = await new DeterministicEmbedder().embed([text]);
-        const w = await s.ledger.write(
+        const w = await committerOf(s.ledger).write(
           { writer: s.alice, content: text, tier: 'USER_OBSERVED', kind: 'fact' },
           { embedding: embedding as Float32Array },
         );
@@ -242,7 +243,7 @@ for (const backend of ['memory', 'pglite'] as const) {
       for (let i = 0; i < 10; i++) {
         const text = `alice fact ${i} about gardens`;
         const [embedding] = await new DeterministicEmbedder().embed([text]);
-        const r = await s.ledger.write(
+        const r = await committerOf(s.ledger).write(
           { writer: s.alice, content: text, tier: 'USER_OBSERVED', kind: 'fact' },
           { embedding: embedding as Float32Array },
         );
@@ -401,7 +402,7 @@ describe('read model: tampering at rest (PGlite)', () => {
     const s = await setup('pglite', { pglite: db });
     const write = async (principal: string, text: string): Promise<string> => {
       const [embedding] = await new DeterministicEmbedder().embed([text]);
-      const r = await s.ledger.write(
+      const r = await committerOf(s.ledger).write(
         { writer: principal, content: text, tier: 'USER_OBSERVED', kind: 'fact' },
         { embedding: embedding as Float32Array },
       );

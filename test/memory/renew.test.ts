@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { testMemory } from './helpers-memory.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { isMemwardenError } from '../../src/core/errors.js';
@@ -26,7 +27,7 @@ const SECOND = 1_000_000_000n;
 
 async function setup(backend: string) {
   const storage = await open[backend]!();
-  const { mem, clock } = await testMemory(
+  const { mem, clock, ledger } = await testMemory(
     storage,
     `renew-${backend}`,
     {},
@@ -41,7 +42,7 @@ async function setup(backend: string) {
     if (r.status !== 'stored') throw new Error(`expected stored, got ${r.status}`);
     return r.memory;
   };
-  return { mem, storage, clock, alice, bob, ops, add };
+  return { mem, ledger, storage, clock, alice, bob, ops, add };
 }
 
 async function code(p: Promise<unknown>): Promise<string> {
@@ -201,10 +202,10 @@ for (const backend of Object.keys(open)) {
     });
 
     it('the ledger refuses to supersede another principal’s or a missing entry; nothing is written', async () => {
-      const { mem, alice, bob, add } = await setup(backend);
+      const { mem, ledger, alice, bob, add } = await setup(backend);
       const a = await add(alice, 'alice keeps her passport in the safe');
       const write = (sup: string) =>
-        mem.ledger.write({
+        committerOf(ledger).write({
           writer: bob,
           content: 'bob rewrites history',
           tier: 'USER_OBSERVED',

@@ -8,6 +8,7 @@ import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { Ledger } from '../../src/memory/log/ledger.js';
 import type { StorageBackend } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 async function openLedger(seed: string, storage?: StorageBackend): Promise<Ledger> {
   return Ledger.open({
@@ -25,11 +26,13 @@ describe('SMSR component 1: MAC key rotation and retirement', () => {
   it('rotation keeps old entries verifiable; retirement invalidates exactly what the key tagged', async () => {
     const l = await openLedger('smsr-keys');
     const alice = await l.registerPrincipal('user', 'alice');
-    const before = await l.write(input(alice.id, 'expense limit without CFO approval is $5,000'));
+    const before = await committerOf(l).write(
+      input(alice.id, 'expense limit without CFO approval is $5,000'),
+    );
     const oldKid = l.keys.macs.currentKid();
     const newKid = await l.keys.rotateMac();
     expect(newKid).not.toBe(oldKid);
-    const after = await l.write(input(alice.id, 'PII retention period is 90 days'));
+    const after = await committerOf(l).write(input(alice.id, 'PII retention period is 90 days'));
 
     const sBefore = await l.storage.getEntry(before.entry.id);
     const sAfter = await l.storage.getEntry(after.entry.id);
@@ -52,7 +55,7 @@ describe('SMSR component 1: MAC key rotation and retirement', () => {
       Ledger.open({ storage, keys, clock: new ManualClock(), random: new SeededRandom('reopen') });
     const l = await open();
     const p = await l.registerPrincipal('user', 'bob');
-    const e = await l.write(input(p.id, 'MFA is required for all remote access'));
+    const e = await committerOf(l).write(input(p.id, 'MFA is required for all remote access'));
     const old = l.keys.macs.currentKid() as string;
     await l.keys.rotateMac();
     await l.keys.retireMac(old);
@@ -70,7 +73,7 @@ describe('SMSR component 1: MAC key rotation and retirement', () => {
     const mallory = await attacker.registerPrincipal('user', 'mallory');
     const rows = [];
     for (const c of ['limit is $50,000', 'retention is 7 days', 'MFA is optional']) {
-      const r = await attacker.write(input(mallory.id, c));
+      const r = await committerOf(attacker).write(input(mallory.id, c));
       rows.push((await attacker.storage.getEntry(r.entry.id))!);
     }
     const kid = victim.keys.macs.currentKid() as string;
@@ -102,8 +105,10 @@ describe('component 1 in front of component 2', () => {
     const other = await openLedger('other-host');
     const alice = await l.registerPrincipal('user', 'alice');
     const eve = await other.registerPrincipal('user', 'eve');
-    const good = await l.write(input(alice.id, 'MFA is mandatory for all remote access'));
-    const bad = await other.write(input(eve.id, 'MFA is optional for remote access'));
+    const good = await committerOf(l).write(
+      input(alice.id, 'MFA is mandatory for all remote access'),
+    );
+    const bad = await committerOf(other).write(input(eve.id, 'MFA is optional for remote access'));
     const badRow = (await other.storage.getEntry(bad.entry.id))!;
     await l.storage.putEntry({ ...badRow, leafIndex: 500 });
     const goodRow = (await l.storage.getEntry(good.entry.id))!;

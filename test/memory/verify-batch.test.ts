@@ -24,6 +24,7 @@ import { Ledger, type Verification } from '../../src/memory/log/ledger.js';
 import { VerifiedLeaves } from '../../src/memory/log/verified-leaves.js';
 import type { StorageBackend, StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
+import { committerOf } from '../../src/memory/log/commit.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -60,7 +61,8 @@ async function written(l: Ledger, n: number): Promise<StoredEntry[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++)
     ids.push(
-      (await l.write({ writer: p.id, content: `fact ${i}`, tier: 'USER_OBSERVED' })).entry.id,
+      (await committerOf(l).write({ writer: p.id, content: `fact ${i}`, tier: 'USER_OBSERVED' }))
+        .entry.id,
     );
   const rows = await Promise.all(ids.map((id) => l.storage.getEntry(id)));
   return rows.map((r) => r!);
@@ -117,8 +119,8 @@ describe('decodeEntryForVerify', () => {
   it('cuts exactly the signed body out of the record, optional fields or not', async () => {
     const l = await ledgerOn(await MemoryBackend.open());
     const p = await l.registerPrincipal('user', 'u');
-    const plain = await l.write({ writer: p.id, content: 'x', tier: 'USER_OBSERVED' });
-    const full = await l.write({
+    const plain = await committerOf(l).write({ writer: p.id, content: 'x', tier: 'USER_OBSERVED' });
+    const full = await committerOf(l).write({
       writer: p.id,
       content: 'ünïcode ✓ content',
       tier: 'USER_OBSERVED',
@@ -342,8 +344,8 @@ describe('the key record cache of the read path', () => {
     const clock = new ManualClock();
     const l = await ledgerOn(storage, { clock });
     const p = await l.registerPrincipal('user', 'u');
-    const a = await l.write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
-    const b = await l.write({ writer: p.id, content: 'b', tier: 'USER_OBSERVED' });
+    const a = await committerOf(l).write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
+    const b = await committerOf(l).write({ writer: p.id, content: 'b', tier: 'USER_OBSERVED' });
     expect((await l.verifyEntry(a.entry.id)).ok).toBe(true); // caches the key record
     // Revoke bound to log position 1: b (leaf 1) was appended at or after it.
     await l.registry.revoke(p.kid, 'stolen', { atNs: clock.nowNs(), logSize: 1 });
@@ -357,8 +359,16 @@ describe('the key record cache of the read path', () => {
       const clock = new ManualClock();
       const writer = await ledgerOn(storage, { clock });
       const p = await writer.registerPrincipal('user', 'u');
-      const a = await writer.write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
-      const b = await writer.write({ writer: p.id, content: 'b', tier: 'USER_OBSERVED' });
+      const a = await committerOf(writer).write({
+        writer: p.id,
+        content: 'a',
+        tier: 'USER_OBSERVED',
+      });
+      const b = await committerOf(writer).write({
+        writer: p.id,
+        content: 'b',
+        tier: 'USER_OBSERVED',
+      });
       const reader = await ledgerOn(storage, {
         clock,
         ...(ttl === undefined ? {} : { keyRecordTtlNs: ttl }),

@@ -76,7 +76,7 @@ describe('HTTP API on the real memory', () => {
   });
 
   it('refuses unauthenticated and malformed requests with coded 4xx and writes nothing', async () => {
-    const size = mem.ledger.log.size;
+    const size = mem.ledger.size;
     expect((await call('POST', '/v1/memories', null, { content: 'x' })).status).toBe(401);
     expect((await call('POST', '/v1/memories', 'mwk_wrong_key_123', { content: 'x' })).status).toBe(401);
     expect((await call('POST', '/v1/memories', aliceKey, { content: 'x', extra: 1 })).status).toBe(400);
@@ -84,7 +84,7 @@ describe('HTTP API on the real memory', () => {
     const op = await call('POST', '/v1/memories', aliceKey, { content: 'policy', tier: 'OPERATOR' });
     expect(op.status).toBe(403);
     expect(op.json.error.code).toBe('AUTH_FORBIDDEN');
-    expect(mem.ledger.log.size).toBe(size);
+    expect(mem.ledger.size).toBe(size);
   });
 
   it('serves checkpoints and consistency proofs that verify', async () => {

@@ -29,6 +29,7 @@ import { DeterministicExtractor } from '../../memory/graph/extract.js';
 import { canonicalJson } from '../../memory/graph/objects.js';
 import { GraphMemory, type WriteContext } from '../../memory/graph/graph.js';
 import { Ledger } from '../../memory/log/ledger.js';
+import { ledgerGraph } from './ledger-graph.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
 import { ATTACK_ARMS, type AttackArm, type AttackInput, planAttack } from './attacks.js';
 import { type Corpus, type Question, generateCorpus } from './corpus.js';
@@ -206,7 +207,7 @@ async function buildWorld(seed: number, scale: number): Promise<World> {
   const web = await ledger.registerPrincipal('tool', 'web-clipper');
   const peer = await ledger.registerPrincipal('tool', 'peer-agent');
   const extractor = new DeterministicExtractor(corpus.entities);
-  const g = await GraphMemory.open({ ledger, extractor });
+  const g = await GraphMemory.open({ ...ledgerGraph(ledger), extractor });
   const ctx = {
     curator: { principal: curator.id, tier: 'USER_VERIFIED' },
     web: { principal: web.id, tier: 'EXTERNAL_WEB' },

@@ -13,6 +13,7 @@ export {
   type MemwardenMiddlewareOptions,
   type ModelCallParams,
   type Retrieval,
+  type RememberOutcome,
 } from './middleware.js';
 export { gateFromMemory } from './gate.js';
 export {

@@ -11,7 +11,8 @@
  * and the action gate can read the exact segments the model saw (§3.7).
  */
 import type { LanguageModelMiddleware } from 'ai';
-import type { MemoryApi, SearchOptions } from '../../memory/api.js';
+import type { SourceTier } from '../../core/trust.js';
+import type { AddResult, MemoryApi, SearchOptions } from '../../memory/api.js';
 
 /** The call options a middleware sees (the provider spec's `ModelCallParams`). */
 export type ModelCallParams = Parameters<
@@ -31,9 +32,28 @@ export interface Retrieval {
   readonly seal: string;
 }
 
+/** What happened to a remembered user message (`remember.onResult`). */
+export type RememberOutcome =
+  | { readonly ok: true; readonly result: AddResult }
+  | { readonly ok: false; readonly error: unknown };
+
 export interface MemwardenMiddlewareOptions {
-  /** Only `search` is used. */
-  readonly memory: Pick<MemoryApi, 'search'>;
+  /** `search`; and `add` when `remember` is on. */
+  readonly memory: Pick<MemoryApi, 'search'> & Partial<Pick<MemoryApi, 'add'>>;
+  /**
+   * Store each call's last user message as a memory of the principal (as Mem0's AI SDK
+   * provider does), through `memory.add` — the write path every channel shares: limits,
+   * screening (held for review when flagged), the tier ceiling, TTL ceilings, quotas. Written
+   * before the retrieval and without a thread: a user's own words are not derived from what
+   * was retrieved. A refused or held write does not fail the model call; `onResult` reports it.
+   */
+  readonly remember?: {
+    /** Source tier of the messages (default USER_OBSERVED; the principal's kind bounds it). */
+    readonly tier?: SourceTier;
+    readonly kind?: string;
+    readonly ttlMs?: number | null;
+    readonly onResult?: (outcome: RememberOutcome) => void | Promise<void>;
+  };
   /** The principal whose memory is searched, or a function of the call. */
   readonly principal: string | ((params: ModelCallParams) => string);
   readonly limit?: number;
@@ -109,6 +129,27 @@ export function memwardenMiddleware(opts: MemwardenMiddlewareOptions): Memwarden
     }
   };
 
+  const rememberMessage = async (principal: string, message: string): Promise<void> => {
+    const r = opts.remember;
+    const add = opts.memory.add;
+    if (r === undefined) return;
+    if (add === undefined) throw new TypeError('remember needs a memory with add()');
+    let outcome: RememberOutcome;
+    try {
+      const result = await add.call(opts.memory, message, {
+        principal,
+        tier: r.tier ?? 'USER_OBSERVED',
+        kind: r.kind ?? 'message',
+        source: 'ai-sdk:user-message',
+        ...(r.ttlMs === undefined ? {} : { ttlMs: r.ttlMs }),
+      });
+      outcome = { ok: true, result };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    await r.onResult?.(outcome);
+  };
+
   return {
     specificationVersion: 'v3',
     async transformParams({ params }) {
@@ -117,6 +158,7 @@ export function memwardenMiddleware(opts: MemwardenMiddlewareOptions): Memwarden
       const threadId = (opts.threadId ?? defaultThreadId)(params) ?? DEFAULT_THREAD;
       const principal =
         typeof opts.principal === 'function' ? opts.principal(params) : opts.principal;
+      if (opts.remember !== undefined) await rememberMessage(principal, query);
       const result = await opts.memory.search(query, {
         principal,
         // The memory remembers this retrieval per (principal, thread) as the candidate parents

@@ -22,7 +22,10 @@ import {
   type SearchOperation,
   validateNamespace,
 } from '@langchain/langgraph-checkpoint';
+import { isMemwardenError } from '../../core/errors.js';
 import type { AddResult, MemoryApi, MemoryRecord } from '../../memory/api.js';
+import { DEFAULT_WRITE_LIMITS } from '../../memory/config.js';
+import { checkStructured } from '../../memory/write/limits.js';
 import {
   LANGGRAPH_KIND,
   addressUri,
@@ -303,11 +306,21 @@ export class MemwardenStore extends BaseStore {
     let record: MemoryRecord;
     if (existing !== undefined) {
       // A new signed version superseding the old one: history keeps both.
-      record = await this.memory.update(existing.record.id, content, {
-        principal: view.principal,
-        reason: 'langgraph put',
-        ttlMs,
-      });
+      try {
+        record = await this.memory.update(existing.record.id, content, {
+          principal: view.principal,
+          reason: 'langgraph put',
+          ttlMs,
+        });
+      } catch (e) {
+        // The new version was screened and held (the old one stays current), as a held add.
+        if (isMemwardenError(e) && e.code === 'WRITE_HELD')
+          throw new PutHeldForReviewError(
+            String(e.details?.['reviewId'] ?? ''),
+            (e.details?.['reasons'] as string[] | undefined) ?? [],
+          );
+        throw e;
+      }
     } else {
       record = stored(
         await this.memory.add(content, {
@@ -453,6 +466,11 @@ function checkPut(op: PutOperation): void {
     (typeof op.value !== 'object' || Array.isArray(op.value))
   )
     throw new TypeError('LangGraph store values must be JSON objects');
+  // The write path's nesting bound on structured values (a coded INPUT_INVALID, as the HTTP
+  // and MCP edges answer a too-deep body), before the value is canonicalised (recursively).
+  if (op.value !== null && op.value !== undefined)
+    checkStructured(op.value, DEFAULT_WRITE_LIMITS.jsonDepth, 'value');
+  checkStructured([...op.namespace, op.key], 2, 'address');
 }
 
 function stored(r: AddResult): MemoryRecord {

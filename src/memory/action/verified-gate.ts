@@ -34,6 +34,13 @@ import type { LineageOptions } from '../../core/lineage/index.js';
 import type { StorageBackend } from '../../ports/storage.js';
 import { DEFAULT_POLICY } from './default-policy.js';
 import type { Ledger } from '../log/ledger.js';
+import type { LedgerView } from '../log/view.js';
+
+/** What the gate reads segments through: the ledger, or `Memory.ledger` (its read view). */
+export type GateLedger = Ledger | LedgerView;
+
+/** A store the gate can load a segment's record from. */
+type EntryReader = Pick<StorageBackend, 'getEntry'>;
 
 /** Input of {@link VerifiedGate.decide}: the gate's input, on behalf of a principal. */
 export type VerifiedDecideInput = Omit<DecideInput, 'isParentless'> & {
@@ -46,8 +53,8 @@ export type VerifiedVerdict = Verdict & { readonly forgedSegments: readonly stri
 
 /** Options of {@link VerifiedGate}. */
 export interface VerifiedGateOptions {
-  /** The ledger the segments' records are loaded and verified through. */
-  readonly ledger: Ledger;
+  /** The ledger the segments' records are loaded and verified through (`Memory.ledger` will do). */
+  readonly ledger: GateLedger;
   /** The policy document (default `DEFAULT_POLICY`); `POLICY_INVALID` on error. */
   readonly policy?: unknown;
   readonly lineage?: GateOptions['lineage'];
@@ -57,7 +64,7 @@ export interface VerifiedGateOptions {
 export class VerifiedGate {
   readonly policy: Policy;
   readonly #gate: LabelTrustingGate;
-  readonly #ledger: Ledger;
+  readonly #ledger: GateLedger;
   readonly #parentlessDeny: boolean;
 
   constructor(
@@ -65,7 +72,7 @@ export class VerifiedGate {
       | VerifiedGateOptions
       | {
           readonly gate: LabelTrustingGate;
-          readonly ledger: Ledger;
+          readonly ledger: GateLedger;
           readonly lineage?: LineageOptions;
         },
   ) {
@@ -84,7 +91,15 @@ export class VerifiedGate {
 
   /** Decide on a call; segments are read through the principal's view of the ledger's store. */
   decide(input: VerifiedDecideInput): Promise<VerifiedVerdict> {
-    const root = this.#ledger.storage;
+    const l = this.#ledger;
+    if (!('storage' in l)) {
+      // No principal named: nothing loads, so every segment is treated as forged (fail closed).
+      const principal = input?.principal;
+      const getEntry = (id: string) =>
+        typeof principal === 'string' ? l.entryAs(principal, id) : Promise.resolve(undefined);
+      return this.decideIn({ getEntry }, input);
+    }
+    const root = l.storage;
     const view =
       typeof input?.principal === 'string' && typeof root.asPrincipal === 'function'
         ? root.asPrincipal(input.principal)
@@ -93,7 +108,7 @@ export class VerifiedGate {
   }
 
   /** {@link decide} with the principal's storage view given (the Memory facade has one). */
-  async decideIn(view: StorageBackend, input: VerifiedDecideInput): Promise<VerifiedVerdict> {
+  async decideIn(view: EntryReader, input: VerifiedDecideInput): Promise<VerifiedVerdict> {
     const checked = await this.#verifiedContext(view, input.principal, input.context, input.seal);
     const decide: DecideInput = {
       call: input.call,
@@ -124,7 +139,7 @@ export class VerifiedGate {
    * note), the verified records by id, and the ids of segments that did not match.
    */
   async #verifiedContext(
-    view: StorageBackend,
+    view: EntryReader,
     principal: string,
     context: string,
     seal: string,

@@ -34,12 +34,15 @@ import { MemwardenError } from '../../core/errors.js';
 import {
   type Authority,
   type SourceTier,
+  type TrustLabel,
   authorityRank,
   effectiveAuthority,
   meetAuthority,
 } from '../../core/trust.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { StoredEntry } from '../../ports/storage.js';
+import type { Verification } from '../log/ledger.js';
+import type { GraphWriteItem, GraphWriteOutcome } from '../write/write-path.js';
 import type { Extractor } from './extract.js';
 import { proposeMerges } from './merge.js';
 import {
@@ -50,7 +53,6 @@ import {
   relationKey,
   safeDecodeGraphObject,
 } from './objects.js';
-import type { Ledger } from '../log/ledger.js';
 
 /** Provenance every graph object carries. */
 export interface Provenance {
@@ -59,6 +61,10 @@ export interface Provenance {
   readonly tier: SourceTier;
   /** Minimum over the write and its derivation closure. */
   readonly authority: Authority;
+  /** The entry's signed lineage label. */
+  readonly label?: TrustLabel;
+  /** When the object's entry expires (ISO-8601), if it does. */
+  readonly expiresAt?: string;
 }
 
 export interface EntityState {
@@ -88,8 +94,39 @@ export interface WriteContext {
   readonly tier: SourceTier;
 }
 
+/**
+ * Where a graph reads its entries: stored entries after a leaf index in log order (the
+ * principal's visible ones, under row-level security, for a principal's graph), and their
+ * verification.
+ */
+export interface GraphSource {
+  list(afterLeafIndex: number, limit: number): Promise<readonly StoredEntry[]>;
+  verify(stored: StoredEntry): Promise<Verification>;
+}
+
+/**
+ * How a graph writes: the write path (`Memory`'s, for a principal's graph): each object
+ * screened, held for review when flagged, stored as a signed entry with its tier's TTL, under
+ * the quota. A stored object comes back as its verified record.
+ */
+export interface GraphWriter {
+  write(items: readonly GraphWriteItem[], ctx: WriteContext): Promise<GraphWriteOutcome[]>;
+}
+
+/** One object's write outcome: its entry id, or the review holding it. */
+export type GraphObjectResult =
+  | { readonly status: 'stored'; readonly id: string }
+  | {
+      readonly status: 'pending_review';
+      readonly reviewId: string;
+      readonly reasons: readonly string[];
+    };
+
 export interface GraphMemoryOptions {
-  readonly ledger: Ledger;
+  readonly source: GraphSource;
+  readonly writer: GraphWriter;
+  /** The clock expiry is judged by (objects past their entry's expiry are not served). */
+  readonly clock?: { nowNs(): bigint };
   readonly extractor?: Extractor;
   readonly embedder?: Embedder;
   /** Synonymy threshold (AuthSelect Table VIII: 0.8). */
@@ -126,7 +163,12 @@ export class GraphMemory {
 
   private constructor(private readonly opts: GraphMemoryOptions) {}
 
-  /** Open over a ledger and fold every verified graph and passage entry already in it. */
+  /** entry id → provenance of every folded entry. */
+  private readonly provOf = new Map<string, Provenance>();
+  /** entry id → expiry (ns) of every folded entry that expires. */
+  private readonly expiryOf = new Map<string, bigint>();
+
+  /** Open over a source and fold every verified graph and passage entry already in it. */
   static async open(opts: GraphMemoryOptions): Promise<GraphMemory> {
     const g = new GraphMemory(opts);
     await g.refresh();
@@ -137,10 +179,7 @@ export class GraphMemory {
   async refresh(): Promise<number> {
     let folded = 0;
     for (;;) {
-      const batch = await this.opts.ledger.storage.listEntries({
-        afterLeafIndex: this.lastLeaf,
-        limit: 1000,
-      });
+      const batch = await this.opts.source.list(this.lastLeaf, 1000);
       if (batch.length === 0) return folded;
       for (const s of batch) {
         this.lastLeaf = Math.max(this.lastLeaf, s.leafIndex);
@@ -153,9 +192,11 @@ export class GraphMemory {
   }
 
   private async foldStored(s: StoredEntry): Promise<boolean> {
-    const v = await this.opts.ledger.verifyStored(s);
+    if (s.deleted === true) return false;
+    const v = await this.opts.source.verify(s);
     if (!v.ok) return false;
     const e = v.entry;
+    if (s.expiresAtNs !== undefined) this.expiryOf.set(e.id, s.expiresAtNs);
     this.fold(
       e.id,
       e.kind,
@@ -164,8 +205,15 @@ export class GraphMemory {
       e.tier,
       effectiveAuthority(e.tier, e.label),
       e.parents,
+      e.label,
     );
     return true;
+  }
+
+  /** Whether a folded object's entry is still live (not past its expiry). */
+  private live(p: Provenance): boolean {
+    const exp = this.expiryOf.get(p.entryId);
+    return exp === undefined || this.opts.clock === undefined || exp > this.opts.clock.nowNs();
   }
 
   /** Apply one verified entry to the state and the index. */
@@ -177,12 +225,22 @@ export class GraphMemory {
     tier: SourceTier,
     own: Authority,
     parents: readonly string[],
+    label: TrustLabel,
   ): void {
     let authority = own;
     for (const p of parents)
       authority = meetAuthority(authority, this.authorityOf.get(p) ?? 'BOTTOM');
     this.authorityOf.set(id, authority);
-    const prov: Provenance = { entryId: id, writer, tier, authority };
+    const exp = this.expiryOf.get(id);
+    const prov: Provenance = {
+      entryId: id,
+      writer,
+      tier,
+      authority,
+      label,
+      ...(exp === undefined ? {} : { expiresAt: new Date(Number(exp / 1_000_000n)).toISOString() }),
+    };
+    this.provOf.set(id, prov);
     if (kind === PASSAGE_KIND) {
       this.passages.set(id, { id, content, provenance: prov });
       this.index.addNode(passageNode(id), 'passage', authority);
@@ -326,30 +384,56 @@ export class GraphMemory {
 
   // ---- writes ------------------------------------------------------------------------------
 
-  /** Sign, log and fold one structural object. Returns its entry id. */
+  /**
+   * Write structural objects through the writer (the write path), folding each stored one.
+   * Returns one result per object, in order: its entry id, or the review holding it.
+   */
+  async writeObjects(
+    items: readonly { readonly o: GraphObject; readonly parents?: readonly string[] }[],
+    ctx: WriteContext,
+  ): Promise<GraphObjectResult[]> {
+    const outs = await this.opts.writer.write(
+      items.map((it) => ({
+        content: encodeGraphObject(it.o),
+        kind: GRAPH_KIND,
+        screenText: screenTextOf(it.o),
+        ...(it.parents === undefined || it.parents.length === 0 ? {} : { parents: it.parents }),
+      })),
+      ctx,
+    );
+    return outs.map((r) =>
+      r.status === 'stored' ? { status: 'stored', id: this.foldRecord(r.memory) } : r,
+    );
+  }
+
+  /** Fold a record the writer just stored; returns its id. */
+  private foldRecord(m: GraphWriteStored): string {
+    if (m.expiresAt !== undefined)
+      this.expiryOf.set(m.id, BigInt(Date.parse(m.expiresAt)) * 1_000_000n);
+    this.fold(
+      m.id,
+      m.kind,
+      m.content,
+      m.writer,
+      m.tier,
+      effectiveAuthority(m.tier, m.label),
+      m.parents,
+      m.label,
+    );
+    return m.id;
+  }
+
+  /**
+   * Write one structural object. Returns its entry id; a held object is `WRITE_HELD` (details:
+   * the review id and reasons).
+   */
   async writeObject(
     o: GraphObject,
     ctx: WriteContext,
     parents: readonly string[] = [],
   ): Promise<string> {
-    const r = await this.opts.ledger.write({
-      writer: ctx.principal,
-      content: encodeGraphObject(o),
-      tier: ctx.tier,
-      kind: GRAPH_KIND,
-      ...(parents.length > 0 ? { parents, weights: parents.map(() => 1) } : {}),
-    });
-    const e = r.entry;
-    this.fold(
-      e.id,
-      e.kind,
-      e.content,
-      e.writer,
-      e.tier,
-      effectiveAuthority(e.tier, e.label),
-      e.parents,
-    );
-    return e.id;
+    const [r] = await this.writeObjects([{ o, parents }], ctx);
+    return storedId(r as GraphObjectResult);
   }
 
   /**
@@ -364,21 +448,14 @@ export class GraphMemory {
       triples: readonly (readonly [string, string, string])[];
     },
   ): Promise<string> {
-    const r = await this.opts.ledger.write({
-      writer: ctx.principal,
-      content,
-      tier: ctx.tier,
-      kind: PASSAGE_KIND,
-    });
-    const e = r.entry;
-    this.fold(
-      e.id,
-      e.kind,
-      e.content,
-      e.writer,
-      e.tier,
-      effectiveAuthority(e.tier, e.label),
-      e.parents,
+    const [r] = await this.opts.writer.write(
+      [{ content, kind: PASSAGE_KIND, screenText: content }],
+      ctx,
+    );
+    const id = storedId(
+      r === undefined || r.status !== 'stored'
+        ? (r as GraphObjectResult)
+        : { status: 'stored', id: this.foldRecord(r.memory) },
     );
     let x = extraction;
     if (x === undefined && this.opts.extractor !== undefined) {
@@ -393,14 +470,14 @@ export class GraphMemory {
       await this.writeObject(
         {
           t: 'extraction',
-          passage: e.id,
+          passage: id,
           entities: [...x.entities],
           triples: x.triples.map((t) => [t[0], t[1], t[2]] as const),
         },
         ctx,
-        [e.id],
+        [id],
       );
-    return e.id;
+    return id;
   }
 
   /**
@@ -427,20 +504,44 @@ export class GraphMemory {
 
   // ---- reads --------------------------------------------------------------------------------
 
+  /** A live entity (its entry unexpired), with its live observations. */
   entity(name: string): EntityState | undefined {
-    return this.entities.get(name);
+    const e = this.entities.get(name);
+    return e === undefined ? undefined : this.liveEntity(e);
   }
   entityNames(): string[] {
-    return [...this.entities.keys()];
+    return this.allEntities().map((e) => e.name);
   }
   allEntities(): EntityState[] {
-    return [...this.entities.values()];
+    const out: EntityState[] = [];
+    for (const e of this.entities.values()) {
+      const l = this.liveEntity(e);
+      if (l !== undefined) out.push(l);
+    }
+    return out;
   }
+  /** Live relations between live entities. */
   allRelations(): RelationState[] {
-    return [...this.relations.values()];
+    return [...this.relations.values()].filter(
+      (r) =>
+        this.live(r.provenance) &&
+        this.entity(r.from) !== undefined &&
+        this.entity(r.to) !== undefined,
+    );
+  }
+
+  private liveEntity(e: EntityState): EntityState | undefined {
+    if (this.opts.clock === undefined || this.expiryOf.size === 0) return e;
+    if (!this.live(e.provenance)) return undefined;
+    const obs = e.observations.filter((o) => this.live(o.provenance));
+    return obs.length === e.observations.length ? e : { ...e, observations: obs };
   }
   passage(id: string): PassageState | undefined {
     return this.passages.get(id);
+  }
+  /** The provenance of a folded entry, if any. */
+  provenanceOf(id: string): Provenance | undefined {
+    return this.provOf.get(id);
   }
   /** Authority of a folded entry after min-inheritance (⊥ when unknown). */
   authorityOfEntry(id: string): Authority {
@@ -513,5 +614,51 @@ export class GraphMemory {
         authority: this.authorityOfEntry(entryId),
       })),
     });
+  }
+}
+
+/** A stored graph object as the writer returns it (the verified record's fields used here). */
+type GraphWriteStored = Extract<GraphWriteOutcome, { status: 'stored' }>['memory'];
+
+/** The entry id of a stored object; a held one is `WRITE_HELD`. */
+function storedId(r: GraphObjectResult): string {
+  if (r.status === 'stored') return r.id;
+  throw new MemwardenError('WRITE_HELD', 'the graph object was held for review', {
+    details: { reviewId: r.reviewId, reasons: [...r.reasons] },
+  });
+}
+
+/** A name of four words or more reads as a sentence: the instruction screen reads it as one. */
+const sentenceLike = (name: string): boolean => name.trim().split(/\s+/u).length >= 4;
+
+/**
+ * The text of a graph object, as screening reads it (names, types, observations). The sentences
+ * come first and names and types last, bracketed as labels: the instruction screen (issue 22)
+ * weighs how a text opens, and a bare label in front ("note 0", "Call log") reads as an
+ * imperative and held tool results that `add_memory` stores. A sentence-like name is read as a
+ * sentence too; the marker screens read every part wherever it stands.
+ */
+export function screenTextOf(o: GraphObject): string {
+  switch (o.t) {
+    case 'entity':
+      return [
+        ...(sentenceLike(o.name) ? [o.name] : []),
+        ...o.observations,
+        `[${o.entityType}] ${o.name}`,
+      ].join('\n');
+    case 'observation':
+      return `${o.text}\n[${o.entity}]`;
+    case 'relation':
+      return `${o.from} ${o.relationType} ${o.to}`;
+    case 'extraction':
+      return [...o.entities, ...o.triples.map((t) => t.join(' '))].join('\n');
+    case 'synonym':
+      return `${o.a}\n${o.b}`;
+    case 'delete_entity':
+      return `[${o.name}]`;
+    case 'delete_observation':
+      return `${o.text}\n[${o.entity}]`;
+    case 'delete_relation':
+      return `${o.from} ${o.relationType} ${o.to}`;
   }
 }

@@ -9,10 +9,40 @@
  * (`cursor`, `limit`) by a client that asks; without them it returns the whole graph.
  *
  * Inputs are validated here (attacker-facing): a bad shape is `INPUT_INVALID`, an observation on
- * a missing entity is `STORAGE_NOT_FOUND` (the reference throws there too).
+ * a missing entity is `STORAGE_NOT_FOUND` (the reference throws there too); names and
+ * observations are bounded by the write path's limits (code points and bytes, no NUL or lone
+ * surrogate) and one call writes at most `graphObjectsPerCall` objects (`INPUT_TOO_LARGE`),
+ * all checked before anything is written. Writes go through the graph's writer — the write
+ * path: screened, held for review when flagged (`held` in the call's result), expiring with
+ * their tier, under the quota.
  */
 import { MemwardenError } from '../../core/errors.js';
-import type { EntityState, GraphMemory, Provenance, RelationState, WriteContext } from './graph.js';
+import { DEFAULT_WRITE_LIMITS, type WriteLimits } from '../config.js';
+import { checkString } from '../write/limits.js';
+import type {
+  EntityState,
+  GraphMemory,
+  GraphObjectResult,
+  Provenance,
+  RelationState,
+  WriteContext,
+} from './graph.js';
+import type { GraphObject } from './objects.js';
+
+export interface KgDeleteEntitiesResult {
+  readonly deleted: readonly string[];
+  readonly notFound: readonly string[];
+  readonly requested: number;
+}
+export interface KgDeleteObservationsResult {
+  readonly deletedCount: number;
+  readonly requested: number;
+  readonly missingEntities: readonly string[];
+}
+export interface KgDeleteRelationsResult {
+  readonly deletedCount: number;
+  readonly requested: number;
+}
 
 export interface KgEntity {
   readonly name: string;
@@ -31,20 +61,6 @@ export interface KgGraph {
   readonly relations: readonly KgRelation[];
   /** read_graph only: pass back to get the next page; absent on the last page. */
   readonly nextCursor?: string;
-}
-
-export interface KgDeleteEntitiesResult {
-  readonly deleted: readonly string[];
-  readonly notFound: readonly string[];
-}
-export interface KgDeleteObservationsResult {
-  readonly deletedCount: number;
-  readonly requested: number;
-  readonly missingEntities: readonly string[];
-}
-export interface KgDeleteRelationsResult {
-  readonly deletedCount: number;
-  readonly requested: number;
 }
 
 const str = { type: 'string' } as const;
@@ -137,21 +153,40 @@ function arr(x: unknown, what: string): unknown[] {
   if (x.length > 1000) bad(`${what} has too many items`);
   return x;
 }
-function s(x: unknown, what: string): string {
-  if (typeof x !== 'string' || x.length === 0 || x.length > 4096)
-    bad(`${what} must be a non-empty string`);
-  return x;
-}
-function ss(x: unknown, what: string): string[] {
-  return arr(x, what).map((v, i) => s(v, `${what}[${i}]`));
-}
-function rel(x: unknown, what: string): { from: string; to: string; relationType: string } {
-  const o = obj(x, what);
-  return {
-    from: s(o.from, `${what}.from`),
-    to: s(o.to, `${what}.to`),
-    relationType: s(o.relationType, `${what}.relationType`),
+/** Validators bound to the write path's limits (names, observation texts, relations). */
+function validators(l: WriteLimits) {
+  /** A name (entity, type, relation type): bounded like every caller string of a write. */
+  const s = (x: unknown, what: string): string => checkString(x, 'name', l, what);
+  const ss = (x: unknown, what: string): string[] =>
+    arr(x, what).map((v, i) => s(v, `${what}[${i}]`));
+  /** Observation texts. */
+  const obs = (x: unknown, what: string): string[] =>
+    arr(x, what).map((v, i) => checkString(v, 'observation', l, `${what}[${i}]`));
+  const rel = (x: unknown, what: string): { from: string; to: string; relationType: string } => {
+    const o = obj(x, what);
+    return {
+      from: s(o.from, `${what}.from`),
+      to: s(o.to, `${what}.to`),
+      relationType: s(o.relationType, `${what}.relationType`),
+    };
   };
+  return { s, ss, obs, rel };
+}
+
+/** A graph write held for review (what the call reports besides its reference-shaped result). */
+export interface HeldGraphObject {
+  /** What the object was: `entity`, `observation`, `relation` or a deletion. */
+  readonly object: GraphObject['t'];
+  /** The entity name / relation key it was about. */
+  readonly subject: string;
+  readonly reviewId: string;
+  readonly reasons: readonly string[];
+}
+
+/** One tool call's outcome: the reference server's result and the writes held for review. */
+export interface KgCallResult {
+  readonly result: unknown;
+  readonly held: readonly HeldGraphObject[];
 }
 
 const toEntity = (e: EntityState): KgEntity => ({
@@ -169,23 +204,41 @@ const toRelation = (r: RelationState): KgRelation => ({
 
 /** The nine tools over a GraphMemory, each call on behalf of one principal and channel. */
 export class KnowledgeGraphTools {
-  constructor(private readonly graph: GraphMemory) {}
+  private readonly v: ReturnType<typeof validators>;
+
+  constructor(
+    private readonly graph: GraphMemory,
+    private readonly writeLimits: WriteLimits = DEFAULT_WRITE_LIMITS,
+  ) {
+    this.v = validators(writeLimits);
+  }
 
   /** Dispatch by tool name (what an MCP server's CallTool handler calls). */
-  async call(name: string, args: unknown, ctx: WriteContext): Promise<unknown> {
+  async call(name: string, args: unknown, ctx: WriteContext): Promise<KgCallResult> {
+    const held: HeldGraphObject[] = [];
+    const result = await this.dispatch(name, args, ctx, held);
+    return { result, held };
+  }
+
+  private dispatch(
+    name: string,
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[],
+  ): Promise<unknown> | unknown {
     switch (name) {
       case 'create_entities':
-        return this.create_entities(args, ctx);
+        return this.create_entities(args, ctx, held);
       case 'create_relations':
-        return this.create_relations(args, ctx);
+        return this.create_relations(args, ctx, held);
       case 'add_observations':
-        return this.add_observations(args, ctx);
+        return this.add_observations(args, ctx, held);
       case 'delete_entities':
-        return this.delete_entities(args, ctx);
+        return this.delete_entities(args, ctx, held);
       case 'delete_observations':
-        return this.delete_observations(args, ctx);
+        return this.delete_observations(args, ctx, held);
       case 'delete_relations':
-        return this.delete_relations(args, ctx);
+        return this.delete_relations(args, ctx, held);
       case 'read_graph':
         return this.read_graph(args ?? {});
       case 'search_nodes':
@@ -197,31 +250,79 @@ export class KnowledgeGraphTools {
     }
   }
 
+  /** At most `graphObjectsPerCall` objects per call, checked before anything is written. */
+  private bound(n: number, what: string): void {
+    const max = this.writeLimits.graphObjectsPerCall;
+    if (n > max)
+      throw new MemwardenError(
+        'INPUT_TOO_LARGE',
+        `${what}: at most ${max} graph objects per call`,
+        {
+          details: { field: what, limit: max, unit: 'objects' },
+        },
+      );
+  }
+
+  /** Write a call's objects (one batch through the write path); held ones are reported. */
+  private async write(
+    items: readonly { o: GraphObject; parents?: readonly string[]; subject: string }[],
+    ctx: WriteContext,
+    held: HeldGraphObject[],
+  ): Promise<(string | undefined)[]> {
+    if (items.length === 0) return [];
+    const rs: GraphObjectResult[] = await this.graph.writeObjects(items, ctx);
+    return rs.map((r, i) => {
+      if (r.status === 'stored') return r.id;
+      const it = items[i]!;
+      held.push({ object: it.o.t, subject: it.subject, reviewId: r.reviewId, reasons: r.reasons });
+      return undefined;
+    });
+  }
+
   /** Creates entities whose names are new; existing names are ignored (reference semantics). */
-  async create_entities(args: unknown, ctx: WriteContext): Promise<KgEntity[]> {
+  async create_entities(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<KgEntity[]> {
     const items = arr(obj(args, 'arguments').entities, 'entities').map((x, i) => {
       const o = obj(x, `entities[${i}]`);
       return {
-        name: s(o.name, 'name'),
-        entityType: s(o.entityType, 'entityType'),
-        observations: ss(o.observations ?? [], 'observations'),
+        name: this.v.s(o.name, `entities[${i}].name`),
+        entityType: this.v.s(o.entityType, `entities[${i}].entityType`),
+        observations: this.v.obs(o.observations ?? [], `entities[${i}].observations`),
       };
     });
-    const out: KgEntity[] = [];
+    this.bound(items.length, 'entities');
+    const fresh: typeof items = [];
     for (const e of items) {
-      if (this.graph.entity(e.name) !== undefined || out.some((x) => x.name === e.name)) continue;
-      await this.graph.writeObject({ t: 'entity', ...e }, ctx);
+      if (this.graph.entity(e.name) !== undefined || fresh.some((x) => x.name === e.name)) continue;
+      fresh.push(e);
+    }
+    const ids = await this.write(
+      fresh.map((e) => ({ o: { t: 'entity', ...e } as GraphObject, subject: e.name })),
+      ctx,
+      held,
+    );
+    const out: KgEntity[] = [];
+    fresh.forEach((e, i) => {
+      if (ids[i] === undefined) return;
       const st = this.graph.entity(e.name);
       if (st !== undefined) out.push(toEntity(st));
-    }
+    });
     return out;
   }
 
   /** Creates relations not already present (duplicates skipped). */
-  async create_relations(args: unknown, ctx: WriteContext): Promise<KgRelation[]> {
+  async create_relations(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<KgRelation[]> {
     const items = arr(obj(args, 'arguments').relations, 'relations').map((x, i) =>
-      rel(x, `relations[${i}]`),
+      this.v.rel(x, `relations[${i}]`),
     );
+    this.bound(items.length, 'relations');
     // The reference refuses a relation whose endpoint does not exist, before writing anything
     // (it no longer creates dangling endpoints).
     for (const r of items)
@@ -233,33 +334,47 @@ export class KnowledgeGraphTools {
     const have = new Set(
       this.graph.allRelations().map((r) => `${r.from}\u0000${r.to}\u0000${r.relationType}`),
     );
-    const out: KgRelation[] = [];
+    const fresh: typeof items = [];
     for (const r of items) {
       const k = `${r.from}\u0000${r.to}\u0000${r.relationType}`;
       if (have.has(k)) continue;
       have.add(k);
-      const id = await this.graph.writeObject({ t: 'relation', ...r }, ctx);
-      out.push({
-        ...r,
-        provenance: {
-          entryId: id,
-          writer: ctx.principal,
-          tier: ctx.tier,
-          authority: this.graph.authorityOfEntry(id),
-        },
-      });
+      fresh.push(r);
     }
+    const ids = await this.write(
+      fresh.map((r) => ({
+        o: { t: 'relation', ...r } as GraphObject,
+        subject: `${r.from} ${r.relationType} ${r.to}`,
+      })),
+      ctx,
+      held,
+    );
+    const out: KgRelation[] = [];
+    fresh.forEach((r, i) => {
+      const id = ids[i];
+      if (id === undefined) return;
+      const p = this.graph.provenanceOf(id);
+      out.push({ ...r, ...(p === undefined ? {} : { provenance: p }) });
+    });
     return out;
   }
 
   async add_observations(
     args: unknown,
     ctx: WriteContext,
+    held: HeldGraphObject[] = [],
   ): Promise<{ entityName: string; addedObservations: string[] }[]> {
     const items = arr(obj(args, 'arguments').observations, 'observations').map((x, i) => {
       const o = obj(x, `observations[${i}]`);
-      return { entityName: s(o.entityName, 'entityName'), contents: ss(o.contents, 'contents') };
+      return {
+        entityName: this.v.s(o.entityName, `observations[${i}].entityName`),
+        contents: this.v.obs(o.contents, `observations[${i}].contents`),
+      };
     });
+    this.bound(
+      items.reduce((n, it) => n + it.contents.length, 0),
+      'observations',
+    );
     for (const it of items)
       if (this.graph.entity(it.entityName) === undefined)
         throw new MemwardenError(
@@ -267,82 +382,123 @@ export class KnowledgeGraphTools {
           `Entity with name ${it.entityName} not found`,
           { details: { entityName: it.entityName } },
         );
-    const out: { entityName: string; addedObservations: string[] }[] = [];
+    const plan: { entityName: string; texts: string[] }[] = [];
+    const writes: { o: GraphObject; parents: string[]; subject: string }[] = [];
     for (const it of items) {
       const e = this.graph.entity(it.entityName)!;
-      const added: string[] = [];
+      const texts: string[] = [];
       for (const text of it.contents) {
-        if (e.observations.some((o) => o.text === text) || added.includes(text)) continue;
-        await this.graph.writeObject({ t: 'observation', entity: it.entityName, text }, ctx, [
-          e.provenance.entryId,
-        ]);
-        added.push(text);
+        if (e.observations.some((o) => o.text === text) || texts.includes(text)) continue;
+        texts.push(text);
+        writes.push({
+          o: { t: 'observation', entity: it.entityName, text },
+          parents: [e.provenance.entryId],
+          subject: it.entityName,
+        });
       }
-      out.push({ entityName: it.entityName, addedObservations: added });
+      plan.push({ entityName: it.entityName, texts });
     }
-    return out;
+    const ids = await this.write(writes, ctx, held);
+    let k = 0;
+    return plan.map((p) => ({
+      entityName: p.entityName,
+      addedObservations: p.texts.filter(() => ids[k++] !== undefined),
+    }));
   }
 
-  /** Deletes the named entities and their relations; reports which names matched. */
-  async delete_entities(args: unknown, ctx: WriteContext): Promise<KgDeleteEntitiesResult> {
-    const names = ss(obj(args, 'arguments').entityNames, 'entityNames');
-    const deleted: string[] = [];
-    const notFound: string[] = [];
-    for (const name of names) {
-      if (this.graph.entity(name) === undefined) {
-        if (!deleted.includes(name)) notFound.push(name);
-        continue;
-      }
-      await this.graph.writeObject({ t: 'delete_entity', name }, ctx);
-      // A deletion below the entity's authority is a no-op in the fold: not reported as done.
-      (this.graph.entity(name) === undefined ? deleted : notFound).push(name);
-    }
-    return { deleted, notFound };
-  }
-
-  /** Deletes observations; counts only those that were present and are gone. */
-  async delete_observations(args: unknown, ctx: WriteContext): Promise<KgDeleteObservationsResult> {
-    let deletedCount = 0;
-    let requested = 0;
-    const missingEntities: string[] = [];
-    for (const [i, x] of arr(obj(args, 'arguments').deletions, 'deletions').entries()) {
-      const o = obj(x, `deletions[${i}]`);
-      const entity = s(o.entityName, 'entityName');
-      const texts = ss(o.observations, 'observations');
-      requested += texts.length;
-      if (this.graph.entity(entity) === undefined) {
-        missingEntities.push(entity);
-        continue;
-      }
-      for (const text of texts) {
-        const has = (): boolean =>
-          this.graph.entity(entity)?.observations.some((ob) => ob.text === text) === true;
-        if (!has()) continue;
-        await this.graph.writeObject({ t: 'delete_observation', entity, text }, ctx);
-        if (!has()) deletedCount++;
-      }
-    }
-    return { deletedCount, requested, missingEntities };
-  }
-
-  /** Deletes relations; counts only those that matched and are gone. */
-  async delete_relations(args: unknown, ctx: WriteContext): Promise<KgDeleteRelationsResult> {
-    const items = arr(obj(args, 'arguments').relations, 'relations').map((x, i) =>
-      rel(x, `relations[${i}]`),
+  /**
+   * Deletes the named entities and their relations; reports which names were deleted and which
+   * were not (absent, held for review, or above the caller's authority — never claimed done).
+   */
+  async delete_entities(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<KgDeleteEntitiesResult> {
+    const names = this.v.ss(obj(args, 'arguments').entityNames, 'entityNames');
+    this.bound(names.length, 'entityNames');
+    const unique = names.filter((name, i) => names.indexOf(name) === i);
+    const present = unique.filter((name) => this.graph.entity(name) !== undefined);
+    await this.write(
+      present.map((name) => ({ o: { t: 'delete_entity', name } as GraphObject, subject: name })),
+      ctx,
+      held,
     );
+    const deleted = present.filter((n) => this.graph.entity(n) === undefined);
+    return {
+      deleted,
+      notFound: unique.filter((n) => !deleted.includes(n)),
+      requested: names.length,
+    };
+  }
+
+  async delete_observations(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<KgDeleteObservationsResult> {
+    const dels = arr(obj(args, 'arguments').deletions, 'deletions').map((x, i) => {
+      const o = obj(x, `deletions[${i}]`);
+      return {
+        entity: this.v.s(o.entityName, `deletions[${i}].entityName`),
+        texts: this.v.obs(o.observations, `deletions[${i}].observations`),
+      };
+    });
+    this.bound(
+      dels.reduce((n, d) => n + d.texts.length, 0),
+      'deletions',
+    );
+    const has = (entity: string, text: string): boolean =>
+      this.graph.entity(entity)?.observations.some((ob) => ob.text === text) === true;
+    const writes: { o: GraphObject; subject: string }[] = [];
+    for (const d of dels)
+      for (const text of d.texts)
+        if (has(d.entity, text))
+          writes.push({
+            o: { t: 'delete_observation', entity: d.entity, text },
+            subject: d.entity,
+          });
+    await this.write(writes, ctx, held);
+    // Counted from the graph after the writes: only observations that were there and are gone.
+    const deletedCount = writes.filter((w) => {
+      const o = w.o as { entity: string; text: string };
+      return !has(o.entity, o.text);
+    }).length;
+    const missingEntities = dels
+      .map((d) => d.entity)
+      .filter((e, i, a) => this.graph.entity(e) === undefined && a.indexOf(e) === i);
+    return {
+      deletedCount,
+      requested: dels.reduce((n, d) => n + d.texts.length, 0),
+      missingEntities,
+    };
+  }
+
+  async delete_relations(
+    args: unknown,
+    ctx: WriteContext,
+    held: HeldGraphObject[] = [],
+  ): Promise<KgDeleteRelationsResult> {
+    const items = arr(obj(args, 'arguments').relations, 'relations').map((x, i) =>
+      this.v.rel(x, `relations[${i}]`),
+    );
+    this.bound(items.length, 'relations');
     const present = (r: { from: string; to: string; relationType: string }): boolean =>
       this.graph
         .allRelations()
         .some((x) => x.from === r.from && x.to === r.to && x.relationType === r.relationType);
-    let deletedCount = 0;
-    for (const r of items) {
-      if (!present(r)) continue;
-      await this.graph.writeObject({ t: 'delete_relation', ...r }, ctx);
-      if (!present(r)) deletedCount++;
-    }
-    return { deletedCount, requested: items.length };
+    const there = items.filter(present);
+    await this.write(
+      there.map((r) => ({
+        o: { t: 'delete_relation', ...r } as GraphObject,
+        subject: `${r.from} ${r.relationType} ${r.to}`,
+      })),
+      ctx,
+      held,
+    );
+    // Counted from the graph after the writes: only relations that matched and are gone.
+    return { deletedCount: there.filter((r) => !present(r)).length, requested: items.length };
   }
-
   /**
    * The whole graph (what the reference returns), or — when the caller pages with `limit` or
    * `cursor` — a page at a time: entities in name order, each relation on its `from` entity's page.
@@ -357,7 +513,7 @@ export class KnowledgeGraphTools {
     const limit = o.limit === undefined ? 100 : Number(o.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
       bad('limit must be an integer in 1..1000');
-    const after = o.cursor === undefined ? undefined : s(o.cursor, 'cursor');
+    const after = o.cursor === undefined ? undefined : this.v.s(o.cursor, 'cursor');
     const all = this.graph
       .allEntities()
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -380,7 +536,7 @@ export class KnowledgeGraphTools {
 
   /** Case-insensitive match on names, types and observation text; relations touching a hit. */
   search_nodes(args: unknown): KgGraph {
-    const q = s(obj(args, 'arguments').query, 'query').toLowerCase();
+    const q = this.v.s(obj(args, 'arguments').query, 'query').toLowerCase();
     const hits = this.graph
       .allEntities()
       .filter(
@@ -394,7 +550,7 @@ export class KnowledgeGraphTools {
 
   /** The named entities (missing names skipped) and every relation touching one of them. */
   open_nodes(args: unknown): KgGraph {
-    const names = ss(obj(args, 'arguments').names, 'names');
+    const names = this.v.ss(obj(args, 'arguments').names, 'names');
     return this.subgraph(
       names.map((n) => this.graph.entity(n)).filter((e): e is EntityState => e !== undefined),
     );

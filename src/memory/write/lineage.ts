@@ -21,7 +21,7 @@ import {
   validateEdges,
   validateLineageOptions,
 } from '../../core/lineage/index.js';
-import { type SourceTier, type TrustLabel } from '../../core/trust.js';
+import { type SourceTier, type TrustLabel, labelValue } from '../../core/trust.js';
 import type { LlmProvider } from '../../ports/llm.js';
 import type { StorageBackend } from '../../ports/storage.js';
 import type { Ledger } from '../log/ledger.js';
@@ -80,20 +80,44 @@ export interface LineageRequest {
   readonly content: string;
   readonly tier: SourceTier;
   readonly threadId?: string;
+  /**
+   * Auto-attribute from the principal's last retrieval made without a thread (the explicit
+   * "derived from the last retrieval" flag, issue 24). With a `threadId`, that thread's last
+   * retrieval is used whatever this says.
+   */
+  readonly fromLastRetrieval?: boolean;
   readonly parents?: readonly string[];
   readonly weights?: readonly number[];
   readonly derived?: boolean;
   readonly multiHop?: boolean;
   readonly step?: number;
+  /**
+   * Take the caller's parents and weights as given (an operator's override, checked and
+   * audited by the write path): auto-attribution and the weight floor do not apply.
+   */
+  readonly override?: boolean;
 }
 
-/** The lineage that goes into the signed entry. */
+/** Where a write's parents came from (`LineageReport.basis`). */
+export type LineageBasis = 'none' | 'explicit' | 'retrieval' | 'explicit+retrieval' | 'override';
+
+/** The lineage that goes into the signed entry, and how it was decided. */
 export interface ResolvedLineage {
   readonly parents: readonly string[];
   readonly weights: readonly number[];
   readonly label: TrustLabel;
-  /** `explicit` (named by the caller), `auto` (last retrieval, §4.4) or `none`. */
+  /** `explicit` (named by the caller), `auto` (last retrieval, §4.4), both, or `none`. */
   readonly origin: 'explicit' | 'auto' | 'none';
+  readonly basis: LineageBasis;
+  /** The parents taken from the recorded retrieval (empty when none). */
+  readonly autoParents: readonly string[];
+  /** The thread whose retrieval was used (`''` for the no-thread retrieval), if any. */
+  readonly thread?: string;
+  /**
+   * The caller's lineage would have given a lower label or lower weights than the recorded
+   * retrievals and the attribution algorithm imply; the floor was applied.
+   */
+  readonly raised: boolean;
 }
 
 interface VerifiedParent {
@@ -136,56 +160,127 @@ export class LineageWriter {
     return this.#retrievals.get(threadKey(principal, threadId));
   }
 
-  /** on_write (§4.4): parents, attribution weights and the Equation (1) label. */
+  /**
+   * on_write (§4.4): parents, attribution weights and the Equation (1) label. Lineage from a
+   * caller can only add taint (issue 17): the parents are the caller's explicit ones PLUS the
+   * recorded retrieval's (an explicit `parents: []` does not remove them), each weight is at
+   * least the attribution algorithm's (on its own derivation step), and the label is never
+   * below the one the algorithm alone gives on those parents. Auto-attribution is scoped
+   * (issue 24): it uses the retrieval recorded for `threadId`, or the no-thread retrieval only
+   * with `fromLastRetrieval`; a write with neither is not tainted by an unrelated search.
+   * `override` (an operator's, checked by the caller) takes parents and weights as given.
+   */
   async resolve(view: StorageBackend, req: LineageRequest): Promise<ResolvedLineage> {
     const explicit = req.parents !== undefined;
     if (!explicit && req.weights !== undefined)
       throw new MemwardenError('LINEAGE_INVALID', 'weights need parents');
-    const auto =
-      explicit || this.config.explicitParentsOnly
-        ? undefined
-        : this.lastRetrieval(req.principal, req.threadId);
-    const ids = req.parents ?? auto ?? [];
-    const origin = explicit ? 'explicit' : ids.length > 0 ? 'auto' : 'none';
-    checkIds(ids, req.weights);
+    if (explicit) checkIds(req.parents, req.weights);
+    const scoped = req.threadId !== undefined || req.fromLastRetrieval === true;
+    const useAuto = scoped && !this.config.explicitParentsOnly && req.override !== true;
+    const auto = useAuto ? (this.lastRetrieval(req.principal, req.threadId) ?? []) : [];
+    const named = req.parents ?? [];
+    let ids: readonly string[];
+    if (req.override === true) ids = named;
+    else if (auto.length === 0) ids = named;
+    else {
+      const seen = new Set(named);
+      ids = [...named, ...auto.filter((id) => !seen.has(id))];
+    }
+    checkIds(ids, undefined);
+    const namedSet = new Set(named);
     const parents: VerifiedParent[] = [];
     for (const id of ids) parents.push(await this.#verifiedParent(view, req.principal, id));
 
-    let weights: readonly number[];
-    if (req.weights !== undefined) weights = req.weights;
-    else if (parents.length === 0) weights = [];
-    else {
-      // Only the scripted schedule reads the step; others skip the walk up the chain.
-      const step =
-        req.step ??
+    // The algorithm's weights on its own derivation step (the floor), and on the caller's step.
+    const algorithm = async (step: number | undefined): Promise<readonly number[]> => {
+      if (parents.length === 0) return [];
+      const k =
+        step ??
         (this.config.attribution instanceof ScriptedJudge ? await this.#stepOf(view, parents) : 1);
-      weights = await this.config.attribution.attribute(
+      const w = await this.config.attribution.attribute(
         { content: req.content },
         parents.map((p) => ({ id: p.id, content: p.content })),
-        { step },
+        { step: k },
       );
-      if (!Array.isArray(weights) || weights.length !== parents.length)
+      if (!Array.isArray(w) || w.length !== parents.length)
         throw new MemwardenError(
           'LINEAGE_INVALID',
           'attribution returned the wrong number of weights',
         );
+      return w;
+    };
+    const callerWeight = (i: number): number | undefined => {
+      if (req.weights === undefined) return undefined;
+      const at = named.indexOf(ids[i] as string);
+      return at < 0 ? undefined : req.weights[at];
+    };
+    let weights: number[];
+    let raised = false;
+    let label: TrustLabel;
+    const labelOf = (ws: readonly number[]): TrustLabel => {
+      const edges: ParentEdge[] = parents.map((p, i) => ({
+        label: p.label,
+        weight: ws[i] as number,
+        explicit: namedSet.has(p.id),
+      }));
+      validateEdges(edges);
+      return propagate(
+        {
+          tier: req.tier,
+          ...(req.derived === undefined && edges.length === 0
+            ? {}
+            : { derived: req.derived === true || edges.length > 0 }),
+          ...(req.multiHop === undefined ? {} : { multiHop: req.multiHop }),
+        },
+        edges,
+        this.config.options,
+      );
+    };
+    if (req.override === true) {
+      const given = req.weights ?? (await algorithm(req.step));
+      weights = [...given];
+      label = labelOf(weights);
+    } else {
+      const floor = await algorithm(undefined);
+      const asked = req.step === undefined ? floor : await algorithm(req.step);
+      weights = parents.map((_, i) => {
+        const f = floor[i] as number;
+        const c = callerWeight(i) ?? (asked[i] as number);
+        if (c < f) raised = true;
+        return Math.max(f, c);
+      });
+      if (auto.some((id) => !namedSet.has(id)) && explicit) raised = true;
+      label = labelOf(weights);
+      // Never below what the algorithm alone gives on these parents (the §3.5 fallback makes
+      // Equation (1)'s label non-monotone in the weights: a weight of 0 can lower it).
+      const base = labelOf(floor);
+      if (labelValue(base) > labelValue(label)) {
+        label = base;
+        raised = true;
+      }
     }
-    const edges: ParentEdge[] = parents.map((p, i) => ({
-      label: p.label,
-      weight: weights[i] as number,
-      explicit,
-    }));
-    validateEdges(edges);
-    const label = propagate(
-      {
-        tier: req.tier,
-        ...(req.derived === undefined ? {} : { derived: req.derived || edges.length > 0 }),
-        ...(req.multiHop === undefined ? {} : { multiHop: req.multiHop }),
-      },
-      edges,
-      this.config.options,
-    );
-    return { parents: ids, weights: [...weights], label, origin };
+    const usedAuto = ids.filter((id) => !namedSet.has(id));
+    const origin = explicit ? 'explicit' : ids.length > 0 ? 'auto' : 'none';
+    const basis: LineageBasis =
+      req.override === true
+        ? 'override'
+        : explicit && named.length > 0 && usedAuto.length > 0
+          ? 'explicit+retrieval'
+          : named.length > 0
+            ? 'explicit'
+            : usedAuto.length > 0
+              ? 'retrieval'
+              : 'none';
+    return {
+      parents: ids,
+      weights,
+      label,
+      origin,
+      basis,
+      autoParents: usedAuto,
+      ...(useAuto ? { thread: req.threadId ?? '' } : {}),
+      raised,
+    };
   }
 
   /** Load a parent through the principal's view and verify it; `LINEAGE_INVALID` otherwise. */
@@ -260,4 +355,8 @@ function checkIds(ids: readonly string[], weights: readonly number[] | undefined
       throw new MemwardenError('LINEAGE_INVALID', 'malformed parent id');
   if (weights !== undefined && (!Array.isArray(weights) || weights.length !== ids.length))
     throw new MemwardenError('LINEAGE_INVALID', 'one weight per parent');
+  if (weights !== undefined)
+    for (const w of weights)
+      if (typeof w !== 'number' || !(w >= 0 && w <= 1))
+        throw new MemwardenError('LINEAGE_INVALID', 'a weight must be a number in [0, 1]');
 }

@@ -67,7 +67,10 @@ export class ReviewQueue {
           parents: held.opts.parents ?? [],
           ...(held.opts.weights === undefined ? {} : { weights: held.opts.weights }),
         }));
-      const m = await this.writer.commit(held.content, held.opts, item.tier, lineage, { rev: opts.reviewer });
+      const m = await this.writer.commit(held.content, held.opts, item.tier, lineage, {
+        rev: opts.reviewer,
+        ...(held.sup === undefined ? {} : { sup: held.sup }),
+      });
       memoryId = m.id;
     }
     const decided = await this.ctx.storage.decideReview(id, {

@@ -45,18 +45,19 @@ export class Versions {
     opts: { principal: string; reason?: string; ttlMs?: number | null },
   ): Promise<MemoryRecord> {
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
+    this.writer.checkReason(opts.reason);
     const old = await this.owned(id, opts.principal);
     if (old.supersededBy !== undefined) {
       throw new MemwardenError('STORAGE_CONFLICT', 'memory already superseded', {
         details: { by: old.supersededBy },
       });
     }
-    await this.writer.checkWrite(content, opts.principal, old.tier);
     const prev = await this.ctx.ledger.verifyStored(old);
     if (!prev.ok) throw new MemwardenError(prev.code, 'stored entry failed verification');
-    // A new version keeps the old one's signed lineage: an update never launders a label.
+    // A new version keeps the old one's signed lineage: an update never launders a label. It
+    // goes through the write path like any write: limits, tier, TTL ceiling, screening, quota.
     const kept: WriteLineage = { parents: prev.entry.parents, weights: prev.entry.weights, label: prev.entry.label };
-    const next = await this.writer.commit(
+    const r = await this.writer.update(
       content,
       {
         principal: opts.principal,
@@ -65,10 +66,16 @@ export class Versions {
         ...(prev.entry.uri === undefined ? {} : { source: prev.entry.uri }),
         ...(opts.ttlMs === undefined ? {} : { ttlMs: opts.ttlMs }),
       },
-      old.tier,
       kept,
-      { sup: id },
+      id,
     );
+    if (r.status !== 'stored') {
+      // Held for review: the old version stays current until a reviewer approves the new one.
+      throw new MemwardenError('WRITE_HELD', 'the new version was held for review', {
+        details: { reviewId: r.reviewId, reasons: [...r.reasons] },
+      });
+    }
+    const next = r.memory;
     // The ledger marks the old version superseded in the new version's commit transaction
     // (its system scope: RLS forbids changing OPERATOR rows to every app principal, ADR 0007).
     await this.ctx.audit(opts.principal, 'entry.updated', id, {
@@ -87,6 +94,11 @@ export class Versions {
   async renew(id: string, opts: { principal: string; ttlMs?: number }): Promise<MemoryRecord> {
     if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, false);
     const stored = await this.owned(id, opts.principal);
+    const ceiling = this.ctx.retention.ttlCeilingMs[stored.tier];
+    if (opts.ttlMs !== undefined && ceiling !== null && opts.ttlMs > ceiling)
+      throw new MemwardenError('INPUT_INVALID', `a ${stored.tier} memory may live at most ${ceiling} ms`, {
+        details: { field: 'ttlMs', reason: 'ttl_ceiling', tier: stored.tier, ceilingMs: ceiling },
+      });
     const now = this.ctx.clock.nowNs();
     if (stored.supersededBy !== undefined || (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)) {
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
@@ -114,10 +126,11 @@ export class Versions {
     if (typeof opts.reason !== 'string' || opts.reason.length === 0) {
       throw new MemwardenError('INPUT_INVALID', 'a deletion needs a reason');
     }
-    await this.ctx.ledger.tombstone(id, opts.reason, opts.principal);
+    await this.writer.tombstone(id, opts.reason, opts.principal);
   }
 
   async deleteAll(opts: { principal: string; reason?: string }): Promise<number> {
+    this.writer.checkReason(opts.reason);
     const view = this.ctx.view(opts.principal);
     let n = 0;
     for (;;) {
@@ -128,7 +141,7 @@ export class Versions {
       });
       if (rows.length === 0) return n;
       for (const r of rows) {
-        await this.ctx.ledger.tombstone(r.id, opts.reason ?? 'deleteAll', opts.principal);
+        await this.writer.tombstone(r.id, opts.reason ?? 'deleteAll', opts.principal);
         n++;
       }
     }
@@ -192,7 +205,7 @@ export class Versions {
     let n = 0;
     for (const r of rows) {
       if (r.owner !== opts.principal) continue;
-      await this.ctx.ledger.tombstone(r.id, `purge ${opts.source ?? opts.contentHash}`, opts.principal);
+      await this.writer.tombstone(r.id, Array.from(`purge ${opts.source ?? opts.contentHash}`).slice(0, 256).join(''), opts.principal);
       n++;
     }
     await this.ctx.audit(opts.principal, 'purge', opts.source ?? opts.contentHash ?? '', { count: n });

@@ -1,25 +1,39 @@
 /**
  * @module memory/write/write-path
- * `Memory.add` and the signed commit under it (article Patterns 1 and 3; MemLineage §4.4):
- * validation that changes nothing (size, principal, tier), lineage resolution, extraction of
- * untrusted content into short facts (or a hold), screening (markers, then the detection
- * pipeline; flagged → review queue with the findings), near-duplicate rejection, quota, and
- * the ledger write. `commit` is shared with updates and approved reviews.
+ * THE write path (issue 17, ADR 0029): every write of every channel — `Memory.add` (library,
+ * HTTP, CLI, MCP memory tools, the LangGraph store, the AI SDK middleware), updates, knowledge-
+ * graph objects (MCP graph tools, `GraphMemory`), approved reviews and tombstones — runs here,
+ * through the stages of `stages.ts`:
+ *
+ * 1. limits — every caller string bounded in code points and bytes, no NUL / lone surrogate;
+ * 2. principal — a registered writer, the tier within its kind's ceiling (`mayWriteTier`);
+ * 3. ttl — the TTL within the tier's ceiling (no immortal untrusted memory by default);
+ * 4. lineage — explicit parents plus the scoped retrieval's; caller lineage only adds taint;
+ * 5. extraction — untrusted content becomes short facts, or waits for a reviewer (Pattern 3);
+ * 6. embedding — computed once, reused by screening, the near-duplicate check and storage;
+ * 7. screening — the marker screens, then detection (`screenWrite`); a finding holds the write;
+ * 8. dedupe — the near-duplicate policy (issue 20's consolidation replaces this stage);
+ * 9. commit — the daily quota in the commit transaction, sign, log, store, metrics.
+ *
+ * The commit capability (`../log/commit.ts`) is importable from this folder only (the
+ * dependency rule `commit-only-from-the-write-path`): nothing else can write an entry.
  */
-import { utf8 } from '../../core/bytes.js';
 import { MemwardenError } from '../../core/errors.js';
 import { type PrincipalKind, type SourceTier, mayWriteTier } from '../../core/trust.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { LlmProvider } from '../../ports/llm.js';
-import type { AddOptions, AddResult, MemoryRecord } from '../api.js';
+import type { AddOptions, AddResult, LineageReport, MemoryRecord } from '../api.js';
 import { checkTtlMs, dayKey } from '../config.js';
 import type { MemoryContext } from '../context.js';
 import { extractFacts } from '../detect/pipeline.js';
+import { type Committer, committerOf } from '../log/commit.js';
 import type { LineageWriter, ResolvedLineage } from './lineage.js';
 import { toMemoryRecord } from '../read/records.js';
 import type { WriteScreen } from '../detect/screen.js';
 import { findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
 import type { DetectionHooks } from '../detect/calibration.js';
+import { checkOptional, checkString } from './limits.js';
+import type { HoldFinding, StageResult, WriteDraft, WriteStage } from './stages.js';
 
 /** What a held write carries so approval can replay it exactly. */
 export interface HeldWrite {
@@ -27,6 +41,8 @@ export interface HeldWrite {
   readonly opts: Omit<AddOptions, 'embedding'>;
   /** The lineage resolved when the write was made (parents are immutable, so it stays valid). */
   readonly lineage: WriteLineage;
+  /** A held new version: the entry it supersedes. */
+  readonly sup?: string;
 }
 
 /** The lineage fields that go into the signed entry. */
@@ -37,127 +53,272 @@ export interface WritePathDeps {
   readonly screens: readonly WriteScreen[];
   readonly detection: DetectionHooks | undefined;
   readonly extractor: LlmProvider | undefined;
+  /**
+   * The stage in the near-duplicate policy's place (issue 20's consolidation: ADD / UPDATE /
+   * NOOP); default {@link WritePath.nearDuplicateStage}.
+   */
+  readonly dedupe?: (path: WritePath) => WriteStage;
 }
 
+/** Entry kinds that are structure, not memories: no stored embedding, no near-duplicate check. */
+const STRUCTURE_KINDS: ReadonlySet<string> = new Set(['graph', 'passage']);
+
+/** One graph object for {@link WritePath.writeGraph}. */
+export interface GraphWriteItem {
+  /** The signed content (the object's canonical encoding, or a passage's text). */
+  readonly content: string;
+  readonly kind: 'graph' | 'passage';
+  /** The object's own text, what screening reads. */
+  readonly screenText: string;
+  /** Entries it derives from (weight 1 each; verified like any explicit parent). */
+  readonly parents?: readonly string[];
+}
+
+/** The outcome of one graph object's write. */
+export type GraphWriteOutcome =
+  | { readonly status: 'stored'; readonly memory: MemoryRecord }
+  | { readonly status: 'pending_review'; readonly reviewId: string; readonly reasons: readonly string[] };
+
 const NS_PER_MS = 1_000_000n;
+const isPromise = <T>(x: T | Promise<T>): x is Promise<T> =>
+  typeof (x as { then?: unknown } | null)?.then === 'function';
+
+/** The report of a lineage on the add result (issue 24: which parents, and why). */
+function reportOf(l: WriteLineage, r: ResolvedLineage | undefined): LineageReport {
+  const basis = r?.basis ?? (l.parents.length > 0 ? 'explicit' : 'none');
+  const why: string[] = [];
+  if (basis === 'none') why.push('no parents: not derived from a retrieval or a named entry');
+  if (basis === 'explicit' || basis === 'explicit+retrieval') why.push('parents named by the caller');
+  if (basis === 'retrieval' || basis === 'explicit+retrieval')
+    why.push(
+      r?.thread === ''
+        ? 'parents from the last retrieval (fromLastRetrieval)'
+        : `parents from the last retrieval of thread ${r?.thread ?? ''}`,
+    );
+  if (basis === 'override') why.push("an operator's lineage override (audited)");
+  if (r?.raised === true)
+    why.push('raised to the recorded retrieval and attribution floor (caller lineage only adds taint)');
+  return {
+    parents: [...l.parents],
+    weights: [...l.weights],
+    label: l.label,
+    basis,
+    autoParents: [...(r?.autoParents ?? [])],
+    ...(r?.thread === undefined ? {} : { thread: r.thread }),
+    raised: r?.raised ?? false,
+    reason: why.join('; '),
+  };
+}
 
 export class WritePath {
+  private readonly committer: Committer;
+  /** `add`: every stage. */
+  private readonly addStages: readonly WriteStage[];
+  /** An update's new version: no extraction, no near-duplicate check (a correction is kept). */
+  private readonly updateStages: readonly WriteStage[];
+  /** Graph objects: no extraction, no near-duplicate check (the graph dedupes by key). */
+  private readonly graphStages: readonly WriteStage[];
+  /** An approved review's replay: no screening (a reviewer decided), still every bound. */
+  private readonly replayStages: readonly WriteStage[];
+
   constructor(
     private readonly ctx: MemoryContext,
     private readonly lineage: LineageWriter,
     private readonly d: WritePathDeps,
-  ) {}
+  ) {
+    this.committer = committerOf(ctx.ledger);
+    const limits = this.limitsStage();
+    const principal = this.principalStage();
+    const ttl = this.ttlStage();
+    const lineageStage = this.lineageStage();
+    const embedding = this.embeddingStage();
+    const screening = this.screeningStage();
+    const commit = this.commitStage();
+    const dedupe = d.dedupe === undefined ? this.nearDuplicateStage() : d.dedupe(this);
+    this.addStages = [
+      limits,
+      principal,
+      ttl,
+      lineageStage,
+      this.extractionStage(),
+      embedding,
+      screening,
+      dedupe,
+      commit,
+    ];
+    this.updateStages = [limits, principal, ttl, embedding, screening, commit];
+    this.graphStages = [limits, principal, ttl, lineageStage, screening, commit];
+    // No embedding stage: nothing screens it; the commit embeds what it stores.
+    this.replayStages = [limits, principal, ttl, commit];
+  }
 
-  async add(content: string, opts: AddOptions): Promise<AddResult> {
-    const tier: SourceTier = opts.tier ?? 'USER_OBSERVED';
-    await this.checkWrite(content, opts.principal, tier, opts.source);
-    if (opts.ttlMs !== undefined) checkTtlMs(opts.ttlMs, true);
-    // Lineage first: an unknown or unverifiable parent rejects the write before anything else.
-    const resolved = await this.lineage.resolve(this.ctx.view(opts.principal), {
+  // ---- entry points ------------------------------------------------------------------------
+
+  /** `Memory.add`: the whole pipeline. */
+  add(content: string, opts: AddOptions): Promise<AddResult> {
+    return this.run(this.addStages, this.draft(content, opts), 0);
+  }
+
+  /**
+   * An update's new version (`versions.ts`): superseding `sup`, keeping the old version's
+   * signed lineage (an update never launders a label), screened like any write (held for
+   * review when flagged).
+   */
+  update(
+    content: string,
+    opts: AddOptions,
+    lineage: WriteLineage,
+    sup: string,
+  ): Promise<AddResult> {
+    const d: WriteDraft = { ...this.draft(content, opts), lineage: asResolved(lineage), sup, noExtraction: true };
+    return this.run(this.updateStages, d, 0);
+  }
+
+  /**
+   * Commit a write whose lineage is known and that needs no screening: an approved review's
+   * exact replay (`rev`: the reviewer) or a held update's (`sup`). Limits, the tier ceiling, the
+   * TTL ceiling and the quota still apply.
+   */
+  async commit(
+    content: string,
+    opts: AddOptions,
+    tier: SourceTier,
+    lineage: WriteLineage,
+    extra?: { sup?: string; rev?: string },
+  ): Promise<MemoryRecord> {
+    const d: WriteDraft = {
+      ...this.draft(content, { ...opts, tier }),
+      lineage: asResolved(lineage),
+      noExtraction: true,
+      ...(extra?.sup === undefined ? {} : { sup: extra.sup }),
+      ...(extra?.rev === undefined ? {} : { rev: extra.rev }),
+    };
+    const r = await this.run(this.replayStages, d, 0);
+    if (r.status !== 'stored') throw new MemwardenError('STORAGE_FAILED', 'a replayed write was held');
+    return r.memory;
+  }
+
+  /**
+   * Knowledge-graph objects of one call (`GraphMemory`): each screened on its own text and
+   * held for review when flagged, stored as a signed entry of kind `graph` (or `passage`)
+   * with its tier's TTL, counted against the quota. Every item is checked (limits, principal,
+   * TTL) before any is written; the rest run concurrently, so one call is a few group commits.
+   * A commit failure (e.g. the quota) fails the call after the others settled.
+   */
+  async writeGraph(
+    items: readonly GraphWriteItem[],
+    w: { principal: string; tier: SourceTier },
+  ): Promise<GraphWriteOutcome[]> {
+    const drafts = items.map((it): WriteDraft => ({
+      ...this.draft(it.content, {
+        principal: w.principal,
+        tier: w.tier,
+        kind: it.kind,
+        ...(it.parents === undefined || it.parents.length === 0
+          ? {}
+          : { parents: it.parents, weights: it.parents.map(() => 1) }),
+      }),
+      screenText: it.screenText,
+      noExtraction: true,
+    }));
+    // The cheap, synchronous bounds of every item first: a bad item changes nothing.
+    const ready: WriteDraft[] = [];
+    for (const d of drafts) ready.push(await this.runUntil(this.graphStages, d, 'lineage'));
+    // One embedding call for the call's screening (the detection pipeline needs vectors).
+    if (this.d.detection !== undefined && ready.length > 0) {
+      const vs = await this.embedMany(ready.map((d) => d.screenText));
+      ready.forEach((d, i) => (ready[i] = { ...d, embedding: vs[i] as Float32Array }));
+    }
+    const at = this.graphStages.findIndex((s) => s.name === 'lineage');
+    const settled = await Promise.allSettled(ready.map((d) => this.run(this.graphStages, d, at)));
+    const out: GraphWriteOutcome[] = [];
+    for (const s of settled) {
+      if (s.status === 'rejected') throw s.reason;
+      const r = s.value;
+      out.push(
+        r.status === 'stored'
+          ? { status: 'stored', memory: r.memory }
+          : { status: 'pending_review', reviewId: r.reviewId, reasons: r.reasons },
+      );
+    }
+    return out;
+  }
+
+  /** A signed tombstone for `target` by `by` (ownership is the caller's check). */
+  async tombstone(target: string, reason: string, by: string): Promise<void> {
+    checkString(reason, 'reason', this.ctx.retention.limits);
+    await this.committer.tombstone(target, reason, by);
+  }
+
+  /** Bounds of a reason given with a delete, update or review decision. */
+  checkReason(reason: string | undefined): void {
+    checkOptional(reason, 'reason', this.ctx.retention.limits);
+  }
+
+  /**
+   * Validation that changes nothing: content, principal, tier (kept for callers that check
+   * before they act; the pipeline runs the same stages).
+   */
+  async checkWrite(content: string, principal: string, tier: SourceTier, source?: string): Promise<void> {
+    const d = this.draft(content, { principal, tier, ...(source === undefined ? {} : { source }) });
+    this.limits(d);
+    await this.checkPrincipal(d);
+  }
+
+  // ---- the runner ----------------------------------------------------------------------------
+
+  private draft(content: string, opts: AddOptions): WriteDraft {
+    const kind = opts.kind ?? 'fact';
+    return {
+      opts,
       principal: opts.principal,
       content,
-      tier,
-      ...(opts.threadId === undefined ? {} : { threadId: opts.threadId }),
-      ...(opts.parents === undefined ? {} : { parents: opts.parents }),
-      ...(opts.weights === undefined ? {} : { weights: opts.weights }),
-      ...(opts.derived === undefined ? {} : { derived: opts.derived }),
-      ...(opts.multiHop === undefined ? {} : { multiHop: opts.multiHop }),
-      ...(opts.step === undefined ? {} : { step: opts.step }),
-    });
-    const lineage: WriteLineage = { parents: resolved.parents, weights: resolved.weights, label: resolved.label };
-    // Pattern 3: untrusted content is never stored verbatim by default.
-    const untrusted = needsExtraction(content, tier, {
-      ...(opts.verbatim === undefined ? {} : { verbatim: opts.verbatim }),
-      shortFactChars: this.ctx.retention.shortFactChars,
-    });
-    if (untrusted && this.d.extractor !== undefined) {
-      return this.addExtracted(content, opts, tier, lineage, this.d.extractor);
-    }
-    // Without an extractor, a short marker-free untrusted fact may be stored as is (documented);
-    // longer untrusted content waits for a reviewer unless the caller opted out (verbatim).
-    if (untrusted && content.length > this.ctx.retention.shortFactChars) {
-      return this.hold(content, opts, tier, lineage, [
-        {
-          reason: 'extraction_required',
-          detail: `untrusted content over ${this.ctx.retention.shortFactChars} chars and no extractor configured`,
-        },
-      ]);
-    }
-    return this.addOne(content, opts, tier, lineage);
+      screenText: content,
+      kind,
+      tier: opts.tier ?? 'USER_OBSERVED',
+      storeEmbedding: !STRUCTURE_KINDS.has(kind),
+    };
   }
 
-  /** Screen (markers, then the detection pipeline), reject near-duplicates, then commit. */
-  private async addOne(
-    content: string,
-    opts: AddOptions,
-    tier: SourceTier,
-    lineage: WriteLineage,
-  ): Promise<AddResult> {
-    // One embedding, computed before screening and reused for storage.
-    const embedding = opts.embedding ?? (await this.embed(content));
-    const findings: { reason: string; detail: string }[] = this.d.screens.flatMap((s) => s.screen(content, tier));
-    if (this.d.detection !== undefined) {
-      const seen = new Set(findings.map((f) => f.reason));
-      const screened = await this.d.detection.screenWrite(opts.principal, {
-        content,
-        tier,
-        principal: opts.principal,
-        embedding,
-      });
-      for (const f of flaggedOf(screened)) {
-        if (seen.has(f.detector)) continue; // the marker screen already reported it
-        seen.add(f.detector);
-        findings.push({ reason: f.detector, detail: f.reason });
-      }
+  /** Run `stages` from index `from` on `d`. */
+  private async run(stages: readonly WriteStage[], d: WriteDraft, from: number): Promise<AddResult> {
+    for (let i = from; i < stages.length; i++) {
+      const p = (stages[i] as WriteStage).run(d);
+      const r: StageResult = isPromise(p) ? await p : p;
+      if ('next' in r) d = r.next;
+      else if ('done' in r) return r.done;
+      else if ('hold' in r) return this.hold(r.draft, r.hold);
+      else return this.fanout(stages, i + 1, r.fanout);
     }
-    if (findings.length > 0) return this.hold(content, opts, tier, lineage, findings);
-    const threshold = this.ctx.retention.nearDuplicateThreshold;
-    if (threshold !== null && tier !== 'OPERATOR' && opts.keyed !== true) {
-      const dup = await findNearDuplicate(this.ctx.view(opts.principal), this.ctx.ledger, {
-        principal: opts.principal,
-        embedding,
-        threshold,
-        nowNs: this.ctx.clock.nowNs(),
-        model: this.ctx.readModel,
-      });
-      if (dup !== undefined) {
-        this.ctx.metrics.recordRejected('near_duplicate');
-        throw new MemwardenError('STORAGE_CONFLICT', 'a near-duplicate of an existing memory', {
-          details: { reason: 'near_duplicate', of: dup.id, similarity: Number(dup.similarity.toFixed(4)) },
-        });
-      }
-    }
-    return { status: 'stored', memory: await this.commit(content, { ...opts, embedding }, tier, lineage) };
+    throw new MemwardenError('STORAGE_FAILED', 'the write pipeline ended without a commit');
   }
 
-  /** Extraction (Pattern 3): each short fact the model finds is written as its own entry. */
-  private async addExtracted(
-    content: string,
-    opts: AddOptions,
-    tier: SourceTier,
-    lineage: WriteLineage,
-    extractor: LlmProvider,
+  /** Run the stages before the one named `until` (which must continue), returning the draft. */
+  private async runUntil(stages: readonly WriteStage[], d: WriteDraft, until: string): Promise<WriteDraft> {
+    for (const s of stages) {
+      if (s.name === until) return d;
+      const p = s.run(d);
+      const r: StageResult = isPromise(p) ? await p : p;
+      if (!('next' in r)) throw new MemwardenError('STORAGE_FAILED', `stage ${s.name} did not continue`);
+      d = r.next;
+    }
+    return d;
+  }
+
+  /** Extraction's facts: each runs the rest of the pipeline on its own. */
+  private async fanout(
+    stages: readonly WriteStage[],
+    from: number,
+    facts: readonly WriteDraft[],
   ): Promise<AddResult> {
-    let facts: readonly string[];
-    try {
-      const r = await extractFacts(content, extractor, { tier });
-      facts = r.facts.map((f) => f.fact);
-      for (const d of r.dropped) for (const reason of d.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
-    } catch (e) {
-      if (!(e instanceof MemwardenError)) throw e;
-      // Fail closed: nothing stored, the content waits for a reviewer.
-      return this.hold(content, opts, tier, lineage, [{ reason: 'extraction_failed', detail: e.code }]);
-    }
-    if (facts.length === 0) {
-      return this.hold(content, opts, tier, lineage, [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }]);
-    }
-    const { embedding: _e, ...rest } = opts;
     const stored: MemoryRecord[] = [];
     const held: { reviewId: string; reasons: readonly string[] }[] = [];
     let firstError: unknown;
-    for (const fact of facts) {
+    let lineage: LineageReport | undefined;
+    for (const f of facts) {
       try {
-        const r = await this.addOne(fact, { ...rest, verbatim: true }, tier, lineage);
+        const r = await this.run(stages, f, from);
+        lineage ??= r.lineage;
         if (r.status === 'stored') stored.push(r.memory);
         else held.push({ reviewId: r.reviewId, reasons: r.reasons });
       } catch (e) {
@@ -172,7 +333,13 @@ export class WritePath {
     const [first, ...others] = stored;
     if (first === undefined) {
       const h = held[0];
-      if (h !== undefined) return { status: 'pending_review', reviewId: h.reviewId, reasons: h.reasons };
+      if (h !== undefined)
+        return {
+          status: 'pending_review',
+          reviewId: h.reviewId,
+          reasons: h.reasons,
+          ...(lineage === undefined ? {} : { lineage }),
+        };
       throw firstError;
     }
     return {
@@ -180,63 +347,341 @@ export class WritePath {
       memory: first,
       ...(others.length === 0 ? {} : { extra: others }),
       ...(held.length === 0 ? {} : { heldFacts: held.map((h) => h.reviewId) }),
+      ...(lineage === undefined ? {} : { lineage }),
     };
   }
 
   /** Hold a write in the review queue (pending, never dropped), counted per reason. */
-  private async hold(
-    content: string,
-    opts: AddOptions,
-    tier: SourceTier,
-    lineage: WriteLineage,
-    findings: readonly { reason: string; detail: string }[],
-  ): Promise<AddResult> {
+  private async hold(d: WriteDraft, findings: readonly HoldFinding[]): Promise<AddResult> {
     const reviewId = this.ctx.newId();
-    const { embedding: _e, ...rest } = opts;
-    const held: HeldWrite = { content, opts: rest, lineage };
-    await this.ctx.view(opts.principal).enqueueReview({
+    const { embedding: _e, ...rest } = d.opts;
+    const lineage = lineageOf(d);
+    const held: HeldWrite = {
+      content: d.content,
+      // The kind and tier as the pipeline decided them (the replay must not re-default them).
+      opts: { ...rest, kind: d.kind, tier: d.tier },
+      lineage: { parents: lineage.parents, weights: lineage.weights, label: lineage.label },
+      ...(d.sup === undefined ? {} : { sup: d.sup }),
+    };
+    await this.ctx.view(d.principal).enqueueReview({
       id: reviewId,
-      principal: opts.principal,
-      tier,
-      content,
+      principal: d.principal,
+      tier: d.tier,
+      content: d.content,
       reasons: findings.map((f) => `${f.reason}: ${f.detail}`),
-      payload: utf8.encode(JSON.stringify(held)),
+      payload: new TextEncoder().encode(JSON.stringify(held)),
       createdAtNs: this.ctx.clock.nowNs(),
     });
     for (const f of findings) this.ctx.metrics.recordRejected(f.reason);
-    await this.ctx.audit(opts.principal, 'write.held', reviewId, {
+    await this.ctx.audit(d.principal, 'write.held', reviewId, {
       reasons: findings.map((f) => f.reason),
+      kind: d.kind,
+      ...(d.sup === undefined ? {} : { supersedes: d.sup }),
     });
-    return { status: 'pending_review', reviewId, reasons: findings.map((f) => f.reason) };
+    return {
+      status: 'pending_review',
+      reviewId,
+      reasons: findings.map((f) => f.reason),
+      lineage: reportOf(lineage, d.lineage),
+    };
   }
 
-  /** Validation that changes nothing: principal, tier, size. */
-  async checkWrite(content: string, principal: string, tier: SourceTier, source?: string): Promise<void> {
-    if (typeof content !== 'string' || content.length === 0) {
-      throw new MemwardenError('INPUT_INVALID', 'content must be a non-empty string');
-    }
-    // PostgreSQL text cannot hold U+0000: refused here, before quota or the group commit (where
-    // it would fail the whole batch, other principals' writes included). Found by test/fuzz.
-    if (content.includes('\u0000') || source?.includes('\u0000') === true) {
-      throw new MemwardenError('INPUT_INVALID', 'content and source must not contain U+0000');
-    }
-    if (utf8.encode(content).length > this.ctx.retention.maxContentBytes) {
-      this.ctx.metrics.recordRejected('oversize');
-      throw new MemwardenError(
-        'INPUT_TOO_LARGE',
-        `content over ${this.ctx.retention.maxContentBytes} bytes`,
-      );
-    }
-    const p = await this.principalOf(principal);
-    if (p === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
-    if (!mayWriteTier(p.kind, tier)) {
-      this.ctx.metrics.recordRejected('tier_not_allowed');
-      throw new MemwardenError(
-        'AUTH_FORBIDDEN',
-        `a ${p.kind} principal may not write tier ${tier}`,
-      );
+  // ---- stages ----------------------------------------------------------------------------
+
+  /** 1. Every caller-supplied string, bounded in code points and bytes; NUL, lone surrogates. */
+  private limitsStage(): WriteStage {
+    return {
+      name: 'limits',
+      run: (d) => {
+        this.limits(d);
+        return { next: d };
+      },
+    };
+  }
+
+  private limits(d: WriteDraft): void {
+    const l = this.ctx.retention.limits;
+    try {
+      checkString(d.content, 'content', l);
+      const o = d.opts;
+      if (o.source !== undefined) checkString(o.source, 'source', l);
+      if (o.kind !== undefined) checkString(o.kind, 'kind', l);
+      if (o.threadId !== undefined) checkString(o.threadId, 'threadId', l);
+      if (o.parents !== undefined) {
+        if (!Array.isArray(o.parents)) throw new MemwardenError('LINEAGE_INVALID', 'parents must be an array');
+        for (let i = 0; i < o.parents.length; i++) checkString(o.parents[i], 'parent', l, `parents[${i}]`);
+      }
+    } catch (e) {
+      if (e instanceof MemwardenError)
+        this.ctx.metrics.recordRejected(e.code === 'INPUT_TOO_LARGE' ? 'oversize' : 'invalid_input');
+      throw e;
     }
   }
+
+  /** 2. A registered writer; the tier within its kind's ceiling; an override needs an operator. */
+  private principalStage(): WriteStage {
+    return {
+      name: 'principal',
+      run: async (d) => ({ next: { ...d, writerKind: await this.checkPrincipal(d) } }),
+    };
+  }
+
+  private async checkPrincipal(d: WriteDraft): Promise<PrincipalKind> {
+    const p = await this.principalOf(d.principal);
+    if (p === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
+    if (!mayWriteTier(p.kind, d.tier)) {
+      this.ctx.metrics.recordRejected('tier_not_allowed');
+      throw new MemwardenError('AUTH_FORBIDDEN', `a ${p.kind} principal may not write tier ${d.tier}`, {
+        details: { reason: 'tier_not_allowed', tier: d.tier, kind: p.kind },
+      });
+    }
+    if (d.opts.lineageOverride === true && p.kind !== 'operator') {
+      this.ctx.metrics.recordRejected('lineage_override');
+      throw new MemwardenError('AUTH_FORBIDDEN', 'only an operator overrides lineage', {
+        details: { reason: 'lineage_override' },
+      });
+    }
+    return p.kind;
+  }
+
+  /** 3. The TTL: the tier's default, or the caller's within the tier's ceiling. */
+  private ttlStage(): WriteStage {
+    return {
+      name: 'ttl',
+      run: (d) => {
+        const r = this.ctx.retention;
+        const asked = d.opts.ttlMs;
+        if (asked === undefined) return { next: { ...d, ttl: r.ttlMs[d.tier] } };
+        const ttl = checkTtlMs(asked, true);
+        const ceiling = r.ttlCeilingMs[d.tier];
+        if (ceiling !== null && (ttl === null || ttl > ceiling)) {
+          this.ctx.metrics.recordRejected('ttl_ceiling');
+          throw new MemwardenError(
+            'INPUT_INVALID',
+            `a ${d.tier} memory may live at most ${ceiling} ms (${ttl === null ? 'never expiring' : `${ttl} ms`} asked)`,
+            { details: { field: 'ttlMs', reason: 'ttl_ceiling', tier: d.tier, ceilingMs: ceiling } },
+          );
+        }
+        return { next: { ...d, ttl } };
+      },
+    };
+  }
+
+  /** 4. Lineage: explicit plus scoped auto-attribution; callers only add taint (lineage.ts). */
+  private lineageStage(): WriteStage {
+    return {
+      name: 'lineage',
+      run: async (d) => {
+        if (d.lineage !== undefined) return { next: d };
+        const o = d.opts;
+        const resolved = await this.lineage.resolve(this.ctx.view(d.principal), {
+          principal: d.principal,
+          content: d.content,
+          tier: d.tier,
+          ...(o.threadId === undefined ? {} : { threadId: o.threadId }),
+          ...(o.fromLastRetrieval === undefined ? {} : { fromLastRetrieval: o.fromLastRetrieval }),
+          ...(o.parents === undefined ? {} : { parents: o.parents }),
+          ...(o.weights === undefined ? {} : { weights: o.weights }),
+          ...(o.derived === undefined ? {} : { derived: o.derived }),
+          ...(o.multiHop === undefined ? {} : { multiHop: o.multiHop }),
+          ...(o.step === undefined ? {} : { step: o.step }),
+          ...(o.lineageOverride === true ? { override: true } : {}),
+        });
+        if (resolved.raised) this.ctx.metrics.recordRejected('lineage_raised');
+        return { next: { ...d, lineage: resolved } };
+      },
+    };
+  }
+
+  /** 5. Pattern 3: untrusted content is never stored verbatim by default. */
+  private extractionStage(): WriteStage {
+    return {
+      name: 'extraction',
+      run: async (d) => {
+        if (d.noExtraction === true) return { next: d };
+        const untrusted = needsExtraction(d.content, d.tier, {
+          ...(d.opts.verbatim === undefined ? {} : { verbatim: d.opts.verbatim }),
+          shortFactChars: this.ctx.retention.shortFactChars,
+        });
+        if (!untrusted) return { next: d };
+        const extractor = this.d.extractor;
+        if (extractor === undefined) {
+          // A short marker-free untrusted fact may be stored as is (documented); longer content
+          // waits for a reviewer unless the caller opted out (verbatim).
+          if (d.content.length <= this.ctx.retention.shortFactChars) return { next: d };
+          return {
+            hold: [
+              {
+                reason: 'extraction_required',
+                detail: `untrusted content over ${this.ctx.retention.shortFactChars} chars and no extractor configured`,
+              },
+            ],
+            draft: d,
+          };
+        }
+        let facts: readonly string[];
+        try {
+          const r = await extractFacts(d.content, extractor, { tier: d.tier });
+          facts = r.facts.map((f) => f.fact);
+          for (const x of r.dropped)
+            for (const reason of x.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
+        } catch (e) {
+          if (!(e instanceof MemwardenError)) throw e;
+          // Fail closed: nothing stored, the content waits for a reviewer.
+          return { hold: [{ reason: 'extraction_failed', detail: e.code }], draft: d };
+        }
+        if (facts.length === 0)
+          return { hold: [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }], draft: d };
+        const { embedding: _e, ...rest } = d.opts;
+        return {
+          fanout: facts.map((fact) => ({
+            ...d,
+            opts: { ...rest, verbatim: true },
+            content: fact,
+            screenText: fact,
+            noExtraction: true,
+          })),
+        };
+      },
+    };
+  }
+
+  /** 6. One embedding, computed before screening and reused for storage. */
+  private embeddingStage(): WriteStage {
+    return {
+      name: 'embedding',
+      run: async (d) => {
+        if (d.embedding !== undefined) return { next: d };
+        if (d.opts.embedding !== undefined && d.screenText === d.content)
+          return { next: { ...d, embedding: d.opts.embedding } };
+        return { next: { ...d, embedding: await this.embed(d.screenText) } };
+      },
+    };
+  }
+
+  /** 7. Screening: the marker screens, then the detection pipeline; a finding holds the write. */
+  private screeningStage(): WriteStage {
+    return {
+      name: 'screening',
+      run: async (d) => {
+        const findings: HoldFinding[] = [];
+        for (const s of this.d.screens) for (const f of s.screen(d.screenText, d.tier)) findings.push(f);
+        if (this.d.detection !== undefined) {
+          const embedding = d.embedding ?? (await this.embed(d.screenText));
+          const seen = new Set(findings.map((f) => f.reason));
+          const screened = await this.d.detection.screenWrite(d.principal, {
+            content: d.screenText,
+            tier: d.tier,
+            principal: d.principal,
+            embedding,
+          });
+          for (const f of flaggedOf(screened)) {
+            if (seen.has(f.detector)) continue; // the marker screen already reported it
+            seen.add(f.detector);
+            findings.push({ reason: f.detector, detail: f.reason });
+          }
+        }
+        if (findings.length > 0) return { hold: findings, draft: d };
+        return { next: d };
+      },
+    };
+  }
+
+  /**
+   * 8. The near-duplicate policy (SMSR §VIII): a non-OPERATOR memory whose embedding is within
+   * the threshold of one of the writer's own verified memories is refused (`STORAGE_CONFLICT`,
+   * reason `near_duplicate`). Issue 20's consolidation stage replaces this one.
+   */
+  nearDuplicateStage(): WriteStage {
+    return {
+      name: 'dedupe',
+      run: async (d) => {
+        const threshold = this.ctx.retention.nearDuplicateThreshold;
+        // A keyed write (a store item addressed by its key) is its own identity: not a near-copy.
+        if (threshold === null || d.tier === 'OPERATOR' || !d.storeEmbedding || d.sup !== undefined || d.opts.keyed === true)
+          return { next: d };
+        const embedding = d.embedding ?? (await this.embed(d.content));
+        const dup = await findNearDuplicate(this.ctx.view(d.principal), this.ctx.ledger, {
+          principal: d.principal,
+          embedding,
+          threshold,
+          nowNs: this.ctx.clock.nowNs(),
+          model: this.ctx.readModel,
+        });
+        if (dup !== undefined) {
+          this.ctx.metrics.recordRejected('near_duplicate');
+          throw new MemwardenError('STORAGE_CONFLICT', 'a near-duplicate of an existing memory', {
+            details: { reason: 'near_duplicate', of: dup.id, similarity: Number(dup.similarity.toFixed(4)) },
+          });
+        }
+        return { next: { ...d, embedding } };
+      },
+    };
+  }
+
+  /**
+   * 9. The signed write. The daily quota is consumed in the write's commit transaction (ADR
+   * 0021): counted only if the write commits, refused (`QUOTA_EXCEEDED`, nothing written) over
+   * the limit.
+   */
+  private commitStage(): WriteStage {
+    return {
+      name: 'commit',
+      run: async (d) => {
+        const now = this.ctx.clock.nowNs();
+        const tier = d.tier;
+        const limit = this.ctx.retention.quotaPerDay[tier];
+        const lineage = lineageOf(d);
+        let embedding: Float32Array | undefined;
+        if (d.storeEmbedding) embedding = d.embedding ?? (await this.embed(d.content));
+        const ttl = d.ttl === undefined ? this.ctx.retention.ttlMs[tier] : d.ttl;
+        let receipt;
+        try {
+          receipt = await this.committer.write(
+            {
+              writer: d.principal,
+              content: d.content,
+              tier,
+              kind: d.kind,
+              ...(d.opts.source === undefined ? {} : { uri: d.opts.source }),
+              label: lineage.label,
+              parents: lineage.parents,
+              weights: lineage.weights,
+              ...(ttl === null ? {} : { exp: now + BigInt(Math.round(ttl)) * NS_PER_MS }),
+              ...(d.sup === undefined ? {} : { sup: d.sup }),
+              ...(d.rev === undefined ? {} : { rev: d.rev }),
+            },
+            {
+              ...(embedding === undefined ? {} : { embedding }),
+              ...(limit === null ? {} : { quota: { dayKey: dayKey(now), limit } }),
+            },
+          );
+        } catch (e) {
+          if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED') this.ctx.metrics.recordRejected('quota');
+          throw e;
+        }
+        this.ctx.metrics.recordWrite(tier);
+        // Rolling calibration: a stored trusted memory joins its principal's benign reference.
+        if (embedding !== undefined)
+          this.d.detection?.stored(d.principal, { content: d.content, tier, label: lineage.label, embedding });
+        if (d.lineage?.basis === 'override')
+          await this.ctx.audit(d.principal, 'lineage.override', receipt.entry.id, {
+            parents: [...lineage.parents],
+            weights: [...lineage.weights],
+            label: lineage.label,
+          });
+        return {
+          done: {
+            status: 'stored',
+            memory: toMemoryRecord(receipt.entry, receipt.leafIndex, receipt.bytes),
+            lineage: reportOf(lineage, d.lineage),
+          },
+        };
+      },
+    };
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
 
   /**
    * A registered principal's kind, cached: principals are never deleted and their kind never
@@ -254,55 +699,35 @@ export class WritePath {
   }
   private readonly kinds = new Map<string, { readonly kind: PrincipalKind }>();
 
-  /**
-   * Embedding, expiry, then the signed write (lineage as resolved by the caller). The daily
-   * quota is consumed by the ledger inside the write's commit transaction (ADR 0021): counted
-   * only if the write commits, refused (`QUOTA_EXCEEDED`, nothing written) over the limit.
-   */
-  async commit(
-    content: string,
-    opts: AddOptions,
-    tier: SourceTier,
-    lineage: WriteLineage,
-    extra?: { sup?: string; rev?: string },
-  ): Promise<MemoryRecord> {
-    const now = this.ctx.clock.nowNs();
-    const limit = this.ctx.retention.quotaPerDay[tier];
-    const embedding = opts.embedding ?? (await this.embed(content));
-    const ttl = opts.ttlMs === undefined ? this.ctx.retention.ttlMs[tier] : opts.ttlMs;
-    let receipt;
-    try {
-      receipt = await this.ctx.ledger.write(
-        {
-          writer: opts.principal,
-          content,
-          tier,
-          kind: opts.kind ?? 'fact',
-          ...(opts.source === undefined ? {} : { uri: opts.source }),
-          label: lineage.label,
-          parents: lineage.parents,
-          weights: lineage.weights,
-          ...(ttl === null ? {} : { exp: now + BigInt(Math.round(ttl)) * NS_PER_MS }),
-          ...(extra?.sup === undefined ? {} : { sup: extra.sup }),
-          ...(extra?.rev === undefined ? {} : { rev: extra.rev }),
-        },
-        { embedding, ...(limit === null ? {} : { quota: { dayKey: dayKey(now), limit } }) },
-      );
-    } catch (e) {
-      if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED') this.ctx.metrics.recordRejected('quota');
-      throw e;
-    }
-    this.ctx.metrics.recordWrite(tier);
-    // Rolling calibration: a stored trusted write joins its principal's benign reference.
-    this.d.detection?.stored(opts.principal, { content, tier, label: lineage.label, embedding });
-    return toMemoryRecord(receipt.entry, receipt.leafIndex, receipt.bytes);
+  async embed(text: string): Promise<Float32Array> {
+    const [v] = await this.embedMany([text]);
+    return v as Float32Array;
   }
 
-  async embed(text: string): Promise<Float32Array> {
+  private async embedMany(texts: readonly string[]): Promise<Float32Array[]> {
     const t0 = process.hrtime.bigint();
-    const [v] = await this.d.embedder.embed([text]);
+    const vs = await this.d.embedder.embed([...texts]);
     this.ctx.metrics.observeEmbedding(Number(process.hrtime.bigint() - t0) / 1e9);
-    if (v === undefined) throw new MemwardenError('EMBEDDING_FAILED', 'embedder returned nothing');
-    return v;
+    if (vs.length !== texts.length || vs.some((v) => v === undefined))
+      throw new MemwardenError('EMBEDDING_FAILED', 'embedder returned nothing');
+    return vs;
   }
+}
+
+/** A given lineage as the pipeline's resolved form (no auto parents, nothing raised). */
+function asResolved(l: WriteLineage): ResolvedLineage {
+  return {
+    parents: l.parents,
+    weights: l.weights,
+    label: l.label,
+    origin: l.parents.length > 0 ? 'explicit' : 'none',
+    basis: l.parents.length > 0 ? 'explicit' : 'none',
+    autoParents: [],
+    raised: false,
+  };
+}
+
+function lineageOf(d: WriteDraft): WriteLineage {
+  if (d.lineage === undefined) throw new MemwardenError('STORAGE_FAILED', 'lineage not resolved');
+  return d.lineage;
 }
