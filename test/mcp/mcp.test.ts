@@ -209,7 +209,9 @@ describe('memwarden MCP server (in-memory transport)', () => {
     ]);
 
     const rg = await call(client, 'read_graph', {});
-    const g = JSON.parse(text(rg)) as {
+    // A graph read's text is the sealed rendering; its JSON is the structured content.
+    expect(text(rg)).toContain('[BEGIN MEMORY');
+    const g = rg.structuredContent as {
       entities: { name: string; observations: string[] }[];
       relations: unknown[];
     };
@@ -225,10 +227,10 @@ describe('memwarden MCP server (in-memory transport)', () => {
 
     const sn = await call(client, 'search_nodes', { query: 'spanish' });
     expect(
-      (JSON.parse(text(sn)) as { entities: { name: string }[] }).entities.map((e) => e.name),
+      (sn.structuredContent as { entities: { name: string }[] }).entities.map((e) => e.name),
     ).toEqual(['John_Smith']);
     const on = await call(client, 'open_nodes', { names: ['John_Smith', 'Anthropic'] });
-    expect((JSON.parse(text(on)) as { relations: unknown[] }).relations).toHaveLength(1);
+    expect((on.structuredContent as { relations: unknown[] }).relations).toHaveLength(1);
 
     const dr = await call(client, 'delete_relations', {
       relations: [{ from: 'John_Smith', to: 'Anthropic', relationType: 'works_at' }],
@@ -236,7 +238,7 @@ describe('memwarden MCP server (in-memory transport)', () => {
     expect(dr.isError).toBeFalsy();
     const de = await call(client, 'delete_entities', { entityNames: ['John_Smith'] });
     expect(de.isError).toBeFalsy();
-    const after = JSON.parse(text(await call(client, 'read_graph', {}))) as {
+    const after = (await call(client, 'read_graph', {})).structuredContent as {
       entities: { name: string }[];
     };
     expect(after.entities.map((e) => e.name)).toEqual(['Anthropic']);
