@@ -171,6 +171,17 @@ module.exports = {
       to: { path: '^src/memory/log/commit\\.ts$' },
     },
     {
+      name: 'commit-port-only-ledger-and-commit',
+      severity: 'error',
+      comment:
+        'The ledger\'s group commit sequences every record of the log and checks each signed one against the ' +
+        'registry at its position (ADR 0033); the commit capability reaches it through src/memory/log/commit-port.ts, ' +
+        'not through a method of the Ledger. Only the ledger (which registers its sequencer there) and the commit ' +
+        'capability (src/memory/log/commit.ts) import it, so holding a Ledger is not a way to write.',
+      from: { pathNot: ['^src/memory/log/ledger\\.ts$', '^src/memory/log/commit\\.ts$'] },
+      to: { path: '^src/memory/log/commit-port\\.ts$' },
+    },
+    {
       name: 'only-edges-wire',
       severity: 'error',
       comment: 'Nothing below the edges imports the CLI, server, witness or integrations.',

@@ -274,6 +274,11 @@ export class Memory extends MemoryCore {
     const ledger = await Ledger.open({
       storage,
       keys: opts.keys ?? new KeyFileSource(dataDir),
+      // The latest checkpoint signed, beside the keys but in a file of its own (several
+      // processes may write it; none of them may race the key file): audit's rollback anchor.
+      ...(opts.ephemeral === true && opts.keys !== undefined
+        ? {}
+        : { anchor: new KeyFileSource(dataDir, { fileName: 'checkpoint-anchor.json' }) }),
       clock,
       random,
       ...(opts.origin === undefined ? {} : { origin: opts.origin }),

@@ -104,6 +104,8 @@ principals
   .addOption(pgOption())
   .action(async (o: StoreOptions) => {
     await withLedger(o, async (l) => {
+      // Kinds and keys as the signed registry in the log states them (ADR 0033); the name is
+      // the table's (an untrusted label).
       const ps = await l.listPrincipals();
       const out = [];
       for (const p of ps) {
@@ -142,8 +144,10 @@ program
   .addOption(pgOption())
   .action(async (kid: string, o: StoreOptions & { reason: string }) => {
     await withLedger(o, async (l) => {
-      await l.revokeKey(kid, o.reason);
-      printJson({ kid, revoked: true, atLogSize: l.size });
+      // The revocation is a signed statement in the log: nothing at or past its leaf verifies
+      // under the key; writes queued under it that commit later are re-signed or refused.
+      const at = await l.revokeKey(kid, o.reason);
+      printJson({ kid, revoked: true, atLogSize: at });
     });
   });
 
@@ -237,12 +241,50 @@ program
   .addOption(dataOption())
   .addOption(pgOption())
   .action(async (id: string, o: StoreOptions & { as: string; reason: string }) => {
-    // Through the Memory API like every write: the write path's bounds and the owner check.
+    // Through the Memory API like every write: the write path's bounds and the owner check,
+    // exactly as over HTTP (an OPERATOR row is nobody's to delete from an app principal).
     await withMemory(o, async (m) => {
       await m.delete(id, { principal: o.as, reason: o.reason });
       printJson({ target: id, deleted: true });
     });
   });
+
+program
+  .command('purge')
+  .description(
+    "tombstone every entry from a source URI or with a content hash: the principal's own, or " +
+      "with --all-principals every principal's (operator only, audited) — the recovery step " +
+      'after a poisoned source',
+  )
+  .requiredOption('--as <principal>', 'the purging principal id')
+  .option('--source <uri>', 'exact source URI')
+  .option('--content-hash <hex>', 'SHA-256 (hex) of the content')
+  .option('--all-principals', "purge every principal's matching entries (operator only)")
+  .option('--reason <text>', 'why (kept in each tombstone)')
+  .addOption(dataOption())
+  .addOption(pgOption())
+  .action(
+    async (
+      o: StoreOptions & {
+        as: string;
+        source?: string;
+        contentHash?: string;
+        allPrincipals?: boolean;
+        reason?: string;
+      },
+    ) => {
+      await withMemory(o, async (m) => {
+        const r = await m.purgeDetailed({
+          principal: o.as,
+          ...(o.source === undefined ? {} : { source: o.source }),
+          ...(o.contentHash === undefined ? {} : { contentHash: o.contentHash }),
+          ...(o.allPrincipals === true ? { allPrincipals: true } : {}),
+          ...(o.reason === undefined ? {} : { reason: o.reason }),
+        });
+        printJson(r);
+      });
+    },
+  );
 
 program
   .command('checkpoint')

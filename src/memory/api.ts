@@ -219,6 +219,7 @@ export interface CheckpointView {
 export interface ReviewItem {
   readonly id: string;
   readonly principal: string;
+  /** The held record's content: exactly what approval signs (when `integrity` is `verified`). */
   readonly content: string;
   readonly tier: SourceTier;
   readonly reasons: readonly string[];
@@ -226,6 +227,16 @@ export interface ReviewItem {
   readonly createdAt: string;
   readonly decidedBy?: string;
   readonly memoryId?: string;
+  /** The held record's source URI and explicit parents, as approval replays them. */
+  readonly source?: string;
+  readonly parents?: readonly string[];
+  /** SHA-256 (hex) of the held record (the payload approval replays). */
+  readonly payloadSha256?: string;
+  /**
+   * `verified`: the host's MAC over the held record and the item's state holds and the row
+   * agrees with it; `tampered`: edited at rest — shown, never approvable (issue 17).
+   */
+  readonly integrity?: 'verified' | 'tampered';
 }
 
 /** A proposed tool call for the sensitive-action gate (MemLineage §3.7). */
@@ -426,7 +437,17 @@ export interface MemoryApi {
   delete(id: string, opts: { principal: string; reason: string }): Promise<void>;
   deleteAll(opts: { principal: string; reason?: string }): Promise<number>;
   history(id: string, opts: { principal: string }): Promise<HistoryEvent[]>;
-  purge(opts: { principal: string; source?: string; contentHash?: string }): Promise<number>;
+  /**
+   * Tombstone every own entry from a source URI or with a content hash; with `allPrincipals`,
+   * an operator's explicit, audited purge across every principal (others: `AUTH_FORBIDDEN`).
+   */
+  purge(opts: {
+    principal: string;
+    source?: string;
+    contentHash?: string;
+    allPrincipals?: boolean;
+    reason?: string;
+  }): Promise<number>;
   proof(id: string, opts: { principal: string }): Promise<InclusionProofView>;
   checkpoint(): Promise<CheckpointView>;
   consistency(from: number, to: number): Promise<ConsistencyProofView>;

@@ -202,7 +202,7 @@ export class Memory implements MemoryApi {
       extractor: opts.extractor,
     });
     this.versions = new Versions(ctx, this.writer);
-    this.reviews = new ReviewQueue(ctx, this.writer, this.lineage);
+    this.reviews = new ReviewQueue(ctx, this.writer);
     this.principals = new Principals(ctx);
     this.investigator = new Investigator(ctx, opts.embedder);
     ctx.metrics.setEntriesCollector(async () => {
@@ -248,7 +248,8 @@ export class Memory implements MemoryApi {
 
   async get(id: string, opts: { principal: string }): Promise<MemoryRecord | undefined> {
     const stored = await this.view(opts.principal).getEntry(id);
-    if (stored === undefined || !this.isLive(stored)) return undefined;
+    if (stored === undefined) return undefined;
+    // Liveness is decided on the signed records (search.verified), the columns only a cache.
     return this.search_.verified(stored, opts.principal);
   }
 
@@ -318,8 +319,29 @@ export class Memory implements MemoryApi {
     return this.versions.history(id, opts);
   }
 
-  /** Failure-mode recovery: tombstone every own entry from a source URI or with a content hash. */
-  purge(opts: { principal: string; source?: string; contentHash?: string }): Promise<number> {
+  /**
+   * Failure-mode recovery: tombstone every own entry from a source URI or with a content hash;
+   * the number tombstoned. With `allPrincipals: true` an operator purges across every
+   * principal (audited, each tombstone signed by the operator); anyone else is `AUTH_FORBIDDEN`.
+   */
+  async purge(opts: {
+    principal: string;
+    source?: string;
+    contentHash?: string;
+    allPrincipals?: boolean;
+    reason?: string;
+  }): Promise<number> {
+    return (await this.versions.purge(opts)).purged;
+  }
+
+  /** {@link purge}, with the count per owner. */
+  purgeDetailed(opts: {
+    principal: string;
+    source?: string;
+    contentHash?: string;
+    allPrincipals?: boolean;
+    reason?: string;
+  }): Promise<{ purged: number; owners: Record<string, number> }> {
     return this.versions.purge(opts);
   }
 

@@ -14,4 +14,11 @@ export interface KeySource {
   put(name: string, secret: Uint8Array): Promise<void>;
   /** Names of the stored secrets (never the secrets). */
   list(): Promise<string[]>;
+  /**
+   * Store or overwrite the host's own state under `name` — the latest checkpoint this host
+   * signed (`Ledger`'s anchor, ADR 0033), kept beside the keys and outside the database, so a
+   * database rolled back to an earlier log is a finding of `memwarden audit`. Optional: a
+   * read-only source has none, and the audit then relies on a checkpoint it is given.
+   */
+  replace?(name: string, value: Uint8Array): Promise<void>;
 }

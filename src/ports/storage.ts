@@ -23,10 +23,17 @@ export interface LeafRecord {
   readonly data: Uint8Array;
   /** SHA-256(0x00 ‖ data), RFC 6962 §2.1. */
   readonly hash: Uint8Array;
-  /** The entry (or tombstone) this leaf commits. */
+  /** The entry (or tombstone, or registry statement) this leaf commits. */
   readonly entryId: string;
-  readonly kind: 'entry' | 'tombstone';
+  /**
+   * What the leaf commits: an entry (`id ‖ sig`), a tombstone (`ts:` …) or a signed registry
+   * statement (`rg:` ‖ record, ADR 0033).
+   */
+  readonly kind: LeafKind;
 }
+
+/** The kinds of log leaf. */
+export type LeafKind = 'entry' | 'tombstone' | 'registry';
 
 /** A stored perfect-subtree hash: level `level` (0 = leaf hash), covering leaves [index·2^level, (index+1)·2^level). */
 export interface NodeRecord {
@@ -76,6 +83,12 @@ export interface LogStore {
    * and doubles keep compiling; callers fall back to `getLeaves`. Every shipped backend has it.
    */
   getLeafHashes?(start: number, end: number): Promise<Uint8Array>;
+  /**
+   * The leaves of one kind in [start, end), in index order — the ledger reads the registry
+   * statements (and tombstones) of the log without scanning every leaf. Optional so wrappers
+   * keep compiling; callers fall back to filtering `getLeaves`. Every shipped backend has it.
+   */
+  getLeavesOfKind?(kind: LeafKind, start: number, end: number): Promise<LeafRecord[]>;
   /** The stored hashes for `refs`, in order; undefined where absent. */
   getNodes(refs: readonly { level: number; index: number }[]): Promise<(Uint8Array | undefined)[]>;
   /** Leaf index of the leaf committing `entryId` (its entry leaf, not a tombstone). */
@@ -414,6 +427,13 @@ export interface ReviewRecord {
   readonly decidedAtNs?: bigint;
   /** The memory written on approval. */
   readonly memoryId?: string;
+  /**
+   * Opaque to storage: the host's MAC key id and tag over the item (its payload and its
+   * decision state), so an edit at rest is detected (issue 17, ADR 0034). Absent on items
+   * held before it existed.
+   */
+  readonly macKid?: string;
+  readonly mac?: Uint8Array;
 }
 
 export interface ReviewDecision {
@@ -421,6 +441,9 @@ export interface ReviewDecision {
   readonly decidedBy: string;
   readonly decidedAtNs: bigint;
   readonly memoryId?: string;
+  /** The item's new MAC (see {@link ReviewRecord.mac}), stored with the decision. */
+  readonly macKid?: string;
+  readonly mac?: Uint8Array;
 }
 
 /**

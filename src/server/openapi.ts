@@ -235,7 +235,11 @@ const schemas: Record<string, Json> = {
   SearchBody: bodySchema(SearchBodySchema),
   UpdateBody: bodySchema(UpdateBodySchema),
   ReasonBody: bodySchema(ReasonBodySchema),
-  PurgeBody: { ...bodySchema(PurgeBodySchema), description: 'exactly one of source, contentHash' },
+  PurgeBody: {
+    ...bodySchema(PurgeBodySchema),
+    description:
+      'exactly one of source, contentHash; allPrincipals (operator only) purges across every principal, audited',
+  },
   ...inspectSchemas,
 };
 
@@ -303,7 +307,7 @@ const v1: Record<string, Record<string, Json>> = {
       operationId: 'purgeMemories',
       summary: 'Delete every memory from a source or with a content hash (failure-mode recovery)',
       requestBody: body('PurgeBody'),
-      responses: { '200': ok('count', obj({ purged: int }, ['purged'])), ...errors(400, 415) },
+      responses: { '200': ok('count', obj({ purged: int }, ['purged'])), ...errors(400, 403, 415) },
     },
   },
   '/v1/memories/{id}': {

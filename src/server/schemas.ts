@@ -88,6 +88,9 @@ export const PurgeBodySchema = z
       .string()
       .regex(/^[0-9a-f]{64}$/, 'contentHash must be 64 lowercase hex digits')
       .optional(),
+    /** Operator only: purge across every principal (audited). */
+    allPrincipals: z.boolean().optional(),
+    reason: Reason.optional(),
   })
   .refine((b) => (b.source === undefined) !== (b.contentHash === undefined), {
     message: 'give exactly one of source, contentHash',

@@ -22,6 +22,9 @@ export class MemoryKeySource implements KeySource {
   async list(): Promise<string[]> {
     return [...this.keys.keys()];
   }
+  async replace(name: string, value: Uint8Array): Promise<void> {
+    this.keys.set(name, value.slice());
+  }
 }
 
 /** A clock that only moves when told to (or by `stepNs` on every read). */

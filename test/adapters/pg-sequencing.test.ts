@@ -72,17 +72,18 @@ describe.skipIf(url === undefined)('log sequencing on PostgreSQL', () => {
       checkpoints.push(await (round % 2 === 0 ? b : a).checkpoint());
     }
     const n = receipts.length;
+    // Leaves 0 and 1: the two signed registrations (ADR 0033); the writes follow.
     expect(receipts.map((r) => r.leafIndex).sort((x, y) => x - y)).toEqual(
-      Array.from({ length: n }, (_, i) => i),
+      Array.from({ length: n }, (_, i) => i + 2),
     );
-    expect(await sa.logSize()).toBe(n);
+    expect(await sa.logSize()).toBe(n + 2);
     // The stored tree recomputes from the leaves, and each leaf commits the entry stored at it.
-    expect((await a.log.audit()).size).toBe(n);
+    expect((await a.log.audit()).size).toBe(n + 2);
     for (const r of receipts) {
       const leaf = await sb.getLeaf(r.leafIndex);
       expect(leaf?.entryId).toBe(r.entry.id);
     }
-    expect(checkpoints.map((c) => c.size)).toEqual([120, 240, 360, 480]);
+    expect(checkpoints.map((c) => c.size)).toEqual([122, 242, 362, 482]);
     for (const r of receipts.filter((_, i) => i % 17 === 0)) {
       for (const l of [a, b]) {
         const p = await l.proveEntry(r.entry.id);

@@ -53,7 +53,7 @@ describe('memwarden CLI', () => {
     );
     expect(w.code).toBe(0);
     entry = json(w).id as string;
-    expect(json(w).leafIndex).toBe(0);
+    expect(json(w).leafIndex).toBe(1); // leaf 0: alice's signed registration (ADR 0033)
   });
 
   it('verifies the entry and proves it against a signed checkpoint', () => {

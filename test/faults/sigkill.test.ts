@@ -165,7 +165,7 @@ function crashSuite(b: Backend, seed: number): void {
           headers: { authorization: `Bearer ${key}` },
         });
         const before = (await cpRes.json()) as { size: number; root: string };
-        expect(before.size).toBe(5);
+        expect(before.size).toBe(6); // the writer's signed registration and 5 writes
 
         const acked: string[] = [];
         let stop = false;

@@ -71,7 +71,7 @@ describe('tampering at rest: embedded store (PGlite)', () => {
         (await db.query<{ table: string; column: string; type: string }>(COLUMNS_SQL)).rows,
     };
     const fx = await buildFixture(storage, dir);
-    const r = await sweep(raw, fx, () => openCore(storage, dir), storage);
+    const r = await sweep(raw, fx, () => openCore(storage, dir), storage, 'pglite');
     report('PGlite', r, Date.now() - t0);
     await storage.close();
     await db.close();
@@ -149,7 +149,7 @@ describe.runIf(url !== undefined)('tampering at rest: PostgreSQL server', () => 
           }[],
       };
       const fx = await buildFixture(storage, dir);
-      const r = await sweep(raw, fx, () => openCore(storage, dir), storage);
+      const r = await sweep(raw, fx, () => openCore(storage, dir), storage, 'postgres');
       report('PostgreSQL', r, Date.now() - t0);
       await storage.close();
 

@@ -78,8 +78,10 @@ describe('default detection with MiniLM', () => {
     // Bob's own history: questions about his own (unrelated) life.
     for (const q of ['What time is the yoga class?', 'Where are the holiday photos?', 'When is the dentist?'])
       await mem.search(q, { principal: bob });
-    // Before any search MemSAD has nothing to judge against.
-    expect(memsadFlags(await mem.add(POISON, { principal: alice }))).toBe(false);
+    // Before any search MemSAD has nothing to judge against. (Written as web content: a
+    // user-tier copy is no longer held by the probes (ADR 0052) and would join alice's own
+    // reference, which is not what this test is about.)
+    expect(memsadFlags(await mem.add(POISON, { principal: alice, tier: 'EXTERNAL_WEB' }))).toBe(false);
     for (let round = 0; round < 3; round++) for (const q of VICTIMS) await mem.search(`${q}${' '.repeat(round)}`, { principal: alice });
     const held = await mem.add(`${POISON} `, { principal: alice });
     expect(memsadFlags(held)).toBe(true);

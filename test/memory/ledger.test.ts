@@ -47,7 +47,9 @@ describe('Ledger write path', () => {
       tier: 'USER_VERIFIED',
       kind: 'fact',
     });
-    expect(r.leafIndex).toBe(0);
+    // Leaf 0 is alice's signed registration (ADR 0033); her entry follows it.
+    expect(r.leafIndex).toBe(1);
+    expect((await l.storage.getLeaf(0))?.kind).toBe('registry');
     expect(r.entry.ns).toBe(alice.id);
     expect(r.entry.label).toBe('TRUSTED');
     const v = await l.verifyEntry(r.entry.id);
@@ -77,7 +79,7 @@ describe('Ledger write path', () => {
       committerOf(l).write({ writer: ext.id, content: 'x', tier: 'EXTERNAL_TOOL' }),
       'ENTRY_INVALID',
     );
-    expect(l.log.size).toBe(0);
+    expect(l.log.size).toBe(2); // the two registrations only
     expect(await l.storage.listEntries()).toHaveLength(0);
   });
 
@@ -111,7 +113,7 @@ describe('Ledger write path', () => {
       }),
       'CODEC_INVALID_VALUE',
     );
-    expect(l.log.size).toBe(0);
+    expect(l.log.size).toBe(1); // the registration only
   });
 
   it('group-commits concurrent writes into one consecutive, unforked log', async () => {
@@ -131,9 +133,9 @@ describe('Ledger write path', () => {
       ),
     );
     expect(receipts.map((r) => r.leafIndex).sort((a, b) => a - b)).toEqual(
-      receipts.map((_, i) => i),
+      receipts.map((_, i) => i + 1),
     );
-    expect(l.log.size).toBe(200);
+    expect(l.log.size).toBe(201);
     expect(transactions).toBeLessThan(200);
     const audit = await l.log.audit();
     expect(audit).toBeTruthy();
@@ -160,7 +162,7 @@ describe('Ledger write path', () => {
     ).rejects.toThrow('disk on fire');
     fail = false;
     const r = await committerOf(l).write({ writer: u.id, content: 'three', tier: 'USER_OBSERVED' });
-    expect(r.leafIndex).toBe(1);
+    expect(r.leafIndex).toBe(2);
     expect((await l.verifyEntry(r.entry.id)).ok).toBe(true);
   });
 });
@@ -240,7 +242,7 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
   it('accepts an entry signed by its own writer and rejects a forged one, writing nothing', async () => {
     const l = await openLedger();
     const kp = generateKeyPair();
-    const p = await l.registry.register('external', 'crawler', kp.publicKey);
+    const p = await l.registerPrincipalKey('external', 'crawler', kp.publicKey);
     const signer = signerFromSeed(kp.seed);
     const kid = (await l.storage.keysOf(p.id))[0]!.kid;
     const rnd = new SeededRandom('ext');
@@ -272,7 +274,7 @@ describe('Ledger keys: rotation, revocation, external signers', () => {
       sig: signer.sign(signingInput(encodeEntryBody(body))),
     });
     await expectCode(committerOf(l).submit(forged), 'ENTRY_SIGNATURE_INVALID');
-    expect(l.log.size).toBe(0);
+    expect(l.log.size).toBe(1); // the registration only
     const r = await committerOf(l).submit(good);
     expect((await l.verifyEntry(r.entry.id)).ok).toBe(true);
   });
@@ -282,18 +284,14 @@ describe('Ledger deletion and durability', () => {
   it('a tombstone is a new signed leaf; the original leaf stays provable', async () => {
     const l = await openLedger();
     const u = await l.registerPrincipal('user', 'u');
-    const r = await committerOf(l).write({
-      writer: u.id,
-      content: 'old address',
-      tier: 'USER_OBSERVED',
-    });
+    const r = await committerOf(l).write({ writer: u.id, content: 'old address', tier: 'USER_OBSERVED' });
     const t = await committerOf(l).tombstone(r.entry.id, 'moved house', u.id);
-    expect(t.leafIndex).toBe(1);
-    const leaf = await l.storage.getLeaf(1);
+    expect(t.leafIndex).toBe(2);
+    const leaf = await l.storage.getLeaf(2);
     expect(Buffer.from(leaf!.data.subarray(0, 3)).toString()).toBe('ts:');
     expect(leaf!.kind).toBe('tombstone');
     const p = await l.proveEntry(r.entry.id);
-    expect(p.treeSize).toBe(2);
+    expect(p.treeSize).toBe(3);
     expect(verifyInclusion(p.leafIndex, p.treeSize, p.leafHash, p.hashes, p.checkpoint.root)).toBe(
       true,
     );
@@ -320,7 +318,7 @@ describe('Ledger deletion and durability', () => {
     const cp1 = await a.checkpoint();
     await a.close();
     const b = await open();
-    expect(b.log.size).toBe(5);
+    expect(b.log.size).toBe(6);
     for (const id of ids) expect((await b.verifyEntry(id)).ok).toBe(true);
     await committerOf(b).write({ writer: u.id, content: 'later', tier: 'USER_OBSERVED' });
     const cp2 = await b.checkpoint();

@@ -11,6 +11,8 @@ import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import {
   decodeEntryForVerify,
+  signEntry,
+  uuidv7,
   encodeEntryBody,
   encodeSignedEntry,
   entryLeafData,
@@ -181,16 +183,18 @@ describe('VerifiedLeaves', () => {
   it('accepts stored leaves only when they fold to the signed root, and catches up incrementally', async () => {
     const storage = await MemoryBackend.open();
     const l = await ledgerOn(storage);
-    await written(l, 5);
+    await written(l, 5); // and its writer's signed registration: 6 leaves
     const cp5 = await l.checkpoint();
+    expect(cp5.size).toBe(6);
     const m = new VerifiedLeaves(storage);
-    expect(await m.extendTo(5, new Uint8Array(32))).toBe(false); // wrong root: refused
+    expect(await m.extendTo(6, new Uint8Array(32))).toBe(false); // wrong root: refused
     expect(m.size).toBe(0);
-    expect(await m.extendTo(5, new Uint8Array(32))).toBe(false); // and not read again
+    expect(await m.extendTo(6, new Uint8Array(32))).toBe(false); // and not read again
     const m2 = new VerifiedLeaves(storage);
-    expect(await m2.extendTo(5, cp5.root)).toBe(true);
-    await written(l, 6);
+    expect(await m2.extendTo(6, cp5.root)).toBe(true);
+    await written(l, 4); // 5 more leaves: 11
     const cp11 = await l.checkpoint();
+    expect(cp11.size).toBe(11);
     expect(await m2.extendTo(11, cp11.root)).toBe(true);
     expect(m2.size).toBe(11);
     const leaf7 = (await storage.getLeaf(7))!;
@@ -219,8 +223,9 @@ describe('Ledger.verifyMany on PGlite', () => {
     const reader = await ledgerOn(storage); // a fresh process: nothing verified yet
     expect(reader.verifiedLeaves.leaves).toBe(0);
     const first = await reader.verifyMany(interleave(rows));
-    expect(first.every((v) => v.ok && v.checkpointSize === 20)).toBe(true);
-    expect(reader.verifiedLeaves).toEqual({ leaves: 20, bytes: 20 * 32 });
+    // 21 leaves: the writer's signed registration (ADR 0033) and its 20 entries.
+    expect(first.every((v) => v.ok && v.checkpointSize === 21)).toBe(true);
+    expect(reader.verifiedLeaves).toEqual({ leaves: 21, bytes: 21 * 32 });
     // The next batch of first verifications reads nothing from the store.
     const more = await written(l, 3);
     await l.checkpoint();
@@ -243,12 +248,12 @@ describe('Ledger.verifyMany on PGlite', () => {
   it('a tampered proof node in the middle of a batch fails only the leaves whose paths use it', async () => {
     const { db, storage } = await pglite();
     const l = await ledgerOn(storage);
-    const rows = await written(l, 16); // no checkpoint: audit paths against the current root
-    await setHash(db, 'log_nodes', 1, 1); // the subtree of leaves 2–3: on the paths of 0 and 1
+    const rows = await written(l, 16); // leaves 1–16 (0: the registration); no checkpoint
+    await setHash(db, 'log_nodes', 1, 2); // the subtree of leaves 4–5: on the paths of 6 and 7
     const reader = l; // same process; nothing read yet was verified
     const batch = interleave(rows);
     const vs = await reader.verifyMany(batch);
-    expect(failedLeaves(vs, batch)).toEqual([0, 1]);
+    expect(failedLeaves(vs, batch)).toEqual([6, 7]);
     for (const [i, v] of vs.entries())
       if (!v.ok) expect(v).toMatchObject({ stage: 'inclusion', id: batch[i]!.id });
   });
@@ -338,48 +343,91 @@ describe('re-verification of rows already verified in this process', () => {
   });
 });
 
-describe('the key record cache of the read path', () => {
+/**
+ * A key thief's entry: signed with a (revoked) host-held key, backdated to before the
+ * revocation, appended past it straight into the store — bypassing every check of the ledger,
+ * as someone holding the key and write access to the database could.
+ */
+async function thiefAppend(
+  l: Ledger,
+  writer: string,
+  kid: string,
+  ts: bigint,
+): Promise<StoredEntry> {
+  const signer = (await l.keys.signer(kid))!;
+  const rnd = new SeededRandom(`thief-${ts}`);
+  const { entry, bytes } = signEntry(
+    {
+      t: 'entry',
+      v: 1,
+      id: uuidv7(1_700_000_000_000, rnd.randomBytes(10)),
+      ns: writer,
+      writer,
+      kid,
+      kind: 'note',
+      content: 'pay mallory',
+      tier: 'USER_OBSERVED',
+      label: 'DERIVED_TRUSTED',
+      src: new Uint8Array(32),
+      ctx: new Uint8Array(32),
+      parents: [],
+      weights: [],
+      ts,
+      nonce: rnd.randomBytes(16),
+    },
+    signer,
+  );
+  const r = await l.log.append([{ data: entryLeafData(entry), entryId: entry.id, kind: 'entry' }]);
+  const { kid: macKid, tag } = l.keys.macs.tag(bytes);
+  const stored: StoredEntry = {
+    id: entry.id,
+    owner: writer,
+    tier: 'USER_OBSERVED',
+    bytes,
+    leafIndex: r.start,
+    macKid,
+    mac: tag,
+  };
+  await l.storage.putEntry(stored);
+  return stored;
+}
+
+describe('the signed registry on the read path', () => {
   it('a revocation through this ledger applies to the next first verification at once', async () => {
     const storage = await MemoryBackend.open();
     const clock = new ManualClock();
     const l = await ledgerOn(storage, { clock });
     const p = await l.registerPrincipal('user', 'u');
     const a = await committerOf(l).write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
-    const b = await committerOf(l).write({ writer: p.id, content: 'b', tier: 'USER_OBSERVED' });
-    expect((await l.verifyEntry(a.entry.id)).ok).toBe(true); // caches the key record
-    // Revoke bound to log position 1: b (leaf 1) was appended at or after it.
-    await l.registry.revoke(p.kid, 'stolen', { atNs: clock.nowNs(), logSize: 1 });
-    expect(await l.verifyEntry(b.entry.id)).toMatchObject({ ok: false, code: 'KEY_REVOKED' });
+    expect((await l.verifyEntry(a.entry.id)).ok).toBe(true);
+    const before = clock.nowNs();
+    await l.revokeKey(p.kid, 'stolen');
+    // A backdated entry appended past the revocation's leaf never verifies under the key.
+    const stolen = await thiefAppend(l, p.id, p.kid, before);
+    expect(await l.verifyStored(stolen)).toMatchObject({ ok: false, code: 'KEY_REVOKED' });
     expect((await l.verifyEntry(a.entry.id)).ok).toBe(true);
   });
 
   for (const ttl of [undefined, 0n]) {
-    it(`a revocation by another process is honoured ${ttl === 0n ? 'at once with a zero TTL' : 'once the cached record ages out'}`, async () => {
+    it(`a revocation by another process is honoured ${ttl === 0n ? 'at once with a zero TTL' : 'once the view ages out'}`, async () => {
       const storage = await MemoryBackend.open();
+      const shared = Object.assign(Object.create(storage) as StorageBackend, {
+        exclusive: undefined,
+      });
       const clock = new ManualClock();
-      const writer = await ledgerOn(storage, { clock });
+      const writer = await ledgerOn(shared, { clock });
       const p = await writer.registerPrincipal('user', 'u');
-      const a = await committerOf(writer).write({
-        writer: p.id,
-        content: 'a',
-        tier: 'USER_OBSERVED',
-      });
-      const b = await committerOf(writer).write({
-        writer: p.id,
-        content: 'b',
-        tier: 'USER_OBSERVED',
-      });
-      const reader = await ledgerOn(storage, {
+      const a = await committerOf(writer).write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
+      const reader = await ledgerOn(shared, {
         clock,
         ...(ttl === undefined ? {} : { keyRecordTtlNs: ttl }),
       });
-      expect((await reader.verifyEntry(a.entry.id)).ok).toBe(true); // the record is now cached
-      await writer.registry.revoke(p.kid, 'stolen', { atNs: clock.nowNs(), logSize: 1 });
+      expect((await reader.verifyEntry(a.entry.id)).ok).toBe(true); // the view is fresh
+      const before = clock.nowNs();
+      await writer.revokeKey(p.kid, 'stolen');
+      const stolen = await thiefAppend(writer, p.id, p.kid, before);
       if (ttl === undefined) clock.advance(1_000_000_001n); // past the 1 s default
-      expect(await reader.verifyEntry(b.entry.id)).toMatchObject({
-        ok: false,
-        code: 'KEY_REVOKED',
-      });
+      expect(await reader.verifyStored(stolen)).toMatchObject({ ok: false, code: 'KEY_REVOKED' });
       expect((await reader.verifyEntry(a.entry.id)).ok).toBe(true);
     });
   }

@@ -99,9 +99,21 @@ export class KeyFileSource implements KeySource {
     return run;
   }
 
-  private async putNow(name: string, secret: Uint8Array): Promise<void> {
+  /** Store or overwrite `name` (the host's own state, e.g. its checkpoint anchor). */
+  async replace(name: string, value: Uint8Array): Promise<void> {
+    assertKeyName(name);
+    if (!(value instanceof Uint8Array) || value.length === 0) {
+      throw new MemwardenError('INPUT_INVALID', 'value must be non-empty bytes');
+    }
+    const copy = new Uint8Array(value);
+    const run = this.queue.then(() => this.putNow(name, copy, true));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async putNow(name: string, secret: Uint8Array, overwrite = false): Promise<void> {
     const keys = await this.load();
-    if (keys.has(name)) {
+    if (keys.has(name) && !overwrite) {
       throw new MemwardenError('STORAGE_CONFLICT', 'key name already exists', {
         details: { name },
       });

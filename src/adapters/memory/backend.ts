@@ -12,6 +12,7 @@ import type {
   BrowseQuery,
   CheckpointRecord,
   KeyRecord,
+  LeafKind,
   LeafRecord,
   NodeRecord,
   PrincipalRecord,
@@ -124,6 +125,8 @@ export class MemoryBackend implements StorageBackend {
   getLeaf = (i: number): Promise<LeafRecord | undefined> => this.r.getLeaf(i);
   getLeaves = (a: number, b: number): Promise<LeafRecord[]> => this.r.getLeaves(a, b);
   getLeafHashes = (a: number, b: number): Promise<Uint8Array> => this.r.getLeafHashes(a, b);
+  getLeavesOfKind = (k: LeafKind, a: number, b: number): Promise<LeafRecord[]> =>
+    this.r.getLeavesOfKind(k, a, b);
   getNodes = (
     refs: readonly { level: number; index: number }[],
   ): Promise<(Uint8Array | undefined)[]> => this.r.getNodes(refs);

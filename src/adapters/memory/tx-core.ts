@@ -10,6 +10,7 @@ import { MemwardenError } from '../../core/errors.js';
 import type {
   CheckpointRecord,
   KeyRecord,
+  LeafKind,
   LeafRecord,
   NodeRecord,
   PrincipalRecord,
@@ -105,6 +106,19 @@ export abstract class MemoryTxCore {
     const out: LeafRecord[] = [];
     const size = await this.logSize();
     for (let i = Math.max(0, start); i < Math.min(end, size); i++) {
+      const l = await this.getLeaf(i);
+      if (l !== undefined) out.push(l);
+    }
+    return out;
+  }
+
+  async getLeavesOfKind(kind: LeafKind, start: number, end: number): Promise<LeafRecord[]> {
+    const out: LeafRecord[] = [];
+    const size = await this.logSize();
+    const c = this.s.leaves.length;
+    for (let i = Math.max(0, start); i < Math.min(end, size); i++) {
+      const raw = i < c ? this.s.leaves[i] : this.w.leaves[i - c];
+      if (raw?.kind !== kind) continue;
       const l = await this.getLeaf(i);
       if (l !== undefined) out.push(l);
     }

@@ -320,6 +320,8 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
       decidedBy: d.decidedBy,
       decidedAtNs: d.decidedAtNs,
       ...(d.memoryId === undefined ? {} : { memoryId: d.memoryId }),
+      ...(d.mac === undefined ? {} : { mac: d.mac.slice() }),
+      ...(d.macKid === undefined ? {} : { macKid: d.macKid }),
     };
     this.w.reviewDecisions.set(id, patch);
     return this.seesReview(this.rawReview(id))!;

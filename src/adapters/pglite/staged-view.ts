@@ -267,6 +267,8 @@ export class StagedView extends StagedCore implements StorageBackend {
       decidedBy: d.decidedBy,
       decidedAtNs: d.decidedAtNs,
       ...(d.memoryId === undefined ? {} : { memoryId: d.memoryId }),
+      ...(d.mac === undefined ? {} : { mac: d.mac.slice() }),
+      ...(d.macKid === undefined ? {} : { macKid: d.macKid }),
     };
     this.x.decisions.set(id, patch);
     this.ops.push(async (b) => {

@@ -14,6 +14,7 @@ import type {
   QuotaDemand,
   CheckpointRecord,
   KeyRecord,
+  LeafKind,
   LeafRecord,
   NodeRecord,
   PrincipalRecord,
@@ -195,6 +196,21 @@ export abstract class StagedCore {
     const c = await this.committedSize();
     const committed = start < c ? await this.base.getLeaves(start, Math.min(end, c)) : [];
     return [...committed, ...this.leaves.filter((l) => l.index >= start && l.index < end)];
+  }
+
+  async getLeavesOfKind(kind: LeafKind, start: number, end: number): Promise<LeafRecord[]> {
+    const c = await this.committedSize();
+    const base = this.base.getLeavesOfKind;
+    const committed =
+      start >= c
+        ? []
+        : base !== undefined
+          ? await base.call(this.base, kind, start, Math.min(end, c))
+          : (await this.base.getLeaves(start, Math.min(end, c))).filter((l) => l.kind === kind);
+    return [
+      ...committed,
+      ...this.leaves.filter((l) => l.kind === kind && l.index >= start && l.index < end),
+    ];
   }
 
   async getLeafHashes(start: number, end: number): Promise<Uint8Array> {

@@ -13,7 +13,7 @@
  * fork the log.
  */
 import { MemwardenError } from '../../core/errors.js';
-import type { CheckpointRecord, LeafRecord, NodeRecord } from '../../ports/storage.js';
+import type { CheckpointRecord, LeafKind, LeafRecord, NodeRecord } from '../../ports/storage.js';
 import { bigIn, bigOut, bytesIn, bytesOut, numOut, strOut } from './codec.js';
 import { type Queryable, type Scope, scopeOwner } from './queryable.js';
 
@@ -138,7 +138,7 @@ export async function headMoved(q: Queryable, start: number): Promise<never> {
 
 function leafOut(r: Record<string, unknown>): LeafRecord {
   const kind = strOut(r.kind);
-  if (kind !== 'entry' && kind !== 'tombstone')
+  if (kind !== 'entry' && kind !== 'tombstone' && kind !== 'registry')
     throw new MemwardenError('STORAGE_FAILED', 'bad leaf kind');
   return {
     index: numOut(r.idx),
@@ -162,6 +162,21 @@ export async function getLeaves(q: Queryable, start: number, end: number): Promi
   const { rows } = await q.query(
     `SELECT ${LEAF_COLS} FROM log_leaves WHERE idx >= $1 AND idx < $2 ORDER BY idx`,
     [Math.max(0, start), end],
+  );
+  return rows.map(leafOut);
+}
+
+/** Leaves of one kind in [start, end), in index order (partial indices of migration 10). */
+export async function getLeavesOfKind(
+  q: Queryable,
+  kind: LeafKind,
+  start: number,
+  end: number,
+): Promise<LeafRecord[]> {
+  if (end <= start) return [];
+  const { rows } = await q.query(
+    `SELECT ${LEAF_COLS} FROM log_leaves WHERE kind = $1 AND idx >= $2 AND idx < $3 ORDER BY idx`,
+    [kind, Math.max(0, start), end],
   );
   return rows.map(leafOut);
 }

@@ -332,15 +332,15 @@ export async function quotaUsed(
 // ---- review queue ---------------------------------------------------------------------------
 
 const REVIEW_COLS =
-  'id, owner, tier, content, reasons, payload, status, created_ns, decided_ns, decided_by, memory_id';
+  'id, owner, tier, content, reasons, payload, status, created_ns, decided_ns, decided_by, memory_id, mac_kid, mac';
 
 export async function enqueueReview(
   q: Queryable,
   r: Omit<ReviewRecord, 'status' | 'decidedBy' | 'decidedAtNs' | 'memoryId'>,
 ): Promise<void> {
   await q.query(
-    `INSERT INTO review_queue (id, owner, tier, content, reasons, payload, created_ns)
-     VALUES ($1, $2, $3, $4, $5::text[], $6, $7)`,
+    `INSERT INTO review_queue (id, owner, tier, content, reasons, payload, created_ns, mac_kid, mac)
+     VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9)`,
     [
       r.id,
       r.principal,
@@ -349,6 +349,8 @@ export async function enqueueReview(
       [...r.reasons],
       bytesIn(r.payload),
       bigIn(r.createdAtNs),
+      r.macKid ?? null,
+      r.mac === undefined ? null : bytesIn(r.mac),
     ],
   );
 }
@@ -375,6 +377,8 @@ function reviewOut(r: Record<string, unknown>): ReviewRecord {
   const at = bigOutOpt(r.decided_ns);
   if (at !== undefined) out.decidedAtNs = at;
   if (r.memory_id !== null) out.memoryId = strOut(r.memory_id);
+  if (r.mac_kid !== null && r.mac_kid !== undefined) out.macKid = strOut(r.mac_kid);
+  if (r.mac !== null && r.mac !== undefined) out.mac = bytesOut(r.mac);
   return out as unknown as ReviewRecord;
 }
 
@@ -402,9 +406,18 @@ export async function decideReview(
   d: ReviewDecision,
 ): Promise<ReviewRecord> {
   const { rows } = await q.query(
-    `UPDATE review_queue SET status = $2, decided_by = $3, decided_ns = $4, memory_id = $5
+    `UPDATE review_queue SET status = $2, decided_by = $3, decided_ns = $4, memory_id = $5,
+            mac_kid = COALESCE($6, mac_kid), mac = COALESCE($7, mac)
       WHERE id = $1 AND status = 'pending' RETURNING ${REVIEW_COLS}`,
-    [id, d.status, d.decidedBy, bigIn(d.decidedAtNs), d.memoryId ?? null],
+    [
+      id,
+      d.status,
+      d.decidedBy,
+      bigIn(d.decidedAtNs),
+      d.memoryId ?? null,
+      d.macKid ?? null,
+      d.mac === undefined ? null : bytesIn(d.mac),
+    ],
   );
   if (rows.length > 0) return reviewOut(rows[0]!);
   const current = await getReview(q, id);

@@ -16,6 +16,7 @@
  * Isolation (article Pattern 4) is migration 2: roles, grants, and row-level security.
  */
 
+import { MIGRATION_10 } from './schema-v10.js';
 import { MIGRATION_20 } from './schema-feed.js';
 import { MIGRATION_3 } from './schema-v3.js';
 
@@ -259,5 +260,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'tables', sql: TABLES },
   { version: 2, name: 'roles, grants and row-level security', sql: SECURITY },
   MIGRATION_3,
+  MIGRATION_10,
   MIGRATION_20,
 ];

@@ -13,6 +13,7 @@ import type {
   BrowseQuery,
   CheckpointRecord,
   KeyRecord,
+  LeafKind,
   LeafRecord,
   NodeRecord,
   PrincipalRecord,
@@ -85,6 +86,9 @@ export abstract class SqlView implements StorageBackend {
   }
   getLeafHashes(start: number, end: number): Promise<Uint8Array> {
     return this.read((q) => log.getLeafHashes(q, start, end));
+  }
+  getLeavesOfKind(kind: LeafKind, start: number, end: number): Promise<LeafRecord[]> {
+    return this.read((q) => log.getLeavesOfKind(q, kind, start, end));
   }
   getNodes(refs: readonly { level: number; index: number }[]): Promise<(Uint8Array | undefined)[]> {
     if (refs.length === 0) return Promise.resolve([]); // no transaction for nothing

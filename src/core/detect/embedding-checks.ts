@@ -31,6 +31,8 @@ export class Proactive {
   readonly #fixed: number | undefined;
   #probes: Float32Array[] = [];
   #threshold: number | undefined;
+  /** The benign scores' mean and standard deviation at the last calibration. */
+  #stats: { readonly mean: number; readonly std: number } | undefined;
   /** Scratch: the unit-length copy of the vector being scored. */
   #u = new Float32Array(0);
 
@@ -59,7 +61,19 @@ export class Proactive {
    */
   calibrateScores(xs: ArrayLike<number>): void {
     const { mean, std } = meanStd(xs);
+    this.#stats = { mean, std };
     this.#threshold = mean + this.kappa * std;
+  }
+
+  /**
+   * τ at another κ over the same calibration (`mean + κσ`; a fixed threshold stays fixed):
+   * the write path holds each tier at its own κ (ADR 0052). `Infinity`: never flags.
+   */
+  thresholdAt(kappa: number): number | undefined {
+    if (this.#fixed !== undefined) return this.#fixed;
+    const st = this.#stats;
+    if (st === undefined) return undefined;
+    return kappa === Number.POSITIVE_INFINITY ? kappa : st.mean + kappa * st.std;
   }
 
   score(v: ArrayLike<number>): number {
@@ -125,9 +139,12 @@ export class Proactive {
     return this.detectScore(this.score(v));
   }
 
-  /** `detect` of a vector from its score (`score(v)` under the current probes). */
-  detectScore(s: number): Finding {
-    const th = this.threshold;
+  /**
+   * `detect` of a vector from its score (`score(v)` under the current probes); with `kappa`,
+   * at that κ instead of the configured one (see {@link thresholdAt}).
+   */
+  detectScore(s: number, kappa?: number): Finding {
+    const th = kappa === undefined ? this.threshold : this.thresholdAt(kappa);
     if (this.#probes.length === 0 || th === undefined)
       return abstain('proactive', 'no probes or threshold');
     return finding(

@@ -1,6 +1,6 @@
 /**
  * @module core/entry
- * The signed records of memwarden: entry and tombstone (version 1), their canonical codecs,
+ * The signed records of memwarden: entry, tombstone and registry statement (version 1), their canonical codecs,
  * signing inputs and log leaf data, and UUIDv7 ids.
  */
 export type { EntryBody, SignedEntry, TombstoneBody, SignedTombstone } from './types.js';
@@ -43,3 +43,18 @@ export {
   uuidv7,
   uuidv7Millis,
 } from './uuidv7.js';
+export {
+  type RegistryBody,
+  type RegistryOp,
+  type SignedRegistryStatement,
+  REGISTRY_LEAF_PREFIX,
+  REGISTRY_SIGNING_DOMAIN,
+  decodeRegistryStatement,
+  encodeRegistryBody,
+  encodeRegistryStatement,
+  isRegistryLeafData,
+  registryLeafData,
+  registryStatementOfLeaf,
+  registrySigningInput,
+  safeDecodeRegistryStatement,
+} from './registry.js';

@@ -6,6 +6,7 @@
  * per-source and per-category tables with cross-validated figures beside the in-sample ones,
  * the keyword baseline, PoisonedRAG apart, and what each detector contributes.
  */
+import type { Interval } from '../../core/smsr/stats.js';
 import type { ScreenedTier } from '../../core/detect/index.js';
 import { type InjectionsEvalReport, type RocCurve, TIERS } from './run.js';
 
@@ -25,6 +26,42 @@ const SHORT: Record<ScreenedTier, string> = {
   USER_VERIFIED: 'user-ver',
 };
 
+const ci = (i: Interval): string => `${f4(i.rate)} [${f4(i.lower)}, ${f4(i.upper)}]`;
+
+/** The default stack per tier (what a user's write meets) beside the screen alone. */
+function stackSummary(r: InjectionsEvalReport): string[] {
+  const s = r.stack;
+  const L: string[] = [
+    '',
+    `default detection stack (markers, validation, instruction screen, MemSAD, MemSAD+, probes at the tier's policy) — what a write meets; held-out = folds ${s.heldOut.folds.join(', ')} of ${s.heldOut.of} by text hash (${s.heldOut.rows} rows), never used to tune the probes`,
+  ];
+  for (const st of s.states) L.push(`  ${st.name}: ${st.description}`);
+  L.push(
+    '  state split    tier           stack instr-TPR [95% CI]   stack benign-FPR [95% CI]  target  | screen alone TPR / FPR | benign held by',
+  );
+  for (const t of s.tiers)
+    L.push(
+      `  ${t.ok ? 'MEET' : 'MISS'} ${t.state.padEnd(5)} ${t.split.padEnd(8)} ${t.tier.padEnd(14)} ${ci(t.instructionTpr).padEnd(26)} ${ci(t.benignFpr).padEnd(26)} ≤ ${String(t.fprTarget).padEnd(5)} | ${f4(t.screenInstructionTpr.rate)} / ${f4(t.screenBenignFpr.rate)}       | ${JSON.stringify(t.benignByDetector)}`,
+    );
+  L.push(
+    '',
+    'default stack per source corpus (flag rate: TPR for attacks, FPR for benign), tiers ext-web ext-tool user-obs user-ver — stack | screen alone',
+  );
+  for (const g of s.groups)
+    L.push(
+      `  ${g.state.padEnd(5)} ${g.group.padEnd(15)} ${g.label.padEnd(6)} n=${String(g.n).padEnd(5)} ${g.licence.padEnd(13)} ${TIERS.map((t) => f3(g.stack[t])).join(' ')} | ${TIERS.map((t) => f3(g.screen[t])).join(' ')}`,
+    );
+  L.push(
+    '',
+    "probes per tier: the instruction-score floor above which the probes' flag counts, tuned on the tuning split (lowest floor within the tier's FPR target) vs shipped",
+  );
+  for (const k of s.probes)
+    L.push(
+      `  ${k.state.padEnd(5)} ${k.tier.padEnd(14)} κ ${String(k.kappa).padEnd(8)} tuned floor ${String(k.tuned).padEnd(9)} (tune FPR ${f4(k.tuneFpr)}) | shipped ${(k.shipped === Number.POSITIVE_INFINITY ? 'never' : String(k.shipped)).padEnd(9)} tune FPR ${f4(k.shippedTuneFpr)}, held-out FPR ${ci(k.shippedHeldOut)}, held-out instr-TPR ${f4(k.shippedHeldOutTpr.rate)}`,
+    );
+  return L;
+}
+
 export function textSummary(r: InjectionsEvalReport): string {
   const L: string[] = [];
   L.push(
@@ -37,6 +74,7 @@ export function textSummary(r: InjectionsEvalReport): string {
     L.push(
       `  ${h.ok ? 'MEET' : 'MISS'}  ${h.name.padEnd(50)} ${f4(h.value).padEnd(7)} ${h.target.padEnd(9)} ${f4(h.cv)}`,
     );
+  L.push(...stackSummary(r));
   L.push(
     '',
     'overall per tier: instruction TPR / false-fact TPR / benign FPR (without AgentDojo user prompts)',
@@ -154,6 +192,33 @@ export function htmlReport(r: InjectionsEvalReport): string {
               `<tr><td>${esc(d.detector)}</td><td>${f3(d.instructionTpr)}</td><td>${f3(d.falseFactTpr)}</td><td>${f4(d.benignFpr)}</td><td>${d.onlyCatches}</td><td><code>${esc(JSON.stringify(d.benignFlaggedByGroup))}</code></td></tr>`,
           )
           .join('')}</table>`;
+  const ciCell = (i: Interval): string =>
+    `<td>${f4(i.rate)} <small>[${f4(i.lower)}, ${f4(i.upper)}]</small></td>`;
+  const st = r.stack;
+  const stackRows = st.tiers
+    .map(
+      (t) =>
+        `<tr class="${t.ok ? 'ok' : 'miss'}"><td>${t.state}</td><td>${t.split}</td><td>${t.tier}</td>${ciCell(t.instructionTpr)}${ciCell(t.benignFpr)}<td>≤ ${t.fprTarget}</td><td>${f3(t.screenInstructionTpr.rate)}</td><td>${f4(t.screenBenignFpr.rate)}</td><td><code>${esc(JSON.stringify(t.benignByDetector))}</code></td><td>${t.ok ? 'meets' : 'short'}</td></tr>`,
+    )
+    .join('');
+  const stackGroups = st.groups
+    .map(
+      (g) =>
+        `<tr><td>${g.state}</td><td>${esc(g.group)}</td><td>${g.label}</td><td>${esc(g.licence)}</td><td>${g.n}</td>${tierCells(g.stack)}${tierCells(g.screen)}</tr>`,
+    )
+    .join('');
+  const stackProbes = st.probes
+    .map(
+      (k) =>
+        `<tr><td>${k.state}</td><td>${k.tier}</td><td>${k.kappa}</td><td>${k.tuned}</td><td>${f4(k.tuneFpr)}</td><td>${k.shipped === Number.POSITIVE_INFINITY ? 'never' : k.shipped}</td><td>${f4(k.shippedTuneFpr)}</td>${ciCell(k.shippedHeldOut)}<td>${f3(k.shippedHeldOutTpr.rate)}</td></tr>`,
+    )
+    .join('');
+  const stackHtml = `<h2>The default detection stack per tier (what a write meets)</h2>
+<p>Markers, validation rules, the instruction screen, MemSAD, MemSAD+ (gated) and the proactive probes at the tier's policy, configured as every principal's pipeline (<code>autoDetectionConfig()</code>). States: ${st.states.map((s) => `<b>${s.name}</b> — ${esc(s.description)}`).join('; ')}. Held-out: folds ${st.heldOut.folds.join(', ')} of ${st.heldOut.of} by text hash (${st.heldOut.rows} rows), never used to tune the probes. Intervals: 95 % Wilson.</p>
+<table><tr><th>state</th><th>split</th><th>tier</th><th>stack instr-TPR</th><th>stack benign-FPR</th><th>target</th><th>screen alone TPR</th><th>screen alone FPR</th><th>benign held by</th><th></th></tr>${stackRows}</table>
+<h3>Per source corpus</h3><table><tr><th rowspan="2">state</th><th rowspan="2">source</th><th rowspan="2">label</th><th rowspan="2">licence</th><th rowspan="2">n</th><th colspan="4">default stack</th><th colspan="4">screen alone</th></tr><tr>${TIERS.map((t) => `<th>${SHORT[t]}</th>`).join('')}${TIERS.map((t) => `<th>${SHORT[t]}</th>`).join('')}</tr>${stackGroups}</table>
+<h3>Probes per tier: the instruction-score floor above which their flag counts</h3><p>Tuned: the lowest floor at which the stack's FPR on the tuning split is within the tier's target; shipped: <code>DEFAULT_PROACTIVE_TIERS</code> ("never": the probes do not hold that tier).</p>
+<table><tr><th>state</th><th>tier</th><th>κ</th><th>tuned floor</th><th>tune FPR</th><th>shipped</th><th>shipped tune FPR</th><th>shipped held-out FPR</th><th>held-out instr-TPR</th></tr>${stackProbes}</table>`;
   const th = TIERS.map((t) => `${t} ${r.model.thresholds[t].toFixed(2)}`).join(', ');
   const tierHead = TIERS.map((t) => `<th>${SHORT[t]}</th>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memwarden — write screening on public injection corpora</title>
@@ -161,6 +226,7 @@ export function htmlReport(r: InjectionsEvalReport): string {
 <h1>Write screening on public prompt-injection corpora</h1>
 <p>${r.data.rows} texts of the dev file: ${r.data.instructionAttacks} instruction-type attacks (BIPIA, ASB, InjecAgent, AgentDojo), ${r.data.falseFacts} false facts (PoisonedRAG — misinformation, not instructions: reported apart, never in an instruction TPR) and ${r.data.benign} benign texts (LoCoMo, BIPIA e-mails, AgentDojo environment texts and user task prompts). Each text is screened as a write of each tier would be: the article's markers, the validation rules and the instruction screen (<code>${esc(r.model.version)}</code>, embedder <code>${esc(r.embedder)}</code>; thresholds ${esc(th)}, set from benign false-positive budgets, not from this table). The instruction screen was trained on the redistributable rows of this same file (never on LoCoMo or the user task prompts), so its figures on those rows are in sample: the cross-validated columns re-run the whole training procedure with each text (5-fold by text hash, like the held-out half) or each whole corpus (leave-one-source-out) unseen.</p>
 <h2>Against the issue's targets</h2><table><tr><th>figure</th><th>dev file</th><th>target</th><th>5-fold CV</th><th></th></tr>${head}</table>
+${stackHtml}
 <h2>ROC per tier</h2><p>The instruction threshold swept with the tier's rules as shipped; x axis zoomed to FPR ≤ 0.1 (dashed: FPR 0.02, TPR 0.7). Dot: the default threshold; square: the article's keyword filter.</p><div class="rocs">${r.roc.map(rocSvg).join('')}</div>
 <h2>Overall</h2><table><tr><th>screen</th><th>instruction TPR</th><th>benign FPR</th><th>benign FPR without user prompts</th><th>false-fact TPR</th><th>CV TPR</th><th>CV FPR</th><th>LOSO TPR</th><th>LOSO FPR</th></tr>${overall}</table>
 <h2>Per source</h2><p>Flag rate per tier (TPR for attacks, FPR for benign): in sample (shipped weights) | 5-fold CV | leave-one-source-out (trained sources only).</p><table><tr><th rowspan="2">source</th><th rowspan="2">label</th><th rowspan="2">role</th><th rowspan="2">licence</th><th rowspan="2">n</th><th class="grp" colspan="4">in sample</th><th class="grp" colspan="4">5-fold CV</th><th class="grp" colspan="4">leave-one-source-out</th><th rowspan="2">keyword</th></tr><tr>${tierHead}${tierHead}${tierHead}</tr>${groups}</table>

@@ -23,9 +23,9 @@ import {
   instructionFeatures,
 } from '../../core/detect/index.js';
 import type { SourceTier } from '../../core/trust.js';
-import { DEFAULT_PLUS_GATE } from '../../memory/detect/calibration.js';
+import { autoDetectionConfig } from '../../memory/detect/calibration.js';
 import { instructionThresholds } from '../../memory/detect/instruction-tiers.js';
-import { DetectionPipeline } from '../../memory/detect/pipeline.js';
+import { type DetectionConfig, DetectionPipeline } from '../../memory/detect/pipeline.js';
 import { INSTRUCTION_MARKERS } from '../../memory/detect/screen.js';
 import type { Embedder } from '../../ports/embedder.js';
 import { DiskEmbeddingCache } from '../detect/cache.js';
@@ -39,6 +39,7 @@ import {
   trainable,
 } from './corpus.js';
 import { embedAll, trainingData } from './data.js';
+import { COLD_STATE, type StackReport, type StackStateInput, runStack } from './stack.js';
 import { FOLDS, TIER_BUDGETS, foldOf, scoreExample, trainScreen } from './train.js';
 
 export const TIERS: readonly ScreenedTier[] = [
@@ -62,6 +63,11 @@ export interface InjectionsEvalOptions {
   /** Reference memories and history queries drawn from LoCoMo (default 1,000 and 200). */
   readonly referenceSize?: number;
   readonly historyQueries?: number;
+  /**
+   * Detector knobs for the default-stack section (default none: the shipped stack); e.g.
+   * `{ proactive: { kappa: 4 } }` measures the single-κ probes of before ADR 0052.
+   */
+  readonly stackConfig?: DetectionConfig;
   readonly log?: (m: string) => void;
 }
 
@@ -158,6 +164,11 @@ export interface InjectionsEvalReport {
   readonly groups: GroupRow[];
   readonly categories: CategoryRow[];
   readonly roc: RocCurve[];
+  /**
+   * The default detection stack per tier (what a user's write meets), cold and — with the
+   * LoCoMo file — warm, beside the screen alone, with Wilson intervals and the held-out split.
+   */
+  readonly stack: StackReport;
   readonly contributions?: {
     readonly reference: number;
     readonly queries: number;
@@ -290,9 +301,25 @@ export async function runInjectionsEval(o: InjectionsEvalOptions): Promise<Injec
   if (o.crossValidate !== false) await crossValidate(rows, scored, cached, log);
   const contributions =
     o.locomo === undefined ? undefined : await contribution(o, cached, scored, log);
+  const states: StackStateInput[] = [COLD_STATE];
+  if (o.locomo !== undefined) states.push(warmState(o, scored));
+  const stack = await runStack(
+    cached,
+    scored.map((s) => ({
+      text: s.row.text,
+      group: s.group,
+      label: s.row.label,
+      vec: s.vec,
+      screen: s.flagged,
+    })),
+    states,
+    log,
+    o.stackConfig ?? {},
+  );
   const report = summarise(scored, cache, contributions);
   return {
     ...report,
+    stack,
     embedder: cache.name,
     timing: {
       totalMs: performance.now() - t0,
@@ -336,6 +363,24 @@ function verdicts(model: InstructionModel, s: Scored): Record<ScreenedTier, bool
   return perTier((t) => s.rules[t] || score > model.thresholds[t]);
 }
 
+/** An established principal: LoCoMo memories as its own reference, LoCoMo questions as its history. */
+function warmState(o: InjectionsEvalOptions, scored: readonly Scored[]): StackStateInput {
+  const lo = locomoTexts(o.locomo as string);
+  const dev = new Set(scored.map((s) => s.row.text));
+  const reference = sample(
+    lo.memories.filter((t) => !dev.has(t)),
+    o.referenceSize ?? 1000,
+  );
+  const queries = sample(lo.questions, o.historyQueries ?? 200);
+  return {
+    name: 'warm',
+    description: `established principal: ${reference.length} own memories (LoCoMo) as the reference, ${queries.length} LoCoMo questions as the history`,
+    reference,
+    queries,
+    cold: false,
+  };
+}
+
 /** MemSAD, MemSAD+ and the probes as the default calibrates them, with a mixed history. */
 async function contribution(
   o: InjectionsEvalOptions,
@@ -355,7 +400,7 @@ async function contribution(
   );
   const refVecs = await embedAll(embedder, reference, log);
   const qVecs = await embedAll(embedder, queries, log);
-  const p = new DetectionPipeline(embedder, { ngram: { gate: DEFAULT_PLUS_GATE } });
+  const p = new DetectionPipeline(embedder, autoDetectionConfig());
   await p.calibrate(reference, { embeddings: refVecs, queryEmbeddings: qVecs });
   const tier: SourceTier = 'EXTERNAL_WEB';
   const names = [
@@ -440,7 +485,7 @@ function summarise(
   scored: readonly Scored[],
   cache: DiskEmbeddingCache,
   contributions: InjectionsEvalReport['contributions'],
-): Omit<InjectionsEvalReport, 'embedder' | 'timing'> {
+): Omit<InjectionsEvalReport, 'embedder' | 'timing' | 'stack'> {
   const th = instructionThresholds();
   const ins = scored.filter(isInstruction);
   const ff = scored.filter(isFalseFact);

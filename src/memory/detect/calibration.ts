@@ -197,6 +197,24 @@ class PrincipalDetectors {
   }
 }
 
+/**
+ * The detector configuration every principal's pipeline runs with (the default stack a write
+ * meets): the caller's knobs, MemSAD's rolling recalibration left to AutoDetection, MemSAD+
+ * gated. `memwarden eval injections` measures the stack through this very function.
+ */
+export function autoDetectionConfig(config: DetectionConfig = {}): DetectionConfig {
+  const memsad = config.memsad;
+  const ngram = config.ngram;
+  return {
+    ...config,
+    // Theorem 12's rolling recalibration is scheduled here (bounded by count and time), not
+    // by MemSAD on every N-th query.
+    memsad: memsad === false ? false : { ...memsad, recalibrateEvery: 0 },
+    // MemSAD+ counts near the recent queries only (ADR 0016: otherwise it floods review).
+    ngram: ngram === false ? false : { gate: DEFAULT_PLUS_GATE, ...ngram },
+  };
+}
+
 export class AutoDetection implements DetectionHooks {
   readonly minOwn: number;
   readonly maxReference: number;
@@ -234,15 +252,7 @@ export class AutoDetection implements DetectionHooks {
     o: AutoDetectionOptions = {},
   ) {
     const memsad = o.config?.memsad;
-    const ngram = o.config?.ngram;
-    this.#cfg = {
-      ...o.config,
-      // Theorem 12's rolling recalibration is scheduled here (bounded by count and time), not
-      // by MemSAD on every N-th query.
-      memsad: memsad === false ? false : { ...memsad, recalibrateEvery: 0 },
-      // MemSAD+ counts near the recent queries only (ADR 0016: otherwise it floods review).
-      ngram: ngram === false ? false : { gate: DEFAULT_PLUS_GATE, ...ngram },
-    };
+    this.#cfg = autoDetectionConfig(o.config);
     this.#generic = o.genericReference ?? GENERIC_BENIGN_REFERENCE;
     this.minOwn = o.minOwn ?? 50;
     this.maxReference = o.maxReference ?? 1000;

@@ -26,6 +26,7 @@ import {
   type MemsadMode,
   NgramJsd,
   Proactive,
+  type ScreenedTier,
   Watermark,
   composite,
   embeddingMismatch,
@@ -39,6 +40,7 @@ import {
 import type { SourceTier } from '../../core/trust.js';
 import type { Embedder } from '../../ports/embedder.js';
 import { type InstructionConfig, instructionThresholds } from './instruction-tiers.js';
+import { type ProactiveTier, proactiveTiers } from './proactive-tiers.js';
 import { MarkerScreen } from './screen.js';
 
 /**
@@ -93,10 +95,20 @@ export interface DetectionConfig {
          */
         readonly gate?: number;
       };
-  /** Proactive probes (texts embedded at calibration); `false` disables. */
+  /**
+   * Proactive probes (texts embedded at calibration); `false` disables. A write is held at its
+   * tier's κ, corroborated by the instruction screen (`tiers`, default
+   * `DEFAULT_PROACTIVE_TIERS`, ADR 0052); one `kappa` or a fixed `threshold` without `tiers`
+   * applies to every tier, uncorroborated.
+   */
   readonly proactive?:
     | false
-    | { readonly probes?: readonly string[]; readonly kappa?: number; readonly threshold?: number };
+    | {
+        readonly probes?: readonly string[];
+        readonly kappa?: number;
+        readonly threshold?: number;
+        readonly tiers?: Partial<Record<ScreenedTier, Partial<ProactiveTier>>>;
+      };
   /** Watermark: enabled only with a key (the deployment controls ingestion). */
   readonly watermark?: {
     readonly key: string;
@@ -188,6 +200,8 @@ export class DetectionPipeline {
   readonly instruction: InstructionScreen | undefined;
   readonly #instructionAt: Readonly<Record<SourceTier, number>>;
   readonly #instructionVec: boolean;
+  /** The probes' policy per tier (undefined: the detector's own τ, uncorroborated). */
+  readonly #proactiveAt: Readonly<Record<SourceTier, ProactiveTier | undefined>>;
   readonly #cfg: DetectionConfig;
   readonly #markers: MarkerScreen | undefined;
   readonly #exempt: ReadonlySet<SourceTier>;
@@ -218,6 +232,7 @@ export class DetectionPipeline {
     this.#instructionVec =
       this.instruction !== undefined && embedder.name === this.instruction.model.embedder;
     this.#instructionAt = instructionThresholds(ins ?? {});
+    this.#proactiveAt = proactiveTiers(cfg.proactive === false ? {} : (cfg.proactive ?? {}));
     this.#markers = cfg.markers === false ? undefined : new MarkerScreen(cfg.markers?.maxFactChars);
     this.#exempt = new Set(cfg.exemptTiers ?? ['OPERATOR']);
   }
@@ -310,15 +325,17 @@ export class DetectionPipeline {
     if (this.watermarker !== undefined) out.push(this.watermarker.detect(text));
     const plain = Watermark.strip(text);
     if (this.#cfg.validation !== false) out.push(validate(plain, this.#cfg.validation ?? {}));
-    if (this.instruction !== undefined)
-      out.push(
-        this.instruction.detect(
-          plain,
-          this.#instructionAt[tier],
-          this.#instructionVec ? vec : undefined,
-          ` for ${tier}`,
-        ),
+    let insScore: number | undefined;
+    if (this.instruction !== undefined) {
+      const f = this.instruction.detect(
+        plain,
+        this.#instructionAt[tier],
+        this.#instructionVec ? vec : undefined,
+        ` for ${tier}`,
       );
+      insScore = f.score;
+      out.push(f);
+    }
     const m = vec === undefined || this.memsad === undefined ? undefined : this.memsad.detect(vec);
     if (this.ngram !== undefined) {
       const counts = ngramKeys(plain, this.ngram.n);
@@ -334,7 +351,7 @@ export class DetectionPipeline {
         else {
           const s = pro.score(vec);
           if (memo !== undefined) memo.pro = s;
-          out.push(pro.detectScore(s));
+          out.push(this.#proactiveFinding(pro, s, tier, insScore));
         }
       }
     }
@@ -350,6 +367,37 @@ export class DetectionPipeline {
       ] as DetectorName[]),
     );
     return out;
+  }
+
+  /**
+   * The probes' finding at the tier's policy (ADR 0052): its κ, and the flag counted only when
+   * the instruction screen does not read the write as a plain statement (score above the
+   * tier's floor; no screen score: uncorroborated, fail closed).
+   */
+  #proactiveFinding(
+    pro: Proactive,
+    s: number,
+    tier: SourceTier,
+    insScore: number | undefined,
+  ): Finding {
+    const at = this.#proactiveAt[tier];
+    if (at === undefined) return pro.detectScore(s);
+    if (at.kappa === Number.POSITIVE_INFINITY) {
+      const f = pro.detectScore(s);
+      return {
+        ...f,
+        flagged: false,
+        reason: `mean probe similarity ${s.toFixed(3)}; the probes never hold ${tier} writes`,
+      };
+    }
+    const f = pro.detectScore(s, at.kappa);
+    if (!f.flagged || insScore === undefined || !Number.isFinite(insScore) || insScore > at.floor)
+      return f;
+    return {
+      ...f,
+      flagged: false,
+      reason: `${f.reason}, but the instruction screen reads a statement (${insScore.toFixed(2)} ≤ ${at.floor} for ${tier})`,
+    };
   }
 
   /** Apply the MemSAD+ semantic gate (config `ngram.gate`) to a lexical finding. */

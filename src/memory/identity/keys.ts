@@ -12,6 +12,8 @@ import type { RandomSource } from '../../ports/clock.js';
 import type { KeySource } from '../../ports/keysource.js';
 
 const LOG_KEY = 'log-checkpoint';
+/** Not a secret: the latest checkpoint note the host signed (its anchor against rollback). */
+const ANCHOR = 'checkpoint-anchor';
 const MAC_PREFIX = 'mac-';
 const RETIRED_SUFFIX = '-retired';
 const principalKeyName = (kid: string): string => `signing-${kid}`;
@@ -74,6 +76,26 @@ export class HostKeys {
     const s = signerFromSeed(seed);
     this.signers.set(kid, s);
     return s;
+  }
+
+  /**
+   * Where the latest checkpoint this host signed is recorded, outside the database (ADR 0033):
+   * a source of its own, never the key source (several processes write it).
+   */
+  anchorSource: KeySource | undefined;
+
+  /** The latest checkpoint note this host recorded outside the database (ADR 0033). */
+  async anchor(): Promise<string | undefined> {
+    const b = await this.anchorSource?.get(ANCHOR);
+    return b === undefined ? undefined : new TextDecoder().decode(b);
+  }
+
+  /** Record a checkpoint note as the latest this host signed; false when there is nowhere to. */
+  async setAnchor(note: string): Promise<boolean> {
+    const s = this.anchorSource;
+    if (s?.replace === undefined) return false;
+    await s.replace(ANCHOR, new TextEncoder().encode(note));
+    return true;
   }
 
   /** Add a new HMAC key; it tags from now on, older keys keep verifying (SMSR, improved). */

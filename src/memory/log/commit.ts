@@ -2,7 +2,10 @@
  * @module memory/log/commit
  * The commit capability of the ledger, split out of `Ledger` (ADR 0029): signing a new entry
  * (`write`), committing an entry its writer signed (`submit`) and appending a signed tombstone
- * (`tombstone`), all through the pipelined group commit (ADR 0011, 0021, 0028).
+ * (`tombstone`). The records go to the ledger's pipelined group commit (ADR 0011, 0021, 0028),
+ * which sequences them with registry statements and checks each against the registry at the
+ * position it commits at, re-signing a record whose writer's key changed first (ADR 0033);
+ * it is reached through `./commit-port.ts`, not through a method of the `Ledger`.
  *
  * Only `src/memory/write/` — the one write path every channel goes through — may import this
  * module (dependency-cruiser rule `commit-only-from-the-write-path`; the evaluation harnesses'
@@ -39,9 +42,9 @@ import {
 import type { Clock, RandomSource } from '../../ports/clock.js';
 import type { QuotaDemand, StorageBackend, StoredEntry } from '../../ports/storage.js';
 import type { HostKeys } from '../identity/keys.js';
-import type { VerifierRegistry } from '../identity/registry.js';
-import type { CommitQueue, Ledger } from './ledger.js';
-import type { LockedAppend, MerkleLog } from './log.js';
+import type { Ledger } from './ledger.js';
+import type { MerkleLog } from './log.js';
+import { type CommitRecord, type Sequencer, quotaExceeded, sequencerOf } from './commit-port.js';
 
 /** What a caller supplies for a new entry; the ledger fills in id, time, nonce and key. */
 export interface EntryInput {
@@ -87,6 +90,11 @@ export interface WriteOptions {
    * of it is stored (no leaf, no entry, no count). ADR 0021.
    */
   readonly quota?: WriteQuota;
+  /**
+   * A step that commits in the entry's own transaction, after the entry row is stored (e.g. a
+   * review's decision, issue 17 finding 3): if it fails, the entry is not written either.
+   */
+  readonly inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>;
 }
 
 /** A committed entry: the record, its exact bytes and where it sits in the log. */
@@ -96,115 +104,32 @@ export interface Receipt {
   readonly leafIndex: number;
 }
 
-interface Pending {
-  readonly id: string;
-  readonly leafData: Uint8Array;
-  readonly kind: 'entry' | 'tombstone';
-  /**
-   * Persist the record inside the commit transaction, once its leaf index is known: either a
-   * stored entry (batched with its neighbours into one `putEntries` call) or a callback.
-   */
-  readonly persist:
-    | { readonly entry: (leafIndex: number) => StoredEntry }
-    | ((tx: StorageBackend, leafIndex: number) => Promise<void>);
-  /** The quota this write consumes in the commit transaction (none: not counted). */
-  readonly quota: QuotaDemand | undefined;
-  readonly resolve: (leafIndex: number) => void;
-  readonly reject: (e: unknown) => void;
-}
-
-/** A writer's kind, current key and signer, as resolved at `at` (store registry `version`). */
+/** A writer's kind, current key and signer, as resolved from registry view `version`. */
 interface ResolvedWriter {
   readonly kind: PrincipalKind;
   readonly kid: string;
   readonly signer: Ed25519Signer;
-  readonly at: bigint;
-  readonly version: number | undefined;
-}
-
-/** The refusal of a write over its daily quota (the error `Memory.add` reports). */
-function quotaExceeded(d: { tier: SourceTier; limit: number }): MemwardenError {
-  return new MemwardenError('QUOTA_EXCEEDED', `daily ${d.tier} write quota of ${d.limit} reached`, {
-    details: { tier: d.tier, limit: d.limit },
-  });
-}
-
-/**
- * Count the quota of the writes in a taken batch, inside its commit transaction: one
- * `consumeQuotas` call for the whole batch (one set-based statement on the SQL backends), or
- * one `consumeQuota` per write where a wrapper lacks it. Returns the writes admitted (in order)
- * and those refused.
- */
-async function admitQuotas(
-  tx: StorageBackend,
-  batch: readonly Pending[],
-): Promise<{ admitted: Pending[]; refused: Pending[] }> {
-  const counted = batch.filter((p) => p.quota !== undefined);
-  if (counted.length === 0) return { admitted: [...batch], refused: [] };
-  const demands = counted.map((p) => p.quota as QuotaDemand);
-  let verdicts: boolean[];
-  if (tx.consumeQuotas !== undefined) verdicts = await tx.consumeQuotas(demands);
-  else {
-    verdicts = [];
-    for (const d of demands)
-      verdicts.push((await tx.consumeQuota(d.principal, d.tier, d.dayKey, d.limit)).ok);
-  }
-  const refused = new Set(counted.filter((_, i) => verdicts[i] !== true));
-  if (refused.size === 0) return { admitted: [...batch], refused: [] };
-  return { admitted: batch.filter((p) => !refused.has(p)), refused: [...refused] };
-}
-
-/**
- * Persist a committed batch in log order: runs of stored entries go to the store in one
- * multi-row `putEntries` call (one statement instead of one per entry), callbacks (tombstones)
- * run in between, so every record still lands after the ones queued before it.
- */
-async function persistBatch(
-  tx: StorageBackend,
-  batch: readonly Pending[],
-  start: number,
-): Promise<void> {
-  let run: StoredEntry[] = [];
-  const flush = async (): Promise<void> => {
-    if (run.length === 0) return;
-    const es = run;
-    run = [];
-    if (tx.putEntries !== undefined) await tx.putEntries(es);
-    else for (const e of es) await tx.putEntry(e);
-  };
-  for (let i = 0; i < batch.length; i++) {
-    const p = (batch[i] as Pending).persist;
-    if (typeof p === 'function') {
-      await flush();
-      await p(tx, start + i);
-    } else run.push(p.entry(start + i));
-  }
-  await flush();
+  readonly version: number;
 }
 
 const EMPTY_CTX = sha256(new Uint8Array(0));
 const exhaustedKey = (d: QuotaDemand): string => `${d.principal}\u0000${d.tier}\u0000${d.dayKey}`;
-/** Commit transactions open at once: one holding the log head, one queued behind it. */
-const COMMIT_DEPTH = 2;
-/** Most records one commit transaction takes (bounds its statements and its lock hold). */
-const MAX_BATCH = 2048;
-/** How long a resolved writer key is reused (1 s). */
-const WRITER_CACHE_NS = 1_000_000_000n;
 /** How long a quota found exhausted refuses writes before they are signed (1 s). */
 const EXHAUSTED_NS = 1_000_000_000n;
 
-/** One committer per ledger (its queue is the log's append order in this process). */
+/** One committer per ledger. */
 const committers = new WeakMap<Ledger, Committer>();
 
 /**
- * The ledger's committer: created on first use and attached to the ledger, which drains it
- * before checkpoints, revocations and close, and tells it when keys change.
+ * The commit capability of `ledger`: signs entries and tombstones with the host-held keys of
+ * their writers and queues them, with their rows, on the ledger's group commit, which checks
+ * each against the registry at the position it commits at (ADR 0033).
  */
 export function committerOf(ledger: Ledger): Committer {
   return Committer.of(ledger);
 }
 
-export class Committer implements CommitQueue {
+export class Committer {
   /** See {@link committerOf}. */
   static of(ledger: Ledger): Committer {
     let c = committers.get(ledger);
@@ -215,7 +140,6 @@ export class Committer implements CommitQueue {
     return c;
   }
 
-  private pending: Pending[] = [];
   /** Entries a queued new version supersedes (see `write`). */
   private readonly superseding = new Set<string>();
   /**
@@ -225,51 +149,29 @@ export class Committer implements CommitQueue {
    * operator is seen within that window.
    */
   private readonly exhausted = new Map<string, { limit: number; until: bigint }>();
-  /** Commit transactions open (≤ COMMIT_DEPTH). */
-  private inflight = 0;
-  /** A commit transaction is waiting for the log head. */
-  private waiting = false;
-  /** Settles when the most recently opened commit transaction has finished. */
-  private lastCommit: Promise<void> = Promise.resolve();
   /** Resolved writers (kind, current key, signer), see `resolveWriter`. */
   private readonly writers = new Map<string, ResolvedWriter>();
-  private readonly writerLookups = new Map<
-    string,
-    { lookup: Promise<ResolvedWriter>; version: number | undefined }
-  >();
+  private readonly seq: Sequencer;
   private readonly storage: StorageBackend;
   private readonly log: MerkleLog;
-  private readonly registry: VerifierRegistry;
   private readonly keys: HostKeys;
   private readonly clock: Clock;
   private readonly random: RandomSource;
 
   private constructor(private readonly ledger: Ledger) {
+    this.seq = sequencerOf(ledger);
     this.storage = ledger.storage;
     this.log = ledger.log;
-    this.registry = ledger.registry;
     this.keys = ledger.keys;
     this.clock = ledger.clock;
     this.random = ledger.random;
-    ledger.attachCommitQueue(this);
   }
-
-  /** A key of `principal` (or any key, when absent) changed: resolve writers again. */
-  keysChanged(principal?: string): void {
-    if (principal === undefined) this.writers.clear();
-    else this.writers.delete(principal);
-  }
-
-  private currentKid(principalId: string): Promise<string> {
-    return this.ledger.currentKid(principalId);
-  }
-
-  // ---- write path --------------------------------------------------------------------------
 
   /**
    * Sign and commit one entry. Resolves after the entry is durable in the log and the store.
    * With `quota`, the writer's daily quota for the entry's tier is consumed in the same commit
-   * transaction: over it, `QUOTA_EXCEEDED` and nothing is written.
+   * transaction: over it, `QUOTA_EXCEEDED` and nothing is written. The receipt is the record
+   * as committed: if the writer's key changed before the commit, it was re-signed there.
    */
   async write(input: EntryInput, opts?: WriteOptions): Promise<Receipt> {
     const w = await this.resolveWriter(input.writer);
@@ -284,8 +186,7 @@ export class Committer implements CommitQueue {
     if (sup === undefined) {
       // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
       const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding, quota);
-      return { entry, bytes, leafIndex };
+      return this.commitEntry(entry, bytes, opts?.embedding, quota, true, opts?.inCommit);
     }
     // One new version per entry at a time in this process: a second concurrent one is refused
     // here rather than failing the shared commit batch on the superseded mark.
@@ -298,8 +199,7 @@ export class Committer implements CommitQueue {
     try {
       await this.checkSupersedable(sup, input.writer);
       const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      const leafIndex = await this.commitEntry(entry, bytes, opts?.embedding, quota);
-      return { entry, bytes, leafIndex };
+      return await this.commitEntry(entry, bytes, opts?.embedding, quota, true, opts?.inCommit);
     } finally {
       this.superseding.delete(sup);
     }
@@ -351,82 +251,60 @@ export class Committer implements CommitQueue {
   }
 
   /**
-   * The writer's kind, current key and signer. A rotation or revocation made through this
-   * ledger clears the cache at once. On a store that offers `registryVersion` (an exclusive
-   * one: every key write passes through this process) an entry is kept until that version
-   * moves — any key or principal write, by any caller — so a revocation takes effect on the
-   * next write and a writer's key is not re-read while nothing changed. Elsewhere it is kept
-   * {@link WRITER_CACHE_NS}: one made by another process is seen within that window (and
-   * readers re-verify key validity against the log regardless).
+   * The writer's kind (from its signed registration), current key and signer, kept while the
+   * registry view does not change. On a shared store the view may lag another process's
+   * rotation or revocation; the commit re-checks every record against the registry at its
+   * position (and re-signs or refuses it), so a stale key here costs a re-signature, never an
+   * invalid acknowledged write.
    */
-  private resolveWriter(
-    writer: string,
-  ): Promise<{ kind: PrincipalKind; kid: string; signer: Ed25519Signer }> {
-    const now = this.clock.nowNs();
-    // Read before the lookup: a key write ending after this reading makes the result stale.
-    const version = this.storage.registryVersion;
+  private async resolveWriter(writer: string): Promise<ResolvedWriter> {
+    const version = this.seq.view.version;
     const hit = this.writers.get(writer);
-    if (
-      hit !== undefined &&
-      (version === undefined ? now - hit.at < WRITER_CACHE_NS : hit.version === version)
-    )
-      return Promise.resolve(hit);
-    // One lookup in flight per writer: a burst of concurrent writes shares it (not one begun
-    // before a key write that has ended since).
-    const inflight = this.writerLookups.get(writer);
-    if (inflight !== undefined && inflight.version === version) return inflight.lookup;
-    const lookup = (async () => {
-      // A principal is never deleted and its kind never changes: once known, only its keys
-      // (rotation, revocation) are read again — one storage call per refresh, not two.
-      let kind = hit?.kind;
-      if (kind === undefined) {
-        const principal = await this.storage.getPrincipal(writer);
-        if (principal === undefined) {
-          throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
-        }
-        kind = principal.kind;
-      }
-      const kid = await this.currentKid(writer);
-      const signer = kid === hit?.kid ? hit.signer : await this.keys.signer(kid);
-      if (signer === undefined)
-        throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
-      const resolved = { kind, kid, signer, at: now, version };
-      this.writers.set(writer, resolved);
-      return resolved;
-    })().finally(() => {
-      if (this.writerLookups.get(writer)?.lookup === lookup) this.writerLookups.delete(writer);
-    });
-    this.writerLookups.set(writer, { lookup, version });
-    return lookup;
+    if (hit !== undefined && hit.version === version) return hit;
+    const kind = this.seq.view.kindOf(writer);
+    if (kind === undefined) {
+      // Registered by another ledger on the store, perhaps: read the log's statements now.
+      await this.seq.refreshRegistry(true);
+      if (this.seq.view.kindOf(writer) === undefined)
+        throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer', { details: { writer } });
+      return this.resolveWriter(writer);
+    }
+    const kid = this.seq.currentKey(writer).kid;
+    const signer = kid === hit?.kid ? hit.signer : await this.keys.signer(kid);
+    if (signer === undefined)
+      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the writer key');
+    const resolved = { kind, kid, signer, version };
+    if (this.writers.size >= 100_000) this.writers.clear();
+    this.writers.set(writer, resolved);
+    return resolved;
   }
 
   /**
    * Commit an entry signed elsewhere (the writer holds its own key). Decoded strictly and
-   * verified against the registry before anything is written.
+   * verified against the signed registry before anything is written; checked again at its
+   * position in the commit (refused, never re-signed, if its key changed meanwhile).
    */
   async submit(bytes: Uint8Array): Promise<Receipt> {
     const entry = decodeSignedEntry(bytes);
-    const principal = await this.storage.getPrincipal(entry.writer);
-    if (principal === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer');
-    if (!mayWriteTier(principal.kind, entry.tier))
+    await this.seq.refreshRegistry(true);
+    const kind = this.seq.view.kindOf(entry.writer);
+    if (kind === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown writer');
+    if (!mayWriteTier(kind, entry.tier))
       throw new MemwardenError('ENTRY_INVALID', 'tier above the writer kind');
     // The key must be valid at the position the entry will take: at least the committed
     // size, whichever process appended last (a revocation there may be another's).
     await this.log.refresh();
-    const v = await this.registry.verifyFor(
+    const v = this.seq.view.verify(
       entry.writer,
       entry.kid,
       entry.ts,
+      this.log.size,
       signingInput(encodeEntryBody(entry)),
       entry.sig,
-      {
-        leafIndex: this.log.size,
-      },
     );
     if (!v.ok) throw new MemwardenError(v.code, 'entry signature does not verify');
     const canonical = encodeSignedEntry(entry);
-    const leafIndex = await this.commitEntry(entry, canonical, undefined);
-    return { entry, bytes: canonical, leafIndex };
+    return this.commitEntry(entry, canonical, undefined, undefined, false);
   }
 
   /** Delete by appending a signed tombstone (MemLineage §3.4); the original leaf stays provable. */
@@ -438,10 +316,7 @@ export class Committer implements CommitQueue {
     const stored = await this.storage.getEntry(target);
     if (stored === undefined)
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry', { details: { target } });
-    const kid = await this.currentKid(by);
-    const signer = await this.keys.signer(kid);
-    if (signer === undefined)
-      throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold the deleting key');
+    const w = await this.resolveWriter(by);
     const [ms, rand, nonce] = this.fresh();
     const body = {
       t: 'tombstone',
@@ -450,34 +325,51 @@ export class Committer implements CommitQueue {
       target,
       reason,
       writer: by,
-      kid,
+      kid: w.kid,
       ts: this.clock.nowNs(),
       nonce,
     } as const;
-    const tombstone: SignedTombstone = {
-      ...body,
-      sig: signer.sign(tombstoneSigningInput(encodeTombstoneBody(body))),
+    const state: { tombstone: SignedTombstone; bytes: Uint8Array } = {
+      tombstone: { ...body, sig: w.signer.sign(tombstoneSigningInput(encodeTombstoneBody(body))) },
+      bytes: new Uint8Array(0),
     };
-    const bytes = encodeSignedTombstone(tombstone);
+    state.bytes = encodeSignedTombstone(state.tombstone);
     // The tombstone's leaf is in the log; its signed bytes go to the audit trail, and the
     // target is marked deleted, all in the commit transaction.
-    const leafIndex = await this.enqueue(
-      tombstone.id,
-      tombstoneLeafData(tombstone),
-      'tombstone',
-      async (tx, at) => {
+    const p: CommitRecord = {
+      id: state.tombstone.id,
+      leafData: tombstoneLeafData(state.tombstone),
+      kind: 'tombstone',
+      persist: async (tx, at) => {
         await tx.markDeleted(target);
         await tx.appendAudit({
-          id: tombstone.id,
-          atNs: tombstone.ts,
+          id: state.tombstone.id,
+          atNs: state.tombstone.ts,
           actor: by,
           action: 'entry.deleted',
           subject: target,
-          details: { reason, leafIndex: at, tombstone: toBase64(bytes) },
+          details: { reason, leafIndex: at, tombstone: toBase64(state.bytes) },
         });
       },
-    );
-    return { tombstone, leafIndex };
+      quota: undefined,
+      signed: {
+        writer: by,
+        kid: w.kid,
+        ts: body.ts,
+        resign: (kid, signer, ts) => {
+          const { sig: _s, ...b } = state.tombstone;
+          const nb = { ...b, kid, ts };
+          state.tombstone = {
+            ...nb,
+            sig: signer.sign(tombstoneSigningInput(encodeTombstoneBody(nb))),
+          };
+          state.bytes = encodeSignedTombstone(state.tombstone);
+          p.leafData = tombstoneLeafData(state.tombstone);
+        },
+      },
+    };
+    const leafIndex = await this.seq.enqueue(p);
+    return { tombstone: state.tombstone, leafIndex };
   }
 
   private buildBody(input: EntryInput, kid: string): EntryBody {
@@ -513,137 +405,102 @@ export class Committer implements CommitQueue {
   }
 
   /**
-   * Group commit: records queue while a transaction is in flight and the next transaction
-   * takes them all. A write resolves only after its transaction committed (no acknowledged
-   * write is ever lost); a failed transaction rejects every write in it and changes nothing.
+   * Queue a signed entry with its query metadata (the signed bytes stay the source of truth)
+   * for the group commit; the receipt of the record as committed.
    */
-  /** Queue a signed entry with its query metadata (the signed bytes stay the source of truth). */
-  private commitEntry(
-    entry: SignedEntry,
-    bytes: Uint8Array,
+  private async commitEntry(
+    entry0: SignedEntry,
+    bytes0: Uint8Array,
     embedding: Float32Array | undefined,
-    quota?: QuotaDemand,
-  ): Promise<number> {
-    const { kid: macKid, tag: mac } = this.keys.macs.tag(bytes);
-    const stored = (leafIndex: number): StoredEntry => ({
-      id: entry.id,
-      owner: entry.ns,
-      tier: entry.tier,
-      bytes,
-      leafIndex,
-      macKid,
-      mac,
-      writer: entry.writer,
-      kind: entry.kind,
-      createdAtNs: entry.ts,
-      content: entry.content,
-      srcHash: toHex(entry.src),
-      ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
-      ...(entry.uri === undefined ? {} : { uri: entry.uri }),
-      ...(embedding === undefined ? {} : { embedding }),
-    });
-    const sup = entry.sup;
+    quota: QuotaDemand | undefined,
+    hostHeld: boolean,
+    inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>,
+  ): Promise<Receipt> {
+    const state = { entry: entry0, bytes: bytes0, ...this.keys.macs.tag(bytes0) };
+    const stored = (leafIndex: number): StoredEntry => {
+      const { entry, bytes } = state;
+      return {
+        id: entry.id,
+        owner: entry.ns,
+        tier: entry.tier,
+        bytes,
+        leafIndex,
+        macKid: state.kid,
+        mac: state.tag,
+        writer: entry.writer,
+        kind: entry.kind,
+        createdAtNs: entry.ts,
+        content: entry.content,
+        srcHash: toHex(entry.src),
+        ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
+        ...(entry.uri === undefined ? {} : { uri: entry.uri }),
+        ...(embedding === undefined ? {} : { embedding }),
+      };
+    };
+    const sup = entry0.sup;
     // A new version and the superseded mark on the old one commit in one transaction (the
     // system scope's), so no crash leaves both versions live (found by test/faults' audit).
+    // An `inCommit` step (a review's decision) commits with the entry the same way.
     const persist =
-      sup === undefined
+      sup === undefined && inCommit === undefined
         ? { entry: stored }
         : async (tx: StorageBackend, leafIndex: number): Promise<void> => {
             await tx.putEntry(stored(leafIndex));
-            await tx.markSuperseded(sup, entry.id);
+            if (sup !== undefined) {
+              await tx.markSuperseded(sup, state.entry.id);
+              // The claim the read path checks against the new version's signed `sup`.
+              await tx.appendAudit({
+                id: `sup-${state.entry.id}`,
+                atNs: state.entry.ts,
+                actor: state.entry.writer,
+                action: 'entry.superseded',
+                subject: sup,
+                details: { by: state.entry.id, leafIndex },
+              });
+            }
+            if (inCommit !== undefined) await inCommit(tx, leafIndex, state.entry);
           };
-    return this.enqueue(entry.id, entryLeafData(entry), 'entry', persist, quota);
-  }
-
-  /**
-   * Pipelined group commit (ADR 0011). Records queue; up to {@link COMMIT_DEPTH} commit
-   * transactions are open at once: one holds the log head (appending and committing its
-   * batch), the next waits for the head lock in the database. A transaction takes its batch
-   * only once it holds the head — everything signed while the previous one committed — so
-   * leaf order is commit order, batches are as large as the load makes them, and signing the
-   * next batch overlaps the database work of this one. A write resolves only after its
-   * transaction committed (no acknowledged write is ever lost); a failed transaction rejects
-   * every write in it and changes nothing.
-   */
-  private enqueue(
-    id: string,
-    leafData: Uint8Array,
-    kind: 'entry' | 'tombstone',
-    persist: Pending['persist'],
-    quota?: QuotaDemand,
-  ): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      this.pending.push({ id, leafData, kind, persist, quota, resolve, reject });
-      this.pump();
-    });
-  }
-
-  /** Open the next commit transaction if records wait, none is queued for the head, and the pipeline has room. */
-  private pump(): void {
-    if (this.waiting || this.inflight >= COMMIT_DEPTH || this.pending.length === 0) return;
-    this.inflight++;
-    this.waiting = true;
-    const previous = this.lastCommit;
-    let settle!: () => void;
-    this.lastCommit = new Promise<void>((r) => (settle = r));
-    void this.commitNext(previous).finally(() => {
-      this.inflight--;
-      settle();
-      this.pump();
-    });
-  }
-
-  private async commitNext(previous: Promise<void>): Promise<void> {
-    let taken: Pending[] | undefined;
-    let batch: Pending[] = [];
-    let refused: Pending[] = [];
-    let appended: LockedAppend | undefined;
+    const p: CommitRecord = {
+      id: entry0.id,
+      leafData: entryLeafData(entry0),
+      kind: 'entry',
+      persist,
+      quota,
+      ...(sup === undefined ? {} : { supersedes: sup }),
+      signed: {
+        writer: entry0.writer,
+        kid: entry0.kid,
+        ts: entry0.ts,
+        tier: entry0.tier,
+        ...(hostHeld
+          ? {
+              resign: (kid: string, signer: Ed25519Signer, ts: bigint): void => {
+                const { sig: _s, ...b } = state.entry;
+                const r = signEntry({ ...b, kid, ts }, signer);
+                Object.assign(
+                  state,
+                  { entry: r.entry, bytes: r.bytes },
+                  this.keys.macs.tag(r.bytes),
+                );
+                p.leafData = entryLeafData(r.entry);
+              },
+            }
+          : {}),
+      },
+    };
+    let leafIndex: number;
     try {
-      await this.storage.transaction(async (tx) => {
-        const size = await this.log.lockHead(tx);
-        // The head is ours, so the previous transaction has ended in the database; wait for
-        // its outcome here too (the log's tip is trusted only after a commit).
-        await previous;
-        // A single-writer store (no head lock) gives the head without I/O, so without this turn
-        // the batch would be taken before the event loop ran since the previous commit: the
-        // requests that arrived during it (an HTTP server's) would each get a commit of their
-        // own. One turn lets them reach the queue; with a head lock, its wait is that turn.
-        if (tx.lockLogHead === undefined) await new Promise<void>((r) => setImmediate(r));
-        taken = this.pending.splice(0, MAX_BATCH);
-        this.waiting = false;
-        this.pump(); // the next transaction queues for the head while this one commits
-        if (taken.length === 0) return;
-        // Quotas first, in queue order: a refused write gets no leaf, no row and no count.
-        ({ admitted: batch, refused } = await admitQuotas(tx, taken));
-        if (batch.length === 0) return;
-        appended = await this.log.appendLocked(
-          size,
-          batch.map((p) => ({ data: p.leafData, entryId: p.id, kind: p.kind })),
-          tx,
-        );
-        await persistBatch(tx, batch, appended.start);
-      });
+      leafIndex = await this.seq.enqueue(p);
     } catch (e) {
-      this.waiting = false;
-      this.log.abandon();
-      // Failed before taking a batch (e.g. no connection): fail what waits, do not spin. A
-      // failed batch fails every write taken, refused ones too (their verdicts rolled back).
-      for (const p of taken ?? this.pending.splice(0)) p.reject(e);
-      return;
+      if (quota !== undefined && (e as { code?: unknown }).code === 'QUOTA_EXCEEDED')
+        this.noteExhausted(quota);
+      throw e;
     }
-    for (const p of refused) {
-      const d = p.quota as QuotaDemand;
-      this.noteExhausted(d);
-      p.reject(quotaExceeded(d));
-    }
-    if (appended === undefined) return;
-    this.log.committed(appended);
-    const start = appended.start;
-    batch.forEach((p, i) => p.resolve(start + i));
+    return { entry: state.entry, bytes: state.bytes, leafIndex };
   }
 
   /** Wait until every queued write has committed or failed. */
-  async drain(): Promise<void> {
-    while (this.inflight > 0 || this.pending.length > 0) await this.lastCommit;
+  drain(): Promise<void> {
+    return this.ledger.drain();
   }
 }

@@ -1,33 +1,59 @@
 /**
  * @module memory/log/ledger
- * The provenance ledger: principals and their keys, checkpoints and proofs, and verification of
- * signed entries (decode strictly → MAC → signature under the registry → log inclusion). It
- * cannot write: signing and committing entries and tombstones is `./commit.ts`, which only the
- * write path (`memory/write/`) may import (ADR 0029).
+ * The provenance ledger: principals and their keys as signed registry statements in the log
+ * (ADR 0033), the group commit that sequences every record of the log and checks each signed
+ * one against the registry at the position it commits at, checkpoints and proofs, and
+ * verification of signed entries (decode strictly → MAC → signature under the registry → log
+ * inclusion → liveness from the signed records). It cannot write an entry: signing and
+ * committing entries and tombstones is `./commit.ts`, which only the write path
+ * (`memory/write/`) may import (ADR 0029); it reaches the group commit through
+ * `./commit-port.ts`, which only these two modules import.
  */
-import { keyIdFor } from '../../core/crypto/ids.js';
-import { verifyEd25519 } from '../../core/crypto/ed25519.js';
+import { keyIdFor, parsePrincipalId, principalIdFor } from '../../core/crypto/ids.js';
+import { publicKeyFromRaw, verifyEd25519 } from '../../core/crypto/ed25519.js';
 import { bytesEqual } from '../../core/bytes.js';
 import {
   type SignedEntry,
   type EntryForVerify,
+  type RegistryBody,
+  type SignedRegistryStatement,
   decodeEntryForVerify,
+  registryLeafData,
+  registrySigningInput,
+  registryStatementOfLeaf,
   decodeSignedEntry,
+  entryLeafData,
   safeDecodeSignedEntry,
+  uuidToString,
+  uuidv7,
   withEntryLeafData,
   withEntrySigningInput,
 } from '../../core/entry/index.js';
 import { MemwardenError, type ErrorCode } from '../../core/errors.js';
 import { parseCheckpoint, verifyCheckpoint, verifyInclusion } from '../../core/merkle/index.js';
-import { type ChainHash, chainBytes, leafHashChain } from '../../core/merkle/hash.js';
-import type { PrincipalKind } from '../../core/trust.js';
+import {
+  type ChainHash,
+  chainBytes,
+  leafHash as leafHashOf,
+  leafHashChain,
+} from '../../core/merkle/hash.js';
+import { type PrincipalKind, mayWriteTier } from '../../core/trust.js';
 import type { Clock, RandomSource } from '../../ports/clock.js';
 import type { KeySource } from '../../ports/keysource.js';
-import type { CheckpointRecord, PrincipalRecord, StorageBackend, StoredEntry } from '../../ports/storage.js';
+import type {
+  CheckpointRecord,
+  KeyRecord,
+  PrincipalRecord,
+  QuotaDemand,
+  StorageBackend,
+  StoredEntry,
+} from '../../ports/storage.js';
 import { HostKeys } from '../identity/keys.js';
-import { MerkleLog } from './log.js';
+import { type LockedAppend, MerkleLog } from './log.js';
 import { VerifierRegistry, rotationStatement } from '../identity/registry.js';
+import { RegistryView } from '../identity/registry-view.js';
 import { DEFAULT_MAX_MIRROR_LEAVES, VerifiedLeaves } from './verified-leaves.js';
+import { type CommitRecord, quotaExceeded, registerSequencer } from './commit-port.js';
 
 /** The outcome of verifying a stored entry. A value: verification failures are findings. */
 export type Verification =
@@ -36,7 +62,7 @@ export type Verification =
       ok: false;
       code: ErrorCode;
       id: string;
-      stage: 'load' | 'decode' | 'mac' | 'signature' | 'inclusion';
+      stage: 'load' | 'decode' | 'mac' | 'signature' | 'inclusion' | 'state';
     };
 
 export interface LedgerOptions {
@@ -51,8 +77,22 @@ export interface LedgerOptions {
    * first verifications prove inclusion by audit paths read from the store.
    */
   readonly maxVerifiedLeaves?: number;
-  /** How long the read path reuses a key record (ns; default 1 s, ADR 0014). */
+  /**
+   * How long the read path on a shared store (several processes) uses its registry view before
+   * reading the registry statements appended since (ns; default 1 s, ADR 0014). Commits always
+   * read them under the log head lock; an exclusive store never needs to.
+   */
   readonly keyRecordTtlNs?: bigint;
+  /**
+   * Where the host records the latest checkpoint it signed, outside the database (a source of
+   * its own, not `keys`): `memwarden audit` finds a log rolled back before it. Absent: none.
+   */
+  readonly anchor?: KeySource;
+  /**
+   * Open without writing anything (`memwarden audit`): a store whose registry predates signed
+   * statements is read from its tables instead of being adopted into the log.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** An entry awaiting the signature and inclusion checks of a first verification. */
@@ -66,18 +106,151 @@ interface FirstCheck {
   readonly leafHash: ChainHash;
 }
 
-/**
- * What the ledger needs of the commit queue attached to it (`memory/log/commit.ts`): drained
- * before checkpoints, revocations and close; told when keys change.
- */
-export interface CommitQueue {
-  drain(): Promise<void>;
-  keysChanged(principal?: string): void;
+/** A record queued for the group commit: an entry or tombstone, or a registry statement. */
+type Pending = (CommitRecord | RegistryRecord) & {
+  /**
+   * Failure isolation (issue 17 finding 2): after a failed commit, its writes are retried in
+   * halves, each half a commit of its own (this id), so a bad row fails only its own write.
+   */
+  group?: number;
+  resolve: (leafIndex: number) => void;
+  reject: (e: unknown) => void;
+};
+
+/** A registry statement queued for the group commit, applied to the view at its position. */
+interface RegistryRecord {
+  readonly id: string;
+  readonly leafData: Uint8Array;
+  readonly kind: 'registry';
+  readonly persist: (tx: StorageBackend, leafIndex: number) => Promise<void>;
+  readonly quota: undefined;
+  readonly statement: SignedRegistryStatement;
+  readonly signed?: undefined;
+  readonly supersedes?: undefined;
 }
 
+/**
+ * Count the quota of the writes in a taken batch, inside its commit transaction: one
+ * `consumeQuotas` call for the whole batch (one set-based statement on the SQL backends), or
+ * one `consumeQuota` per write where a wrapper lacks it. Returns the writes admitted (in order)
+ * and those refused.
+ */
+async function admitQuotas(
+  tx: StorageBackend,
+  batch: readonly Pending[],
+): Promise<{ admitted: Pending[]; refused: Pending[] }> {
+  const counted = batch.filter((p) => p.quota !== undefined);
+  if (counted.length === 0) return { admitted: [...batch], refused: [] };
+  const demands = counted.map((p) => p.quota as QuotaDemand);
+  let verdicts: boolean[];
+  if (tx.consumeQuotas !== undefined) verdicts = await tx.consumeQuotas(demands);
+  else {
+    verdicts = [];
+    for (const d of demands)
+      verdicts.push((await tx.consumeQuota(d.principal, d.tier, d.dayKey, d.limit)).ok);
+  }
+  const refused = new Set(counted.filter((_, i) => verdicts[i] !== true));
+  if (refused.size === 0) return { admitted: [...batch], refused: [] };
+  return { admitted: batch.filter((p) => !refused.has(p)), refused: [...refused] };
+}
+
+/**
+ * Persist a committed batch in log order: runs of stored entries go to the store in one
+ * multi-row `putEntries` call (one statement instead of one per entry), callbacks (tombstones)
+ * run in between, so every record still lands after the ones queued before it.
+ */
+async function persistBatch(
+  tx: StorageBackend,
+  batch: readonly Pending[],
+  start: number,
+): Promise<void> {
+  let run: StoredEntry[] = [];
+  const flush = async (): Promise<void> => {
+    if (run.length === 0) return;
+    const es = run;
+    run = [];
+    if (tx.putEntries !== undefined) await tx.putEntries(es);
+    else for (const e of es) await tx.putEntry(e);
+  };
+  for (let i = 0; i < batch.length; i++) {
+    const p = (batch[i] as Pending).persist;
+    if (typeof p === 'function') {
+      await flush();
+      await p(tx, start + i);
+    } else run.push(p.entry(start + i));
+  }
+  await flush();
+}
+
+/**
+ * May a failed commit be retried in parts? Not when the store is unreachable (every write
+ * would fail again: no retry storm against a database that is down).
+ */
+function isolatable(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code !== 'STORAGE_UNAVAILABLE';
+}
+
+/** The registry leaves of a store in [start, end). */
+async function registryLeaves(
+  s: StorageBackend,
+  start: number,
+  end: number,
+): Promise<{ index: number; data: Uint8Array }[]> {
+  if (end <= start) return [];
+  if (s.getLeavesOfKind !== undefined) return s.getLeavesOfKind('registry', start, end);
+  const out: { index: number; data: Uint8Array }[] = [];
+  for (let a = start; a < end; a += 4096)
+    for (const l of await s.getLeaves(a, Math.min(end, a + 4096)))
+      if (l.kind === 'registry') out.push(l);
+  return out;
+}
+
+/**
+ * Apply the statement a committed registry leaf carries to `view`; a leaf that does not decode,
+ * is not signed by the host or breaks the rules changes nothing and is returned as an anomaly
+ * (the audit reports it).
+ */
+function applyLeaf(
+  view: RegistryView,
+  index: number,
+  data: Uint8Array,
+): { index: number; code: ErrorCode; message: string } | undefined {
+  let st: SignedRegistryStatement;
+  try {
+    st = registryStatementOfLeaf(data);
+  } catch (e) {
+    return {
+      index,
+      code: (e as MemwardenError).code ?? 'CODEC_MALFORMED',
+      message: 'registry leaf does not decode',
+    };
+  }
+  const v = view.check(st, index);
+  if (!v.ok)
+    return { index, code: v.code ?? 'KEY_INVALID', message: v.message ?? 'statement refused' };
+  view.apply(st, index);
+  return undefined;
+}
+
+/** Commit transactions open at once: one holding the log head, one queued behind it. */
+const COMMIT_DEPTH = 2;
+/** Most records one commit transaction takes (bounds its statements and its lock hold). */
+const MAX_BATCH = 2048;
+const DEFAULT_REGISTRY_TTL_NS = 1_000_000_000n;
+const MAX_NAME = 256;
+const MAX_REASON = 1024;
+
 export class Ledger {
-  /** The commit queue writing through this ledger, once one is attached. */
-  private queue: CommitQueue | undefined;
+  private pending: Pending[] = [];
+  /** Isolation groups handed out (see {@link Pending.group}). */
+  private groups = 0;
+  /** Commit transactions open (≤ COMMIT_DEPTH). */
+  private inflight = 0;
+  /** A commit transaction is waiting for the log head. */
+  private waiting = false;
+  /** Settles when the most recently opened commit transaction has finished. */
+  private lastCommit: Promise<void> = Promise.resolve();
   /** The latest checkpoint whose note signature this process has verified. */
   private checkpointCache: CheckpointRecord | undefined;
   /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
@@ -91,17 +264,72 @@ export class Ledger {
   private readonly decodedByBytes = new WeakMap<Uint8Array, SignedEntry>();
   /** Leaf hashes verified against a signed checkpoint (first verification's inclusion check). */
   private readonly mirror: VerifiedLeaves;
+  /**
+   * The registry as the log's signed statements define it (ADR 0033): every decision about a
+   * writer's kind and key is taken on it, never on the `principals` / `keys` tables.
+   */
+  private view: RegistryView;
+  /** The view holds every registry statement of leaves [0, registrySyncedTo). */
+  private registrySyncedTo: number;
+  /** When the read path last caught the view up (shared stores). */
+  private registrySyncedAt = 0n;
+  private registrySync: Promise<void> | undefined;
+  private readonly registryTtlNs: bigint;
+  /** Registry statements found in the log that do not hold (reported by `audit`). */
+  readonly registryAnomalies: { index: number; code: ErrorCode; message: string }[] = [];
+  /** Entries whose stored proof failed its self-check before serving (ADR 0033). */
+  private readonly unprovable = new Set<string>();
+  /**
+   * Entries a tombstone in the log deletes (read from the tombstone leaves, which carry their
+   * target): the `deleted` column is a cache this overrules (issue 17 finding 7).
+   */
+  private readonly tombstoned = new Set<string>();
+  /** Tombstone leaves read into {@link tombstoned}: [0, tombstonesSyncedTo). */
+  private tombstonesSyncedTo = 0;
+  /**
+   * Claims that an entry is superseded (old id → new version id), from versions this process
+   * committed and from the `entry.superseded` events the commit writes; a claim counts only
+   * once the new version's signed `sup` confirms it ({@link liveState}).
+   */
+  private readonly supersededClaims = new Map<string, string>();
+  private supersessionLoaded = false;
+  /** Records re-signed in a commit because their key changed first (a test and metrics hook). */
+  resigned = 0;
+  /** Size of the checkpoint last recorded as the anchor by this process. */
+  private anchoredSize = 0;
 
   private constructor(
     readonly storage: StorageBackend,
     readonly log: MerkleLog,
+    /**
+     * The table-backed registry of earlier versions. The ledger no longer decides anything on
+     * it; kept for callers that read key records for display.
+     */
     readonly registry: VerifierRegistry,
     readonly keys: HostKeys,
     readonly clock: Clock,
     readonly random: RandomSource,
     maxVerifiedLeaves: number,
+    view: RegistryView,
+    syncedTo: number,
+    registryTtlNs: bigint,
   ) {
     this.mirror = new VerifiedLeaves(storage, maxVerifiedLeaves);
+    this.view = view;
+    this.registrySyncedTo = syncedTo;
+    this.registryTtlNs = registryTtlNs;
+    // The commit capability (`./commit.ts`) reaches the group commit through this, not
+    // through a method of the ledger (ADR 0029, 0033).
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const ledger = this;
+    registerSequencer(this, {
+      enqueue: (record) => ledger.enqueue(record),
+      get view() {
+        return ledger.view;
+      },
+      refreshRegistry: (force) => ledger.refreshRegistry(force),
+      currentKey: (principalId) => ledger.currentKey(principalId),
+    });
   }
 
   static async open(opts: LedgerOptions): Promise<Ledger> {
@@ -116,7 +344,26 @@ export class Ledger {
       opts.keyRecordTtlNs === undefined ? undefined : { keyRecordTtlNs: opts.keyRecordTtlNs },
     );
     const keys = await HostKeys.open(opts.keys, random);
-    return new Ledger(
+    keys.anchorSource = opts.anchor;
+    // The registry view: every statement of the log, in order.
+    const size = log.size;
+    let view = new RegistryView(keys.logSigner.publicKey.raw);
+    const anomalies: { index: number; code: ErrorCode; message: string }[] = [];
+    for (const l of await registryLeaves(opts.storage, 0, size)) {
+      const r = applyLeaf(view, l.index, l.data);
+      if (r !== undefined) anomalies.push(r);
+    }
+    let legacy = false;
+    if (view.statements === 0 && anomalies.length === 0) {
+      const principals = await opts.storage.listPrincipals();
+      if (principals.length > 0) {
+        const keysBy = new Map<string, KeyRecord[]>();
+        for (const p of principals) keysBy.set(p.id, await opts.storage.keysOf(p.id));
+        view = RegistryView.fromTables(keys.logSigner.publicKey.raw, principals, keysBy);
+        legacy = true;
+      }
+    }
+    const ledger = new Ledger(
       opts.storage,
       log,
       registry,
@@ -124,10 +371,55 @@ export class Ledger {
       clock,
       random,
       opts.maxVerifiedLeaves ?? DEFAULT_MAX_MIRROR_LEAVES,
+      view,
+      size,
+      opts.keyRecordTtlNs ?? DEFAULT_REGISTRY_TTL_NS,
     );
+    ledger.registryAnomalies.push(...anomalies);
+    await ledger.syncTombstones(opts.storage, size);
+    if (legacy && opts.readOnly !== true) await ledger.adoptLegacyRegistry();
+    return ledger;
   }
 
   // ---- principals --------------------------------------------------------------------------
+
+  /**
+   * A store whose principals and keys predate signed registry statements: each key record is
+   * appended as an `adopt` statement, once, as it stands (trust on first use of this version);
+   * from then on the log is the registry's history.
+   */
+  private async adoptLegacyRegistry(): Promise<void> {
+    const waits: Promise<number>[] = [];
+    for (const p of this.view.allPrincipals()) {
+      for (const kid of p.keys) {
+        const k = this.view.key(kid) as KeyRecord;
+        let body: Omit<RegistryBody, 't' | 'v' | 'id' | 'ts'>;
+        try {
+          body = {
+            op: 'adopt',
+            principal: p.id,
+            kid: k.kid,
+            kind: parsePrincipalId(p.id).kind,
+            pk: k.publicKey,
+            from: k.validFromNs,
+            ...(k.validUntilNs === undefined ? {} : { until: k.validUntilNs }),
+            ...(k.revokedAtNs === undefined || k.revokedAtLogSize === undefined
+              ? {}
+              : {
+                  at: k.revokedAtNs,
+                  size: k.revokedAtLogSize,
+                  reason: k.revocationReason ?? 'revoked',
+                }),
+          };
+          waits.push(this.appendStatement(body, async () => {}));
+        } catch {
+          // An incoherent legacy record (it fails `memwarden audit` too): not adopted.
+        }
+      }
+    }
+    await Promise.allSettled(waits);
+    await this.drain();
+  }
 
   /** Register a principal whose key the host holds (generated here, stored in the KeySource). */
   async registerPrincipal(
@@ -135,66 +427,581 @@ export class Ledger {
     name: string,
   ): Promise<PrincipalRecord & { kid: string }> {
     const { publicKey, kid } = await this.keys.createSigningKey(keyIdFor);
-    const p = await this.registry.register(kind, name, publicKey);
+    const p = await this.registerPrincipalKey(kind, name, publicKey);
     return { ...p, kid };
   }
 
-  /** Rotate a host-held principal key: the current key signs its successor (ADR 0004). */
+  /**
+   * Register a principal with its first public key (the host holds the secret, or the
+   * principal does and submits signed entries): a signed `key` statement in the log, with the
+   * tables written in the same commit. `PRINCIPAL_ALREADY_REGISTERED` if the id or the key
+   * exists; never overwrites.
+   */
+  async registerPrincipalKey(
+    kind: PrincipalKind,
+    name: string,
+    publicKey: Uint8Array,
+  ): Promise<PrincipalRecord> {
+    const pk = publicKeyFromRaw(publicKey); // KEY_INVALID on a bad key
+    if (typeof name !== 'string' || name.length > MAX_NAME) {
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `principal name must be a string of ≤ ${MAX_NAME} chars`,
+      );
+    }
+    const id = principalIdFor(kind, publicKey);
+    const kid = keyIdFor(publicKey);
+    await this.refreshRegistry(true);
+    if (this.view.principal(id) !== undefined || this.view.key(kid) !== undefined) {
+      throw new MemwardenError('PRINCIPAL_ALREADY_REGISTERED', 'principal already registered', {
+        details: { id },
+      });
+    }
+    const now = this.clock.nowNs();
+    const principal: PrincipalRecord = { id, kind, name, createdAtNs: now };
+    const key: KeyRecord = {
+      kid,
+      principalId: id,
+      alg: 'ed25519',
+      publicKey: pk.raw,
+      validFromNs: now,
+    };
+    await this.appendStatement(
+      { op: 'key', principal: id, kid, kind, pk: pk.raw, from: now },
+      (tx) => tx.insertPrincipal(principal, key),
+    );
+    return principal;
+  }
+
+  /**
+   * Rotate a host-held principal key: the current key signs its successor (ADR 0004), as a
+   * signed `key` statement in the log. Writes queued under the old key that commit after the
+   * rotation are re-signed with the new one in their commit; none is acknowledged invalid.
+   */
   async rotatePrincipalKey(principalId: string): Promise<string> {
-    const current = await this.currentKid(principalId);
-    const signer = await this.keys.signer(current);
+    await this.refreshRegistry(true);
+    const current = this.currentKey(principalId);
+    const signer = await this.keys.signer(current.kid);
     if (signer === undefined)
       throw new MemwardenError('KEY_UNKNOWN', 'the host does not hold this key');
     const { publicKey, kid } = await this.keys.createSigningKey(keyIdFor);
-    const atNs = this.clock.nowNs();
-    const signature = signer.sign(rotationStatement(principalId, kid, atNs));
-    // Check, insert the successor and close the old key in one transaction.
-    await this.storage.transaction(async (tx) =>
-      new VerifierRegistry(tx, this.clock).rotate(principalId, publicKey, { atNs, signature }),
+    let atNs = this.clock.nowNs();
+    if (atNs <= current.validFromNs) atNs = current.validFromNs + 1n;
+    const consent = signer.sign(rotationStatement(principalId, kid, atNs));
+    const record: KeyRecord = { kid, principalId, alg: 'ed25519', publicKey, validFromNs: atNs };
+    await this.appendStatement(
+      {
+        op: 'key',
+        principal: principalId,
+        kid,
+        kind: parsePrincipalId(principalId).kind,
+        pk: publicKey,
+        from: atNs,
+        prev: current.kid,
+        consent,
+      },
+      async (tx) => {
+        await tx.insertKey(record);
+        const old = await tx.getKey(current.kid);
+        if (old !== undefined && old.validUntilNs === undefined)
+          await tx.closeKey(current.kid, { validUntilNs: atNs });
+      },
     );
-    this.registry.forgetKeys([current]);
-    this.queue?.keysChanged(principalId);
     return kid;
   }
 
-  /** Revoke a key; nothing appended from now on verifies under it, whatever its timestamp. */
-  async revokeKey(kid: string, reason: string): Promise<void> {
-    await this.drain();
-    await this.log.refresh(); // other processes may have appended: revoke at the real size
-    await this.registry.revoke(kid, reason, { atNs: this.clock.nowNs(), logSize: this.log.size });
-    this.queue?.keysChanged();
-  }
-
-  /** The newest open key of a principal. */
-  async currentKid(principalId: string): Promise<string> {
-    const keys = await this.storage.keysOf(principalId);
-    const open = keys.filter((k) => k.validUntilNs === undefined && k.revokedAtNs === undefined);
-    open.sort((a, b) => (a.validFromNs < b.validFromNs ? 1 : -1));
-    const k = open[0];
-    if (k === undefined) {
-      const p = await this.storage.getPrincipal(principalId);
-      throw new MemwardenError(
-        p === undefined ? 'PRINCIPAL_UNKNOWN' : 'KEY_REVOKED',
-        'no usable key',
-        {
-          details: { principalId },
-        },
-      );
+  /**
+   * Revoke a key: a signed `revoke` statement in the log. Nothing at or past its leaf verifies
+   * under the key, whatever its timestamp; writes queued under the key that commit after it
+   * are re-signed with the writer's current key if it has one, else refused (`KEY_REVOKED`) —
+   * never acknowledged. A checkpoint is signed at once, so a rollback of the revocation is a
+   * finding of `memwarden audit`. Returns the statement's leaf index.
+   */
+  async revokeKey(kid: string, reason: string): Promise<number> {
+    if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_REASON) {
+      throw new MemwardenError('INPUT_INVALID', `revocation reason must be 1..${MAX_REASON} chars`);
     }
-    return k.kid;
+    await this.refreshRegistry(true);
+    const rec = this.view.key(kid);
+    if (rec === undefined)
+      throw new MemwardenError('KEY_UNKNOWN', 'unknown key id', { details: { kid } });
+    if (rec.revokedAtNs !== undefined)
+      throw new MemwardenError('KEY_REVOKED', 'key already revoked', { details: { kid } });
+    const at = this.clock.nowNs();
+    const leafIndex = await this.appendStatement(
+      { op: 'revoke', principal: rec.principalId, kid, at, reason },
+      async (tx, index) => {
+        const old = await tx.getKey(kid);
+        if (old === undefined || old.revokedAtNs !== undefined) return;
+        await tx.closeKey(kid, {
+          ...(old.validUntilNs === undefined ? { validUntilNs: at } : {}),
+          revokedAtNs: at,
+          revokedAtLogSize: index,
+          revocationReason: reason,
+        });
+      },
+    );
+    await this.checkpoint();
+    return leafIndex;
   }
-  // ---- the commit queue (memory/log/commit.ts) ----------------------------------------------
 
-  /** Attach the ledger's one commit queue (`committerOf` does; a second one is refused). */
-  attachCommitQueue(q: CommitQueue): void {
-    if (this.queue !== undefined && this.queue !== q)
-      throw new MemwardenError('STORAGE_CONFLICT', 'the ledger already has a commit queue');
-    this.queue = q;
+  /** The newest open key of a principal (from the signed registry). */
+  async currentKid(principalId: string): Promise<string> {
+    await this.refreshRegistry(true);
+    return this.currentKey(principalId).kid;
+  }
+
+  private currentKey(principalId: string): KeyRecord {
+    const k = this.view.current(principalId);
+    if (k === undefined) {
+      const known = this.view.principal(principalId) !== undefined;
+      throw new MemwardenError(known ? 'KEY_REVOKED' : 'PRINCIPAL_UNKNOWN', 'no usable key', {
+        details: { principalId },
+      });
+    }
+    return k;
+  }
+
+  /**
+   * A principal's kind as its signed registration states it (undefined: not registered). The
+   * `principals.kind` column is never consulted: changing it at rest changes nothing.
+   */
+  async principalKind(id: string): Promise<PrincipalKind | undefined> {
+    await this.refreshRegistry();
+    if (this.view.kindOf(id) === undefined) await this.refreshRegistry(true);
+    return this.view.kindOf(id);
+  }
+
+  /** A key record as the signed registry states it (for display and tooling). */
+  async keyRecord(kid: string): Promise<KeyRecord | undefined> {
+    await this.refreshRegistry();
+    return this.view.key(kid);
+  }
+
+  /**
+   * A principal as the signed registry states it (kind, registration time); the name is the
+   * table's, an untrusted label. Undefined: not registered.
+   */
+  async getPrincipal(id: string): Promise<PrincipalRecord | undefined> {
+    const kind = await this.principalKind(id);
+    const p = this.view.principal(id);
+    if (kind === undefined || p === undefined) return undefined;
+    const row = await this.storage.getPrincipal(id);
+    return { id, kind, name: row?.name ?? '', createdAtNs: p.createdAtNs };
+  }
+
+  /** Every principal as the signed registry states it (see {@link getPrincipal}). */
+  async listPrincipals(): Promise<PrincipalRecord[]> {
+    await this.refreshRegistry(true);
+    const names = new Map((await this.storage.listPrincipals()).map((p) => [p.id, p.name]));
+    return this.view.allPrincipals().map((p) => ({
+      id: p.id,
+      kind: p.kind,
+      name: names.get(p.id) ?? '',
+      createdAtNs: p.createdAtNs,
+    }));
+  }
+
+  /** A principal's keys, oldest first, as the signed registry states them. */
+  async keysOf(principalId: string): Promise<KeyRecord[]> {
+    await this.refreshRegistry(true);
+    const p = this.view.principal(principalId);
+    if (p === undefined) return [];
+    return p.keys.map((kid) => this.view.key(kid)).filter((k): k is KeyRecord => k !== undefined);
+  }
+
+  /** The signed registry as this process holds it (read-only use: audit, tooling). */
+  get registryView(): RegistryView {
+    return this.view;
+  }
+
+  /**
+   * Catch the view up with registry statements other processes appended (a shared store), at
+   * most once per `keyRecordTtlNs`; `force` reads now. An exclusive store is never behind.
+   */
+  async refreshRegistry(force = false): Promise<void> {
+    if (this.storage.exclusive === true && !force) return;
+    const now = this.clock.nowNs();
+    if (!force && now - this.registrySyncedAt < this.registryTtlNs && now >= this.registrySyncedAt)
+      return;
+    if (this.registrySync !== undefined) return this.registrySync;
+    this.registrySync = (async () => {
+      try {
+        const size = await this.storage.logSize();
+        const leaves = await registryLeaves(this.storage, this.registrySyncedTo, size);
+        this.applyCommittedLeaves(leaves, size);
+        await this.syncTombstones(this.storage, size);
+        this.registrySyncedAt = now;
+      } finally {
+        this.registrySync = undefined;
+      }
+    })();
+    return this.registrySync;
+  }
+
+  /** Apply committed registry leaves (read in order) to the view, each once. */
+  private applyCommittedLeaves(
+    leaves: readonly { index: number; data: Uint8Array }[],
+    size: number,
+  ): void {
+    for (const l of leaves) {
+      if (l.index < this.registrySyncedTo) continue;
+      const r = applyLeaf(this.view, l.index, l.data);
+      if (r !== undefined) this.registryAnomalies.push(r);
+      this.registrySyncedTo = l.index + 1;
+    }
+    if (size > this.registrySyncedTo) this.registrySyncedTo = size;
+  }
+
+  /** Read the targets of tombstone leaves in [tombstonesSyncedTo, size). */
+  private async syncTombstones(s: StorageBackend, size: number): Promise<void> {
+    const from = this.tombstonesSyncedTo;
+    if (size <= from) return;
+    const leaves =
+      s.getLeavesOfKind !== undefined
+        ? await s.getLeavesOfKind('tombstone', from, size)
+        : (await s.getLeaves(from, size)).filter((l) => l.kind === 'tombstone');
+    for (const l of leaves) {
+      if (l.data.length !== 99) continue; // malformed: the audit reports it
+      try {
+        this.tombstoned.add(uuidToString(l.data.subarray(3, 19)));
+      } catch {
+        // not a UUID: the audit reports it
+      }
+    }
+    if (size > this.tombstonesSyncedTo) this.tombstonesSyncedTo = size;
+  }
+
+  /** The supersession claims the commits recorded (`entry.superseded` events), read once. */
+  private async loadSupersession(): Promise<void> {
+    if (this.supersessionLoaded) return;
+    this.supersessionLoaded = true;
+    for (let after: bigint | undefined; ;) {
+      const page = await this.storage.listAudit({
+        limit: 1000,
+        actionPrefix: 'entry.superseded',
+        ...(after === undefined ? {} : { afterNs: after }),
+      });
+      for (const e of page) {
+        const by = e.details.by;
+        if (e.subject !== undefined && typeof by === 'string')
+          this.supersededClaims.set(e.subject, by);
+      }
+      if (page.length < 1000) break;
+      after = (page[page.length - 1] as { atNs: bigint }).atNs;
+    }
+  }
+
+  /**
+   * Is a verified entry live by its signed records, whatever its columns say (issue 17 finding
+   * 7)? Not if a tombstone in the log targets it, nor if a version whose signed `sup` names it
+   * exists, nor if its signed expiry has passed and no stored renewal extends it (a renewal
+   * moves the stored expiry forward only; a stored expiry cleared or moved before the signed
+   * one is a tampered row). `deletedColumn` says what the row claims: a row hidden as deleted
+   * with no tombstone in the log is reported too. Undefined: live.
+   */
+  async liveState(
+    stored: StoredEntry,
+    entry: SignedEntry,
+    nowNs: bigint,
+  ): Promise<{ code: ErrorCode; reason: string; tampered: boolean } | undefined> {
+    if (this.storage.exclusive !== true) await this.refreshRegistry();
+    const tampered = (reason: string) => ({
+      code: 'ENTRY_INVALID' as const,
+      reason,
+      tampered: true,
+    });
+    const gone = (reason: string) => ({
+      code: 'STORAGE_NOT_FOUND' as const,
+      reason,
+      tampered: false,
+    });
+    if (stored.deleted === true && !this.tombstoned.has(entry.id))
+      await this.syncTombstones(this.storage, await this.storage.logSize());
+    if (this.tombstoned.has(entry.id))
+      return stored.deleted === true
+        ? gone('deleted')
+        : tampered('a tombstone in the log deletes it, the row says live');
+    if (stored.deleted === true) return tampered('marked deleted without a tombstone in the log');
+    if (entry.exp !== undefined) {
+      if (stored.expiresAtNs === undefined || stored.expiresAtNs < entry.exp)
+        return tampered('the stored expiry is neither the signed one nor a renewal of it');
+    } else if (stored.expiresAtNs !== undefined)
+      return tampered('a never-expiring entry has a stored expiry');
+    await this.loadSupersession();
+    const by = stored.supersededBy ?? this.supersededClaims.get(entry.id);
+    if (by !== undefined) {
+      const newer = await this.storage.getEntry(by);
+      const v = newer === undefined ? undefined : (await this.verifyMany([newer]))[0];
+      const confirmed = v?.ok === true && v.entry.sup === entry.id;
+      if (confirmed)
+        return stored.supersededBy === by
+          ? gone(`superseded by ${by}`)
+          : tampered(`superseded by ${by}, the row says live`);
+      if (stored.supersededBy !== undefined)
+        return tampered('marked superseded without a signed newer version');
+    }
+    if (stored.expiresAtNs !== undefined && stored.expiresAtNs <= nowNs) return gone('expired');
+    return undefined;
+  }
+
+  private fresh(): [bigint, Uint8Array, Uint8Array] {
+    const r = this.random.randomBytes(26);
+    return [this.clock.nowNs() / 1_000_000n, r.subarray(0, 10), r.slice(10, 26)];
+  }
+
+  /** Queue an entry or tombstone (from `./commit.ts`, through the sequencer port). */
+  private enqueue(record: CommitRecord): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const p = record as Pending;
+      p.resolve = resolve;
+      p.reject = reject;
+      this.pending.push(p);
+      this.pump();
+    });
+  }
+
+  /** Sign a registry statement with the host log key and commit it; its leaf index. */
+  private appendStatement(
+    body: Omit<RegistryBody, 't' | 'v' | 'id' | 'ts'>,
+    persist: (tx: StorageBackend, leafIndex: number) => Promise<void>,
+  ): Promise<number> {
+    const [ms, rand] = this.fresh();
+    const full = {
+      t: 'registry',
+      v: 1,
+      id: uuidv7(ms, rand),
+      ...body,
+      ts: this.clock.nowNs(),
+    } as RegistryBody;
+    const statement: SignedRegistryStatement = {
+      ...full,
+      sig: this.keys.logSigner.sign(registrySigningInput(full)),
+    };
+    return new Promise<number>((resolve, reject) => {
+      this.pending.push({
+        id: statement.id,
+        leafData: registryLeafData(statement),
+        kind: 'registry',
+        persist,
+        quota: undefined,
+        statement,
+        resolve,
+        reject,
+      });
+      this.pump();
+    });
+  }
+
+  /** Open the next commit transaction if records wait, none is queued for the head, and the pipeline has room. */
+  private pump(): void {
+    if (this.waiting || this.inflight >= COMMIT_DEPTH || this.pending.length === 0) return;
+    this.inflight++;
+    this.waiting = true;
+    const previous = this.lastCommit;
+    let settle!: () => void;
+    this.lastCommit = new Promise<void>((r) => (settle = r));
+    void this.commitNext(previous).finally(() => {
+      this.inflight--;
+      settle();
+      this.pump();
+    });
+  }
+
+  /**
+   * The next batch: the isolation group at the head of the queue (a part of a failed batch,
+   * committed on its own), else up to {@link MAX_BATCH} records that belong to no group.
+   */
+  private takeBatch(): Pending[] {
+    const first = this.pending[0];
+    if (first === undefined) return [];
+    let n = 0;
+    const g = first.group;
+    while (n < this.pending.length && n < MAX_BATCH && this.pending[n]?.group === g) n++;
+    return this.pending.splice(0, n);
+  }
+
+  /**
+   * Each record of a taken batch against the registry at the position it will take (issue 17
+   * finding 1): the view is first caught up, under the head lock, with every statement other
+   * processes committed; statements of the batch apply in order. An entry or tombstone whose
+   * key is no longer valid there (rotated, revoked) is re-signed with its writer's current
+   * key when the host holds it, else refused with the registry's code; an entry's tier must be
+   * within its writer's signed kind; a statement that no longer holds is refused. Verdicts
+   * depend only on the records' order, so the positions that quota refusals later shift do
+   * not change them.
+   */
+  private async checkBatch(
+    taken: readonly Pending[],
+    size: number,
+  ): Promise<{ kept: Pending[]; refused: { p: Pending; e: MemwardenError }[] }> {
+    let view = this.view;
+    let forked = false;
+    const kept: Pending[] = [];
+    const refused: { p: Pending; e: MemwardenError }[] = [];
+    const refuse = (p: Pending, code: ErrorCode, message: string): void => {
+      refused.push({ p, e: new MemwardenError(code, message) });
+    };
+    for (const p of taken) {
+      const pos = size + kept.length;
+      const st = p.statement;
+      if (st !== undefined) {
+        const v = view.check(st, pos);
+        if (!v.ok) {
+          refuse(p, v.code ?? 'KEY_INVALID', v.message ?? 'registry statement refused');
+          continue;
+        }
+        if (!forked) {
+          view = view.fork();
+          forked = true;
+        }
+        view.apply(st, pos);
+        kept.push(p);
+        continue;
+      }
+      const s = p.signed;
+      if (s === undefined) {
+        kept.push(p);
+        continue;
+      }
+      const kind = view.kindOf(s.writer);
+      if (kind === undefined) {
+        refuse(p, 'PRINCIPAL_UNKNOWN', 'unknown writer');
+        continue;
+      }
+      if (s.tier !== undefined && !mayWriteTier(kind, s.tier)) {
+        refuse(p, 'ENTRY_INVALID', `a ${kind} principal may not write tier ${s.tier}`);
+        continue;
+      }
+      const v = view.verify(s.writer, s.kid, s.ts, pos);
+      if (v.ok) {
+        kept.push(p);
+        continue;
+      }
+      const cur = s.resign === undefined ? undefined : view.current(s.writer);
+      const signer = cur === undefined ? undefined : await this.keys.signer(cur.kid);
+      if (cur === undefined || signer === undefined || s.resign === undefined) {
+        refuse(p, v.code, 'the writer key changed before the write committed');
+        continue;
+      }
+      let ts = this.clock.nowNs();
+      if (ts < cur.validFromNs) ts = cur.validFromNs;
+      s.resign(cur.kid, signer, ts);
+      s.kid = cur.kid;
+      s.ts = ts;
+      this.resigned++;
+      const again = view.verify(s.writer, cur.kid, ts, pos);
+      if (again.ok) kept.push(p);
+      else refuse(p, again.code, 'the writer key changed before the write committed');
+    }
+    return { kept, refused };
+  }
+
+  private async commitNext(previous: Promise<void>): Promise<void> {
+    let taken: Pending[] | undefined;
+    let batch: Pending[] = [];
+    let refused: Pending[] = [];
+    let keyRefused: { p: Pending; e: MemwardenError }[] = [];
+    let appended: LockedAppend | undefined;
+    let view: RegistryView | undefined;
+    const base = this.view;
+    try {
+      await this.storage.transaction(async (tx) => {
+        const size = await this.log.lockHead(tx);
+        // The head is ours, so the previous transaction has ended in the database; wait for
+        // its outcome here too (the log's tip is trusted only after a commit).
+        await previous;
+        // A single-writer store (no head lock) gives the head without I/O, so without this turn
+        // the batch would be taken before the event loop ran since the previous commit: the
+        // requests that arrived during it (an HTTP server's) would each get a commit of their
+        // own. One turn lets them reach the queue; with a head lock, its wait is that turn.
+        if (tx.lockLogHead === undefined) await new Promise<void>((r) => setImmediate(r));
+        taken = this.takeBatch();
+        this.waiting = false;
+        this.pump(); // the next transaction queues for the head while this one commits
+        if (taken.length === 0) return;
+        // Registry statements other processes committed before the head was ours.
+        if (size > this.registrySyncedTo)
+          this.applyCommittedLeaves(await registryLeaves(tx, this.registrySyncedTo, size), size);
+        const checked = await this.checkBatch(taken, size);
+        keyRefused = checked.refused;
+        // Quotas next, in queue order: a refused write gets no leaf, no row and no count.
+        ({ admitted: batch, refused } = await admitQuotas(tx, checked.kept));
+        if (batch.length === 0) return;
+        view = this.withStatements(batch, size);
+        appended = await this.log.appendLocked(
+          size,
+          batch.map((p) => ({ data: p.leafData, entryId: p.id, kind: p.kind })),
+          tx,
+        );
+        await persistBatch(tx, batch, appended.start);
+      });
+    } catch (e) {
+      // Only a transaction that failed while waiting for the head still holds the waiting
+      // flag: one that had taken its batch cleared it then, and the flag may now be the next
+      // transaction's (clearing it here would let a third one open, which can deadlock: it
+      // waits for its predecessor while holding the head that predecessor waits for).
+      if (taken === undefined) this.waiting = false;
+      this.log.abandon();
+      if (taken === undefined) {
+        // Failed before taking a batch (e.g. no connection): fail what waits, do not spin.
+        for (const p of this.pending.splice(0)) p.reject(e);
+        return;
+      }
+      // A failed batch fails no write but its own (issue 17 finding 2): retried in halves,
+      // each its own commit, until the record that fails is alone — then only it is refused.
+      // Nothing of the failed transaction remains (quota verdicts included).
+      if (taken.length > 1 && isolatable(e)) {
+        const mid = Math.ceil(taken.length / 2);
+        const a = ++this.groups;
+        const b = ++this.groups;
+        taken.forEach((p, i) => (p.group = i < mid ? a : b));
+        this.pending.unshift(...taken);
+        return;
+      }
+      for (const p of taken) p.reject(e);
+      return;
+    }
+    for (const { p, e } of keyRefused) p.reject(e);
+    for (const p of refused) {
+      const d = p.quota as QuotaDemand;
+      p.reject(quotaExceeded(d));
+    }
+    if (appended === undefined) return;
+    this.log.committed(appended);
+    if (view !== undefined) {
+      // The batch's statements are committed: the view moves with them (the base object is
+      // still the one they were checked on; `previous` ordered every other commit before).
+      if (this.view === base) this.view = view;
+      else
+        for (const p of batch)
+          if (p.statement !== undefined)
+            this.view.apply(p.statement, appended.start + batch.indexOf(p));
+    }
+    if (this.registrySyncedTo <= appended.start) this.registrySyncedTo = appended.size;
+    for (const p of batch) {
+      if (p.kind === 'tombstone' && p.leafData.length === 99)
+        this.tombstoned.add(uuidToString(p.leafData.subarray(3, 19)));
+      if (p.supersedes !== undefined) this.supersededClaims.set(p.supersedes, p.id);
+    }
+    if (this.tombstonesSyncedTo === appended.start) this.tombstonesSyncedTo = appended.size;
+    const start = appended.start;
+    batch.forEach((p, i) => p.resolve(start + i));
+  }
+
+  /** The view with a batch's statements applied at their final positions (undefined: none). */
+  private withStatements(batch: readonly Pending[], start: number): RegistryView | undefined {
+    if (!batch.some((p) => p.statement !== undefined)) return undefined;
+    const v = this.view.fork();
+    batch.forEach((p, i) => {
+      if (p.statement !== undefined) v.apply(p.statement, start + i);
+    });
+    return v;
   }
 
   /** Wait until every queued write has committed or failed. */
   async drain(): Promise<void> {
-    await this.queue?.drain();
+    while (this.inflight > 0 || this.pending.length > 0) await this.lastCommit;
   }
 
   // ---- checkpoints and proofs ---------------------------------------------------------------
@@ -208,11 +1015,22 @@ export class Ledger {
     await this.drain();
     await this.log.refresh();
     const s = this.keys.logSigner;
-    return this.log.checkpoint({
+    const cp = await this.log.checkpoint({
       keyName: this.log.origin,
       publicKey: s.publicKey.raw,
       sign: (m) => s.sign(m),
     });
+    // The anchor outside the database: `memwarden audit` finds a log that ends before it.
+    if (cp.size > this.anchoredSize) {
+      this.anchoredSize = cp.size;
+      await this.keys.setAnchor(cp.note);
+    }
+    return cp;
+  }
+
+  /** The latest checkpoint note recorded beside the host's keys (undefined: none). */
+  anchoredCheckpoint(): Promise<string | undefined> {
+    return this.keys.anchor();
   }
 
   /** The checkpoint verifier key (`<name>+<hash>+<key>`, C2SP signed-note vkey). */
@@ -249,14 +1067,37 @@ export class Ledger {
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such entry', { details: { id } });
     let cp = await this.storage.latestCheckpoint();
     if (cp === undefined || cp.size <= stored.leafIndex) cp = await this.checkpoint();
-    const leaf = await this.storage.getLeaf(stored.leafIndex);
-    if (leaf === undefined)
-      throw new MemwardenError('LOG_CORRUPT', 'entry leaf missing', { details: { id } });
-    const hashes = await this.log.inclusionProof(stored.leafIndex, cp.size);
+    // The leaf hash the entry's own signed bytes commit to (not the stored leaf row), proved
+    // against the root of a checkpoint whose signature holds: a proof that does not verify is
+    // never served, and the entry is reported unverified from then on (issue 17 finding 7).
+    const unprovable = (why: string): MemwardenError => {
+      this.unprovable.add(id);
+      this.verified.delete(id);
+      return new MemwardenError('LOG_PROOF_INVALID', `inclusion proof self-check failed: ${why}`, {
+        details: { id, leafIndex: stored.leafIndex, treeSize: cp.size },
+      });
+    };
+    const dec = safeDecodeSignedEntry(stored.bytes);
+    if (!dec.ok || dec.value.id !== id) throw unprovable('the stored record does not decode');
+    const leafHash = leafHashOf(entryLeafData(dec.value));
+    if (!this.verifyCheckpointNote(cp.note))
+      throw unprovable('the checkpoint signature does not verify');
+    const signed = parseCheckpoint(cp.note.slice(0, cp.note.indexOf('\n\n') + 1));
+    if (signed.size !== cp.size || !bytesEqual(signed.root, cp.root))
+      throw unprovable('the checkpoint record disagrees with its signed note');
+    let hashes: Uint8Array[];
+    try {
+      hashes = await this.log.inclusionProof(stored.leafIndex, cp.size);
+    } catch (e) {
+      if (e instanceof MemwardenError && e.code.startsWith('LOG_')) throw unprovable(e.message);
+      throw e;
+    }
+    if (!verifyInclusion(stored.leafIndex, cp.size, leafHash, hashes, cp.root))
+      throw unprovable('the proof does not lead to the checkpoint root');
     return {
       leafIndex: stored.leafIndex,
       treeSize: cp.size,
-      leafHash: leaf.hash,
+      leafHash,
       hashes,
       checkpoint: cp,
     };
@@ -345,17 +1186,31 @@ export class Ledger {
     }
     if (todo.length === 0) return out;
 
-    const kids = todo.map((c) => c.d.entry.kid);
-    const keys = this.registry.cachedKeyRecords(kids) ?? (await this.registry.keyRecordsFor(kids));
+    // Key validity and the writer's kind come from the signed registry (ADR 0033), caught up
+    // at most once per `keyRecordTtlNs` on a shared store.
+    await this.refreshRegistry();
+    const view = this.view;
     const signed: FirstCheck[] = [];
     for (const c of todo) {
       const e = c.d.entry;
-      const rec = keys.get(e.kid);
+      // The tier within the writer's signed kind: a `kind` column edited at rest changes nothing.
+      const kind = view.kindOf(e.writer);
+      if (kind !== undefined && !mayWriteTier(kind, e.tier)) {
+        out[c.at] = { ok: false, code: 'ENTRY_INVALID', id: c.stored.id, stage: 'signature' };
+        continue;
+      }
       const sig = withEntrySigningInput(c.stored.bytes, c.d, (input) =>
-        this.registry.checkWith(rec, e.writer, e.kid, e.ts, input, e.sig, c.stored.leafIndex),
+        view.verify(e.writer, e.kid, e.ts, c.stored.leafIndex, input, e.sig),
       );
-      if (sig.ok) signed.push(c);
-      else out[c.at] = { ok: false, code: sig.code, id: c.stored.id, stage: 'signature' };
+      if (!sig.ok) {
+        out[c.at] = { ok: false, code: sig.code, id: c.stored.id, stage: 'signature' };
+        continue;
+      }
+      if (this.unprovable.has(c.stored.id)) {
+        out[c.at] = { ok: false, code: 'LOG_PROOF_INVALID', id: c.stored.id, stage: 'inclusion' };
+        continue;
+      }
+      signed.push(c);
     }
     if (signed.length > 0) await this.checkInclusions(signed, out);
     return out;

@@ -37,14 +37,14 @@ import {
 import { signCheckpoint } from '../../core/merkle/checkpoint.js';
 import type { NoteSignFn } from '../../core/merkle/note.js';
 import type { Clock } from '../../ports/clock.js';
-import type { CheckpointRecord, LeafRecord, LogStore } from '../../ports/storage.js';
+import type { CheckpointRecord, LeafKind, LeafRecord, LogStore } from '../../ports/storage.js';
 import { type AuditOptions, type AuditReport, auditLog } from './log-audit.js';
 
 /** One leaf to append: its RFC 6962 leaf input and what it commits. */
 export interface LogLeafInput {
   readonly data: Uint8Array;
   readonly entryId: string;
-  readonly kind: 'entry' | 'tombstone';
+  readonly kind: LeafKind;
 }
 
 /** Where an append landed. */
@@ -410,7 +410,7 @@ function leafRecords(
     if (
       !(l.data instanceof Uint8Array) ||
       typeof l.entryId !== 'string' ||
-      (l.kind !== 'entry' && l.kind !== 'tombstone')
+      (l.kind !== 'entry' && l.kind !== 'tombstone' && l.kind !== 'registry')
     ) {
       throw new MemwardenError('INPUT_INVALID', 'malformed log leaf', {
         details: { position: i },

@@ -10,10 +10,24 @@ import type { CheckpointView, ConsistencyProofView, InclusionProofView } from '.
 import type { MemoryContext } from '../context.js';
 import { toCheckpointView } from '../read/records.js';
 
-export async function inclusionProof(ctx: MemoryContext, id: string, principal: string): Promise<InclusionProofView> {
+export async function inclusionProof(
+  ctx: MemoryContext,
+  id: string,
+  principal: string,
+): Promise<InclusionProofView> {
   const visible = await ctx.view(principal).getEntry(id);
-  if (visible === undefined) throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
-  const p = await ctx.ledger.proveEntry(id);
+  if (visible === undefined)
+    throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
+  let p;
+  try {
+    p = await ctx.ledger.proveEntry(id);
+  } catch (e) {
+    // The stored tree cannot prove it: nothing is served, and the read path reports the
+    // entry unverified from now on (the ledger remembers it).
+    if (e instanceof MemwardenError && e.code === 'LOG_PROOF_INVALID')
+      await ctx.audit(principal, 'entry.dropped', id, { code: e.code, stage: 'inclusion' });
+    throw e;
+  }
   return {
     leafIndex: p.leafIndex,
     treeSize: p.treeSize,
@@ -27,9 +41,19 @@ export async function currentCheckpoint(ctx: MemoryContext): Promise<CheckpointV
   return toCheckpointView(ctx.ledger.log.origin, await ctx.ledger.checkpoint());
 }
 
-export async function consistencyProof(ctx: MemoryContext, from: number, to: number): Promise<ConsistencyProofView> {
+export async function consistencyProof(
+  ctx: MemoryContext,
+  from: number,
+  to: number,
+): Promise<ConsistencyProofView> {
   const cp = await ctx.ledger.checkpoint();
-  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 1 || to < from || to > cp.size) {
+  if (
+    !Number.isSafeInteger(from) ||
+    !Number.isSafeInteger(to) ||
+    from < 1 ||
+    to < from ||
+    to > cp.size
+  ) {
     throw new MemwardenError('LOG_SIZE_INVALID', `need 1 ≤ from ≤ to ≤ ${cp.size}`);
   }
   const target = to === cp.size ? cp : await ctx.storage.getCheckpoint(to);

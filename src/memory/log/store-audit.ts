@@ -39,6 +39,8 @@ import { isKeyId, keyIdFor, parsePrincipalId, principalIdFor } from '../../core/
 import {
   type SignedEntry,
   encodeEntryBody,
+  isRegistryLeafData,
+  registryStatementOfLeaf,
   encodeTombstoneBody,
   entryLeafData,
   safeDecodeSignedEntry,
@@ -59,10 +61,14 @@ import {
   parseNote,
   verifyConsistency,
   verifyNote,
+  formatVerifierKey,
+  verifyCosignedCheckpoint,
 } from '../../core/merkle/index.js';
 import { mayWriteTier } from '../../core/trust.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { CheckpointRecord, KeyRecord, StoredEntry } from '../../ports/storage.js';
+import { RegistryView, sameRecord } from '../identity/registry-view.js';
+import { auditReviews } from '../write/held.js';
 import type { Ledger } from './ledger.js';
 
 /** The named checks, in report order. */
@@ -72,6 +78,7 @@ export const AUDIT_CHECKS = [
   'log.nodes',
   'log.checkpoints',
   'log.consistency',
+  'log.end',
   'entries.mac',
   'entries.record',
   'entries.signature',
@@ -81,6 +88,7 @@ export const AUDIT_CHECKS = [
   'entries.embedding',
   'tombstones',
   'registry',
+  'reviews',
 ] as const;
 export type AuditCheck = (typeof AUDIT_CHECKS)[number];
 
@@ -108,6 +116,14 @@ export interface StoreAuditOptions {
   readonly batchSize?: number;
   /** Stop collecting after this many findings (the counts stay exact). Default 10,000. */
   readonly maxFindings?: number;
+  /**
+   * The latest checkpoint known outside the database (a signed note, e.g. the witness's
+   * cosigned copy); default: the anchor the host recorded beside its keys. The log must
+   * contain it: a store that ends earlier, or differs at that size, was rolled back.
+   */
+  readonly checkpoint?: string;
+  /** Require the checkpoint to be cosigned by at least `minCosignatures` of these witnesses. */
+  readonly witnesses?: { readonly keys: readonly string[]; readonly minCosignatures: number };
 }
 
 const TS_PREFIX = new TextEncoder().encode('ts:');
@@ -208,9 +224,15 @@ export async function auditStore(
   const cp0 = cpBySize.get(0);
   if (cp0 !== undefined) checkCp(cp0, frontierRoot(EMPTY_FRONTIER));
 
-  /** entry id → leaf index of its entry leaf; tombstone leaves by index. */
+  // The latest checkpoint known outside the database (given, or the host's anchor): the log
+  // must reach it and agree with it, else the database was rolled back.
+  const anchor = await latestKnown(ledger, opts, count, find);
+  let anchorRoot: Uint8Array | undefined;
+
+  /** entry id → leaf index of its entry leaf; tombstone and registry leaves by index. */
   const entryLeaves = new Map<string, number>();
   const tombstoneLeaves: { index: number; data: Uint8Array; entryId: string }[] = [];
+  const registryLeaves: { index: number; data: Uint8Array; entryId: string }[] = [];
   let frontier: Frontier = EMPTY_FRONTIER;
   for (let start = 0; start < size; start += batch) {
     const end = Math.min(size, start + batch);
@@ -238,15 +260,27 @@ export async function auditStore(
           `leaf kind '${l.kind}' does not match its data`,
         );
       }
+      if ((l.kind === 'registry') !== isRegistryLeafData(l.data)) {
+        find(
+          'log.leaves',
+          'LOG_CORRUPT',
+          `leaf:${i}`,
+          `leaf kind '${l.kind}' does not match its data`,
+        );
+      }
       if (l.kind === 'tombstone')
         tombstoneLeaves.push({ index: i, data: l.data, entryId: l.entryId });
+      else if (l.kind === 'registry')
+        registryLeaves.push({ index: i, data: l.data, entryId: l.entryId });
       else if (entryLeaves.has(l.entryId)) {
         find('log.leaves', 'LOG_CORRUPT', `leaf:${i}`, 'a second leaf names the same entry');
       } else entryLeaves.set(l.entryId, i);
     }
     // Advance, stopping at every checkpoint size inside this batch.
     let pos = 0;
-    const stops = [...cpBySize.keys()].filter((s) => s > start && s <= end).sort((a, b) => a - b);
+    const stops = [...cpBySize.keys(), ...(anchor === undefined ? [] : [anchor.size])]
+      .filter((s) => s > start && s <= end)
+      .sort((a, b) => a - b);
     for (const stop of [...stops, end]) {
       if (stop - start <= pos) continue;
       const step = appendToFrontier(frontier, hashes.slice(pos, stop - start));
@@ -271,6 +305,7 @@ export async function auditStore(
       pos = stop - start;
       const cp = cpBySize.get(stop);
       if (cp !== undefined) checkCp(cp, frontierRoot(frontier));
+      if (anchor !== undefined && stop === anchor.size) anchorRoot = frontierRoot(frontier);
     }
   }
 
@@ -302,12 +337,34 @@ export async function auditStore(
     }
   }
 
+  if (anchor !== undefined && anchor.size > 0) {
+    count('log.end');
+    const subject = `checkpoint:${anchor.size}`;
+    if (anchor.size > size)
+      find(
+        'log.end',
+        'LOG_CORRUPT',
+        subject,
+        `the log ends at ${size}, before the latest checkpoint signed (${anchor.size}): rolled back`,
+      );
+    else if (anchorRoot === undefined || !bytesEqual(anchorRoot, anchor.root))
+      find(
+        'log.end',
+        'LOG_ROOT_MISMATCH',
+        subject,
+        'the log differs from the latest checkpoint signed at its size',
+      );
+  }
+
   // ---- the registry ---------------------------------------------------------------------------
-  await auditRegistry(ledger, count, find);
+  // Its history is the log's signed statements; the tables are a cache compared against it.
+  const view = await auditRegistry(ledger, registryLeaves, count, find);
 
   // ---- tombstones -----------------------------------------------------------------------------
   /** target entry id → ids of verified tombstones. */
   const deletedBy = new Map<string, string>();
+  /** target → who signed its tombstone (checked against the target's owner below). */
+  const deleters = new Map<string, { writer: string; subject: string }>();
   for (const t of tombstoneLeaves) {
     count('tombstones');
     const subject = `leaf:${t.index}`;
@@ -354,19 +411,20 @@ export async function auditStore(
       );
       continue;
     }
-    const v = await ledger.registry.verifyFor(
+    const v = view.verify(
       ts.writer,
       ts.kid,
       ts.ts,
+      t.index,
       tombstoneSigningInput(encodeTombstoneBody(ts)),
       ts.sig,
-      { leafIndex: t.index },
     );
     if (!v.ok) {
       find('tombstones', v.code, subject, 'tombstone signature does not verify');
       continue;
     }
     deletedBy.set(target, id);
+    deleters.set(target, { writer: ts.writer, subject });
   }
 
   // ---- entries --------------------------------------------------------------------------------
@@ -375,6 +433,7 @@ export async function auditStore(
   const supersedes = new Map<string, string>();
   const parentsOf: { id: string; leafIndex: number; parents: readonly string[] }[] = [];
   const states: { id: string; deleted: boolean; supersededBy: string | undefined }[] = [];
+  const signedOwner = new Map<string, string>();
   const macs = ledger.keys.macs;
   let after = -1;
   for (;;) {
@@ -390,6 +449,7 @@ export async function auditStore(
       states.push({ id: e.id, deleted: e.deleted === true, supersededBy: e.supersededBy });
       const entry = await auditEntry(e);
       if (entry === undefined) continue;
+      signedOwner.set(entry.id, entry.ns);
       if (entry.sup !== undefined) supersedes.set(entry.sup, entry.id);
       parentsOf.push({ id: entry.id, leafIndex: e.leafIndex, parents: entry.parents });
     }
@@ -424,6 +484,18 @@ export async function auditStore(
         );
     }
   }
+  // A tombstone deletes only what its signer may delete: its own scope's entry, or any as an
+  // operator (issue 17 finding 8: the CLI once tombstoned other principals' entries).
+  for (const [target, d] of deleters) {
+    const owner = signedOwner.get(target);
+    if (owner === undefined || owner === d.writer || view.kindOf(d.writer) === 'operator') continue;
+    find(
+      'tombstones',
+      'AUTH_FORBIDDEN',
+      d.subject,
+      `signed by ${d.writer}, who does not own ${target}`,
+    );
+  }
   for (const s of states) {
     count('entries.state');
     const tomb = deletedBy.get(s.id);
@@ -448,6 +520,9 @@ export async function auditStore(
       );
     }
   }
+
+  // ---- reviews: every held item's MAC (its payload and decision state) ------------------------
+  await auditReviews(storage, ledger.keys.macs, count, find);
 
   return {
     ok: findings.length === 0 && AUDIT_CHECKS.every((c) => checks[c].failed === 0),
@@ -521,13 +596,13 @@ export async function auditStore(
     }
 
     count('entries.signature');
-    const sig = await ledger.registry.verifyFor(
+    const sig = view.verify(
       entry.writer,
       entry.kid,
       entry.ts,
+      e.leafIndex,
       signingInput(encodeEntryBody(entry)),
       entry.sig,
-      { leafIndex: e.leafIndex },
     );
     if (!sig.ok) {
       find(
@@ -610,19 +685,157 @@ function codeOf(e: unknown, fallback: ErrorCode): ErrorCode {
   return typeof c === 'string' ? (c as ErrorCode) : fallback;
 }
 
+/** The latest checkpoint known outside the database, verified; undefined when there is none. */
+async function latestKnown(
+  ledger: Ledger,
+  opts: StoreAuditOptions,
+  count: (c: AuditCheck, n?: number) => void,
+  find: (c: AuditCheck, code: ErrorCode, subject: string, message: string) => void,
+): Promise<{ size: number; root: Uint8Array } | undefined> {
+  const note = opts.checkpoint ?? (await ledger.anchoredCheckpoint());
+  if (note === undefined) return undefined;
+  const pk = ledger.checkpointPublicKey;
+  try {
+    if (opts.witnesses !== undefined) {
+      const c = verifyCosignedCheckpoint(note, {
+        logKey: formatVerifierKey(ledger.log.origin, pk),
+        witnesses: opts.witnesses.keys,
+        minCosignatures: opts.witnesses.minCosignatures,
+      });
+      return { size: c.checkpoint.size, root: c.checkpoint.root };
+    }
+    verifyNote(note, ledger.log.origin, pk, (m, s) => verifyEd25519(pk, m, s));
+    const body = parseCheckpoint(parseNote(note).text);
+    if (body.origin !== ledger.log.origin) throw new Error('another log');
+    return { size: body.size, root: body.root };
+  } catch (e) {
+    count('log.end');
+    find(
+      'log.end',
+      codeOf(e, 'LOG_CHECKPOINT_SIGNATURE_INVALID'),
+      'checkpoint:latest',
+      'the latest known checkpoint does not verify under the log key (or its witnesses)',
+    );
+    return undefined;
+  }
+}
+
 /**
- * The registry's own consistency: kid = hash(key); principal id = kind ‖ hash(first key), its
- * record created with that key; keys sorted by start form one chain (each key ends where its
- * successor starts); the last key is open, or closed by a revocation at the same instant;
- * revocation fields all set or all clear.
+ * The registry (ADR 0033): its history is the signed statements in the log, replayed in order
+ * (each must be signed by the host log key and hold — a rogue successor key or a re-opened
+ * revocation cannot be one); the `principals` / `keys` tables must agree with the result, so
+ * a key row inserted, re-opened or edited at rest is a finding. A store without any statement
+ * predates them (legacy): its tables are checked for their own consistency as before. Returns
+ * the view the entries and tombstones are verified under.
  */
 async function auditRegistry(
   ledger: Ledger,
+  leaves: readonly { index: number; data: Uint8Array; entryId: string }[],
   count: (c: AuditCheck, n?: number) => void,
   find: (c: AuditCheck, code: ErrorCode, subject: string, message: string) => void,
-): Promise<void> {
+): Promise<RegistryView> {
   const s = ledger.storage;
-  for (const p of await s.listPrincipals()) {
+  const logKey = ledger.checkpointPublicKey;
+  const principals = await s.listPrincipals();
+  const keysBy = new Map<string, KeyRecord[]>();
+  for (const p of principals) keysBy.set(p.id, await s.keysOf(p.id));
+  if (leaves.length === 0) {
+    auditLegacyRegistry(principals, keysBy, count, find);
+    return RegistryView.fromTables(logKey, principals, keysBy);
+  }
+  const view = new RegistryView(logKey);
+  for (const l of leaves) {
+    count('registry');
+    const subject = `leaf:${l.index}`;
+    let st;
+    try {
+      st = registryStatementOfLeaf(l.data);
+    } catch (e) {
+      find('registry', codeOf(e, 'CODEC_MALFORMED'), subject, 'registry statement does not decode');
+      continue;
+    }
+    if (st.id !== l.entryId) {
+      find('registry', 'LOG_CORRUPT', subject, 'registry leaf names another record');
+      continue;
+    }
+    const v = view.check(st, l.index);
+    if (!v.ok) {
+      find(
+        'registry',
+        v.code ?? 'KEY_INVALID',
+        subject,
+        `registry statement refused: ${v.message ?? ''}`,
+      );
+      continue;
+    }
+    view.apply(st, l.index);
+  }
+  // The tables against the signed history.
+  const tableKeys = new Map<string, KeyRecord>();
+  for (const p of principals) {
+    count('registry');
+    const subject = `principal:${p.id}`;
+    const signed = view.principal(p.id);
+    if (signed === undefined) {
+      find('registry', 'PRINCIPAL_UNKNOWN', subject, 'no signed registration of this principal');
+      continue;
+    }
+    if (signed.kind !== p.kind)
+      find(
+        'registry',
+        'PRINCIPAL_INVALID',
+        subject,
+        `kind ${p.kind} differs from its signed registration (${signed.kind})`,
+      );
+    if (signed.createdAtNs !== p.createdAtNs)
+      find(
+        'registry',
+        'KEY_INVALID',
+        subject,
+        'registration time differs from its signed registration',
+      );
+    for (const k of keysBy.get(p.id) ?? []) tableKeys.set(k.kid, k);
+  }
+  // Keys rows naming a principal that is not in the table are found through the signed keys.
+  for (const k of view.allKeys()) {
+    count('registry');
+    const subject = `key:${k.kid}`;
+    const row = tableKeys.get(k.kid) ?? (await s.getKey(k.kid));
+    tableKeys.delete(k.kid);
+    if (row === undefined) find('registry', 'KEY_UNKNOWN', subject, 'a signed key has no row');
+    else if (!sameRecord(row, k))
+      find(
+        'registry',
+        'KEY_INVALID',
+        subject,
+        'the key row differs from the signed registry (validity, revocation or key)',
+      );
+  }
+  for (const k of tableKeys.values()) {
+    count('registry');
+    find(
+      'registry',
+      'KEY_UNKNOWN',
+      `key:${k.kid}`,
+      'a key row no signed statement registered (a rogue key)',
+    );
+  }
+  return view;
+}
+
+/**
+ * A legacy store's tables on their own: kid = hash(key); principal id = kind ‖ hash(first key),
+ * its record created with that key; keys sorted by start form one chain (each key ends where
+ * its successor starts); the last key is open, or closed by a revocation at the same instant;
+ * revocation fields all set or all clear.
+ */
+function auditLegacyRegistry(
+  principals: readonly { id: string; kind: string; createdAtNs: bigint }[],
+  keysBy: ReadonlyMap<string, readonly KeyRecord[]>,
+  count: (c: AuditCheck, n?: number) => void,
+  find: (c: AuditCheck, code: ErrorCode, subject: string, message: string) => void,
+): void {
+  for (const p of principals) {
     count('registry');
     const subject = `principal:${p.id}`;
     let kind;
@@ -634,7 +847,7 @@ async function auditRegistry(
     }
     if (kind !== p.kind)
       find('registry', 'PRINCIPAL_INVALID', subject, `kind ${p.kind} does not match the id`);
-    const keys = [...(await s.keysOf(p.id))].sort((a, b) =>
+    const keys = [...(keysBy.get(p.id) ?? [])].sort((a, b) =>
       a.validFromNs < b.validFromNs ? -1 : a.validFromNs > b.validFromNs ? 1 : 0,
     );
     const first = keys[0];

@@ -16,6 +16,8 @@ export interface LedgerView {
   readonly origin: string;
   /** Leaves committed so far (as this process has seen them). */
   readonly size: number;
+  /** Records re-signed in their commit because their writer's key changed first (ADR 0033). */
+  readonly resigned: number;
   /** The checkpoint verifier's raw Ed25519 public key. */
   readonly checkpointPublicKey: Uint8Array;
   verifyEntry(id: string): Promise<Verification>;
@@ -26,8 +28,11 @@ export interface LedgerView {
   verifyCheckpointNote(note: string): boolean;
   /** Rotate a host-held principal key (the current key signs its successor). */
   rotatePrincipalKey(principalId: string): Promise<string>;
-  /** Revoke a key: nothing appended from now on verifies under it. */
-  revokeKey(kid: string, reason: string): Promise<void>;
+  /**
+   * Revoke a key: a signed statement in the log; nothing at or past its leaf (the index
+   * returned) verifies under the key (ADR 0033).
+   */
+  revokeKey(kid: string, reason: string): Promise<number>;
   currentKid(principalId: string): Promise<string>;
   getPrincipal(id: string): Promise<PrincipalRecord | undefined>;
   listPrincipals(): Promise<PrincipalRecord[]>;
@@ -49,6 +54,9 @@ export function ledgerView(ledger: Ledger): LedgerView {
     get size(): number {
       return ledger.log.size;
     },
+    get resigned(): number {
+      return ledger.resigned;
+    },
     checkpointPublicKey: ledger.checkpointPublicKey,
     verifyEntry: (id: string) => ledger.verifyEntry(id),
     verifyStored: (s: StoredEntry) => ledger.verifyStored(s),
@@ -59,9 +67,10 @@ export function ledgerView(ledger: Ledger): LedgerView {
     rotatePrincipalKey: (id: string) => ledger.rotatePrincipalKey(id),
     revokeKey: (kid: string, reason: string) => ledger.revokeKey(kid, reason),
     currentKid: (id: string) => ledger.currentKid(id),
-    getPrincipal: (id: string) => storage.getPrincipal(id),
-    listPrincipals: () => storage.listPrincipals(),
-    keysOf: (id: string) => storage.keysOf(id),
+    // The signed registry's statements, not the principals / keys tables (ADR 0033).
+    getPrincipal: (id: string) => ledger.getPrincipal(id),
+    listPrincipals: () => ledger.listPrincipals(),
+    keysOf: (id: string) => ledger.keysOf(id),
     primeVerification: () => ledger.primeVerification(),
     decode: (bytes: Uint8Array) => Ledger.decode(bytes),
     entryAs: (principal: string, id: string) =>

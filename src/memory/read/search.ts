@@ -145,6 +145,21 @@ export class SearchEngine {
           });
           continue;
         }
+        // The row's state columns are a cache: a candidate the signed records say is
+        // deleted, superseded or whose stored expiry was tampered with is dropped (issue 17).
+        const state = await this.d.ledger.liveState(entry, v.entry, nowNs);
+        if (state !== undefined) {
+          dropped.push({ id: entry.id, code: state.code });
+          if (state.tampered) {
+            this.d.metrics.recordSignal('verification_failed');
+            await this.d.audit(opts.principal, 'entry.dropped', entry.id, {
+              code: state.code,
+              stage: 'state',
+              reason: state.reason,
+            });
+          }
+          continue;
+        }
         if (pipeline !== undefined && queryEmbedding !== undefined) {
           // Pattern 6: trust-aware injection risk and implausible similarity (the latter only
           // when the backend returned the stored vector; otherwise it abstains).
@@ -200,7 +215,12 @@ export class SearchEngine {
     return { results, context, seal, dropped };
   }
 
-  /** Verify one stored entry for `principal`; undefined (and an audit event) when it fails. */
+  /**
+   * Verify one stored entry for `principal` and check it is live by its signed records
+   * (`Ledger.liveState`: tombstones, signed versions, the signed expiry), whatever its state
+   * columns say; undefined when it fails or is not live, with an audit event when a column
+   * disagrees with the signed records (a row hidden or resurrected at rest).
+   */
   async verified(stored: StoredEntry, principal: string): Promise<MemoryRecord | undefined> {
     const v = await this.d.ledger.verifyStored(stored);
     if (!v.ok) {
@@ -208,6 +228,18 @@ export class SearchEngine {
       return undefined;
     }
     if (v.entry.ns !== principal && v.entry.tier !== 'OPERATOR') return undefined;
+    const state = await this.d.ledger.liveState(stored, v.entry, this.d.clock.nowNs());
+    if (state !== undefined) {
+      if (state.tampered) {
+        this.d.metrics.recordSignal('verification_failed');
+        await this.d.audit(principal, 'entry.dropped', stored.id, {
+          code: state.code,
+          stage: 'state',
+          reason: state.reason,
+        });
+      }
+      return undefined;
+    }
     return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
   }
 

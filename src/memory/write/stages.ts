@@ -12,7 +12,9 @@
  * stage can replace one: issue 20's consolidation (ADD / UPDATE / NOOP) takes the place of the
  * near-duplicate stage (`WritePathDeps.dedupe`).
  */
+import type { SignedEntry } from '../../core/entry/index.js';
 import type { PrincipalKind, SourceTier } from '../../core/trust.js';
+import type { StorageBackend } from '../../ports/storage.js';
 import type { AddOptions, AddResult } from '../api.js';
 import type { ResolvedLineage } from './lineage.js';
 
@@ -46,6 +48,11 @@ export interface WriteDraft {
   readonly sup?: string;
   /** The reviewer who approved it (an approved review). */
   readonly rev?: string;
+  /**
+   * A step that commits in the entry's own transaction (a review's decision, reviews.ts):
+   * if it fails, the entry is not written either (issue 17 finding 3).
+   */
+  readonly inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>;
   /** Skip the Pattern 3 extraction stage (updates, graph objects, approved reviews). */
   readonly noExtraction?: boolean;
 }

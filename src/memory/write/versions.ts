@@ -5,6 +5,9 @@
  * history, and failure-mode purges by source URI or content hash. Only the owner changes an
  * entry; every stored row is re-verified before it is acted on.
  */
+import { toHex, utf8 } from '../../core/bytes.js';
+import { sha256 } from '../../core/crypto/sha256.js';
+import { LIMITS } from '../../core/entry/index.js';
 import { MemwardenError } from '../../core/errors.js';
 import type { StoredEntry } from '../../ports/storage.js';
 import type { HistoryEvent, MemoryRecord } from '../api.js';
@@ -56,7 +59,11 @@ export class Versions {
     if (!prev.ok) throw new MemwardenError(prev.code, 'stored entry failed verification');
     // A new version keeps the old one's signed lineage: an update never launders a label. It
     // goes through the write path like any write: limits, tier, TTL ceiling, screening, quota.
-    const kept: WriteLineage = { parents: prev.entry.parents, weights: prev.entry.weights, label: prev.entry.label };
+    const kept: WriteLineage = {
+      parents: prev.entry.parents,
+      weights: prev.entry.weights,
+      label: prev.entry.label,
+    };
     const r = await this.writer.update(
       content,
       {
@@ -96,11 +103,18 @@ export class Versions {
     const stored = await this.owned(id, opts.principal);
     const ceiling = this.ctx.retention.ttlCeilingMs[stored.tier];
     if (opts.ttlMs !== undefined && ceiling !== null && opts.ttlMs > ceiling)
-      throw new MemwardenError('INPUT_INVALID', `a ${stored.tier} memory may live at most ${ceiling} ms`, {
-        details: { field: 'ttlMs', reason: 'ttl_ceiling', tier: stored.tier, ceilingMs: ceiling },
-      });
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `a ${stored.tier} memory may live at most ${ceiling} ms`,
+        {
+          details: { field: 'ttlMs', reason: 'ttl_ceiling', tier: stored.tier, ceilingMs: ceiling },
+        },
+      );
     const now = this.ctx.clock.nowNs();
-    if (stored.supersededBy !== undefined || (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)) {
+    if (
+      stored.supersededBy !== undefined ||
+      (stored.expiresAtNs !== undefined && stored.expiresAtNs <= now)
+    ) {
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     }
     const v = await this.ctx.ledger.verifyStored(stored);
@@ -112,7 +126,8 @@ export class Versions {
         : v.entry.exp !== undefined && v.entry.exp > v.entry.ts
           ? v.entry.exp - v.entry.ts
           : tierSpan(this.ctx.retention.ttlMs[v.entry.tier]);
-    if (span === undefined) return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
+    if (span === undefined)
+      return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
     const exp = await this.ctx.view(opts.principal).extendExpiry(id, now + span);
     await this.ctx.audit(opts.principal, 'entry.renewed', id, {
       expiresAt: exp === undefined ? null : nsToIso(exp),
@@ -193,22 +208,71 @@ export class Versions {
     return events;
   }
 
-  /** Failure-mode recovery: tombstone every own entry from a source URI or with a content hash. */
-  async purge(opts: { principal: string; source?: string; contentHash?: string }): Promise<number> {
+  /**
+   * Failure-mode recovery (the article's table): tombstone every own entry from a source URI or
+   * with a content hash. With `allPrincipals`, an operator purges across every principal — the
+   * recovery step after a poisoned source reached many users — explicitly: only a principal
+   * whose signed registration is `operator` may, each tombstone is signed by the operator, and
+   * the purge is audited with the count per owner. Rows are found by their columns and acted
+   * on only when their signed record matches (the columns are a cache).
+   */
+  async purge(opts: {
+    principal: string;
+    source?: string;
+    contentHash?: string;
+    allPrincipals?: boolean;
+    reason?: string;
+  }): Promise<{ purged: number; owners: Record<string, number> }> {
     if (opts.source === undefined && opts.contentHash === undefined) {
       throw new MemwardenError('INPUT_INVALID', 'purge needs a source or a content hash');
     }
-    const rows = await this.ctx.view(opts.principal).findEntriesBy({
+    if (opts.source !== undefined && (typeof opts.source !== 'string' || opts.source.length === 0))
+      throw new MemwardenError('INPUT_INVALID', 'source must be a non-empty string');
+    // A URI longer than any stored one (the entry record's limit) matches nothing: refused
+    // before anything is done rather than after (issue 17).
+    if (
+      opts.source !== undefined &&
+      (opts.source.length > LIMITS.uriChars || opts.source.includes('\u0000'))
+    )
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `source must be 1..${LIMITS.uriChars} chars without U+0000`,
+      );
+    const hash = opts.contentHash?.toLowerCase();
+    if (hash !== undefined && !/^[0-9a-f]{64}$/.test(hash))
+      throw new MemwardenError('INPUT_INVALID', 'contentHash must be 64 hex digits');
+    this.writer.checkReason(opts.reason);
+    const all = opts.allPrincipals === true;
+    if (all && (await this.ctx.ledger.principalKind(opts.principal)) !== 'operator')
+      throw new MemwardenError('AUTH_FORBIDDEN', 'only an operator purges across principals');
+    const store = all ? this.ctx.storage : this.ctx.view(opts.principal);
+    const rows = await store.findEntriesBy({
       ...(opts.source === undefined ? {} : { uri: opts.source }),
-      ...(opts.contentHash === undefined ? {} : { srcHash: opts.contentHash.toLowerCase() }),
+      ...(hash === undefined ? {} : { srcHash: hash }),
     });
+    const what = opts.source ?? hash ?? '';
+    // The default reason names what was purged, cut to fit a reason's bounds (limits.ts).
+    const reason = opts.reason ?? Array.from(`purge ${what}`).slice(0, 256).join('');
+    const owners: Record<string, number> = {};
     let n = 0;
     for (const r of rows) {
-      if (r.owner !== opts.principal) continue;
-      await this.writer.tombstone(r.id, Array.from(`purge ${opts.source ?? opts.contentHash}`).slice(0, 256).join(''), opts.principal);
+      if (!all && r.owner !== opts.principal) continue;
+      const v = await this.ctx.ledger.verifyStored(r);
+      if (!v.ok) continue; // unverifiable rows are the audit's, not a purge's to act on
+      if (opts.source !== undefined && v.entry.uri !== opts.source) continue;
+      if (hash !== undefined && toHex(v.entry.src) !== hash) continue;
+      await this.writer.tombstone(r.id, reason, opts.principal);
+      owners[r.owner] = (owners[r.owner] ?? 0) + 1;
       n++;
     }
-    await this.ctx.audit(opts.principal, 'purge', opts.source ?? opts.contentHash ?? '', { count: n });
-    return n;
+    // The subject is bounded (a long URI is named by its hash): the audit index holds it.
+    const subject =
+      utf8.encode(what).length <= 256 ? what : `sha256:${toHex(sha256(utf8.encode(what)))}`;
+    await this.ctx.audit(opts.principal, all ? 'purge.all_principals' : 'purge', subject, {
+      count: n,
+      ...(all ? { owners } : {}),
+      ...(opts.source === undefined ? { contentHash: hash ?? null } : { source: opts.source }),
+    });
+    return { purged: n, owners };
   }
 }

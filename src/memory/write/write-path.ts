@@ -31,19 +31,10 @@ import type { LineageWriter, ResolvedLineage } from './lineage.js';
 import { toMemoryRecord } from '../read/records.js';
 import type { WriteScreen } from '../detect/screen.js';
 import { findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
+import { sealHeld } from './held.js';
 import type { DetectionHooks } from '../detect/calibration.js';
 import { checkOptional, checkString } from './limits.js';
 import type { HoldFinding, StageResult, WriteDraft, WriteStage } from './stages.js';
-
-/** What a held write carries so approval can replay it exactly. */
-export interface HeldWrite {
-  readonly content: string;
-  readonly opts: Omit<AddOptions, 'embedding'>;
-  /** The lineage resolved when the write was made (parents are immutable, so it stays valid). */
-  readonly lineage: WriteLineage;
-  /** A held new version: the entry it supersedes. */
-  readonly sup?: string;
-}
 
 /** The lineage fields that go into the signed entry. */
 export type WriteLineage = Pick<ResolvedLineage, 'parents' | 'weights' | 'label'>;
@@ -184,7 +175,12 @@ export class WritePath {
     opts: AddOptions,
     tier: SourceTier,
     lineage: WriteLineage,
-    extra?: { sup?: string; rev?: string },
+    extra?: {
+      sup?: string;
+      rev?: string;
+      /** Commits in the entry's own transaction (a review's decision, reviews.ts). */
+      inCommit?: WriteDraft['inCommit'];
+    },
   ): Promise<MemoryRecord> {
     const d: WriteDraft = {
       ...this.draft(content, { ...opts, tier }),
@@ -192,6 +188,7 @@ export class WritePath {
       noExtraction: true,
       ...(extra?.sup === undefined ? {} : { sup: extra.sup }),
       ...(extra?.rev === undefined ? {} : { rev: extra.rev }),
+      ...(extra?.inCommit === undefined ? {} : { inCommit: extra.inCommit }),
     };
     const r = await this.run(this.replayStages, d, 0);
     if (r.status !== 'stored') throw new MemwardenError('STORAGE_FAILED', 'a replayed write was held');
@@ -354,24 +351,25 @@ export class WritePath {
   /** Hold a write in the review queue (pending, never dropped), counted per reason. */
   private async hold(d: WriteDraft, findings: readonly HoldFinding[]): Promise<AddResult> {
     const reviewId = this.ctx.newId();
-    const { embedding: _e, ...rest } = d.opts;
     const lineage = lineageOf(d);
-    const held: HeldWrite = {
-      content: d.content,
-      // The kind and tier as the pipeline decided them (the replay must not re-default them).
-      opts: { ...rest, kind: d.kind, tier: d.tier },
-      lineage: { parents: lineage.parents, weights: lineage.weights, label: lineage.label },
-      ...(d.sup === undefined ? {} : { sup: d.sup }),
-    };
-    await this.ctx.view(d.principal).enqueueReview({
-      id: reviewId,
-      principal: d.principal,
-      tier: d.tier,
-      content: d.content,
-      reasons: findings.map((f) => `${f.reason}: ${f.detail}`),
-      payload: new TextEncoder().encode(JSON.stringify(held)),
-      createdAtNs: this.ctx.clock.nowNs(),
-    });
+    // The held record is sealed (canonical, MAC'd): what the reviewer is shown is what
+    // approval signs (held.ts, issue 17 finding 4, ADR 0034). The kind and tier are the
+    // pipeline's (the replay must not re-default them).
+    await this.ctx.view(d.principal).enqueueReview(
+      sealHeld(this.ctx.ledger.keys.macs, {
+        id: reviewId,
+        principal: d.principal,
+        tier: d.tier,
+        content: d.content,
+        reasons: findings.map((f) => `${f.reason}: ${f.detail}`),
+        createdAtNs: this.ctx.clock.nowNs(),
+        lineage: { parents: lineage.parents, weights: lineage.weights, label: lineage.label },
+        kind: d.kind,
+        ...(d.opts.source === undefined ? {} : { source: d.opts.source }),
+        ...(d.opts.ttlMs === undefined ? {} : { ttlMs: d.opts.ttlMs }),
+        ...(d.sup === undefined ? {} : { sup: d.sup }),
+      }),
+    );
     for (const f of findings) this.ctx.metrics.recordRejected(f.reason);
     await this.ctx.audit(d.principal, 'write.held', reviewId, {
       reasons: findings.map((f) => f.reason),
@@ -654,6 +652,7 @@ export class WritePath {
             {
               ...(embedding === undefined ? {} : { embedding }),
               ...(limit === null ? {} : { quota: { dayKey: dayKey(now), limit } }),
+              ...(d.inCommit === undefined ? {} : { inCommit: d.inCommit }),
             },
           );
         } catch (e) {
