@@ -32,7 +32,11 @@ import type {
   MemoryApi,
   MemoryRecord,
   SearchResult,
+  SmoothingOptions,
+  SmoothingResult,
 } from '../memory/api.js';
+import type { Verdict } from '../core/smsr/index.js';
+import { voteOn } from '../memory/read/smoothing.js';
 import type { WriteContext } from '../memory/graph/graph.js';
 import {
   KG_TOOL_SCHEMAS,
@@ -164,6 +168,51 @@ function optStrs(o: Record<string, unknown>, k: string): string[] | undefined {
   )
     bad(`${k} must be an array of ids`);
   return v as string[];
+}
+function reqInt(o: Record<string, unknown>, k: string, min: number, max: number): number {
+  const v = optNum(o, k, min, max, true);
+  if (v === undefined) bad(`${k} is required`);
+  return v;
+}
+/** `smoothing` of search_memory, checked field by field (the memory layer checks the ranges). */
+function smoothingArg(o: Record<string, unknown>): SmoothingOptions | undefined {
+  if (o.smoothing === undefined) return undefined;
+  const s = argsObj(o.smoothing);
+  for (const key of Object.keys(s))
+    if (!['m', 'delta', 't', 'k', 'runs'].includes(key)) bad(`smoothing.${key} is not an option`);
+  const k = optNum(s, 'k', 1, 500, true);
+  const runs = optNum(s, 'runs', 1, 101, true);
+  const t = optNum(s, 't', 0, 500, true);
+  const delta = optNum(s, 'delta', 0, 1, false);
+  const m = optNum(s, 'm', 1, 500, true);
+  const rest = { ...opt('k', k), ...opt('runs', runs) };
+  if (delta !== undefined) {
+    if (m !== undefined) bad('give smoothing.m or smoothing.delta, not both');
+    if (t === undefined) bad('smoothing.delta needs smoothing.t');
+    return { delta, t, ...rest };
+  }
+  if (m === undefined) bad('smoothing needs m, or delta and t');
+  return { m, ...opt('t', t), ...rest };
+}
+function verdictsArg(o: Record<string, unknown>): Verdict[] {
+  const v = o.verdicts;
+  if (
+    !Array.isArray(v) ||
+    v.length === 0 ||
+    v.length > 101 ||
+    !v.every((x) => x === 'correct' || x === 'malicious' || x === 'neither')
+  )
+    bad('verdicts must be an array of correct / malicious / neither');
+  return v as Verdict[];
+}
+/** A smoothed search as the model reads it: each ablated context on its own, then the certificate. */
+function smoothedText(s: SmoothingResult): string {
+  if (s.contexts.length === 0) return '(no memories matched: nothing to smooth, no certificate)';
+  const head = `Smoothed retrieval: ${s.contexts.length} ablated contexts of ${Math.min(s.k, s.poolSize)} from a verified pool of ${s.poolSize}. Answer the question from EACH context separately, judge each answer (correct / malicious / neither) and call vote_smoothed. Certificate: P[majority malicious] ≤ ${s.certificate?.delta ?? 1} for t = ${s.t}${s.certified ? '' : ' (target NOT met)'}.`;
+  return [
+    head,
+    ...s.contexts.map((c, i) => `--- context ${i + 1} of ${s.contexts.length} ---\n${c.context}`),
+  ].join('\n\n');
 }
 /** Sanity bound on write strings (UTF-16 units); the write path decides the real bounds. */
 const WRITE_FIELD_MAX = 1 << 20;
@@ -326,8 +375,15 @@ async function memoryTool(
         ...(kind === undefined && source === undefined
           ? {}
           : { filters: { ...opt('kind', kind), ...opt('source', source) } }),
+        ...opt('smoothing', smoothingArg(a)),
       });
-      return ok(r.context === '' ? '(no memories matched)' : r.context, {
+      const text =
+        r.smoothing !== undefined
+          ? smoothedText(r.smoothing)
+          : r.context === ''
+            ? '(no memories matched)'
+            : r.context;
+      return ok(text, {
         results: r.results.map((h) => ({
           memory: recordView(h.memory),
           score: h.score,
@@ -336,7 +392,41 @@ async function memoryTool(
         context: r.context,
         seal: r.seal,
         dropped: r.dropped.map((d) => ({ id: d.id, code: d.code })),
+        ...(r.smoothing === undefined ? {} : { smoothing: r.smoothing }),
       });
+    }
+    case 'graph_search': {
+      const seeds = optStrs(a, 'seeds');
+      const r = await m.graphSearch(reqStr(a, 'query', 8192), {
+        principal,
+        ...opt('selector', optEnum(a, 'selector', ['ppr', 'community', 'rrf'] as const)),
+        ...opt('k', optNum(a, 'k', 1, 50, true)),
+        ...opt('seeds', seeds),
+        ...opt('action', optStr(a, 'action', 128)),
+      });
+      const head = `graph selection (${r.selector}${r.seeds.length > 0 ? `, seeds ${r.seeds.join(', ')}` : ''}): AuthSelect ${r.authSelect.mode}${r.authSelect.diverged ? ', DIVERGED from the authenticated subgraph' : ''}${r.verdict === undefined ? '' : `; gate verdict for ${optStr(a, 'action', 128)}: ${r.verdict.kind} (${r.verdict.reason})`}`;
+      const body =
+        r.authSelect.authenticated !== undefined &&
+        r.verdict !== undefined &&
+        r.verdict.kind !== 'allow'
+          ? `${head}\n\nAuthenticated selection (use this one):\n${r.authSelect.authenticated.context}`
+          : `${head}\n\n${r.context === '' ? '(nothing selected)' : r.context}`;
+      return ok(body, r as unknown as Record<string, unknown>);
+    }
+    case 'vote_smoothed': {
+      const v = voteOn(
+        {
+          t: reqInt(a, 't', 0, 500),
+          poolSize: reqInt(a, 'poolSize', 1, 500),
+          k: reqInt(a, 'k', 1, 500),
+          runs: reqInt(a, 'runs', 1, 101),
+          ...opt('target', optNum(a, 'target', Number.MIN_VALUE, 1, false)),
+        },
+        verdictsArg(a),
+      );
+      const { ids: _none, ...rest } = v;
+      const text = `${v.verdict} (${v.counts.correct} correct, ${v.counts.malicious} malicious, ${v.counts.neither} neither); ${v.safe ? 'safe to act on' : 'NOT safe to act on'}${v.certificate === undefined ? '' : `; P[majority malicious] ≤ ${v.certificate.delta}`}`;
+      return ok(text, rest as unknown as Record<string, unknown>);
     }
     case 'get_memory': {
       const id = reqStr(a, 'id', 256);

@@ -60,7 +60,11 @@ import { SearchEngine } from './read/search.js';
 import type { LlmProvider } from '../ports/llm.js';
 import type { DetectionPipeline } from './detect/pipeline.js';
 import { SharedDetection, callerVector, flaggedOf } from './write/write.js';
-import { AutoDetection, type AutoDetectionOptions, type DetectionHooks } from './detect/calibration.js';
+import {
+  AutoDetection,
+  type AutoDetectionOptions,
+  type DetectionHooks,
+} from './detect/calibration.js';
 import { type AttributionSpec, LineageWriter, lineageConfig } from './write/lineage.js';
 import { consistencyProof, currentCheckpoint, inclusionProof } from './log/proofs.js';
 import { Principals } from './identity/principals.js';
@@ -68,6 +72,15 @@ import { readModelOf } from './read/read-model.js';
 import { ReviewQueue } from './write/reviews.js';
 import { Versions } from './write/versions.js';
 import { WritePath } from './write/write-path.js';
+import type { FloodPolicy } from '../core/smsr/flood.js';
+import {
+  DEFAULT_GRAPH_AUTH_POLICY,
+  type GraphAuthPolicy,
+  GraphSearch,
+  type GraphSearchOptions,
+  type GraphSearchResult,
+  graphAuthority,
+} from './graph/search.js';
 
 export interface MemoryOptions {
   readonly ledger: Ledger;
@@ -113,6 +126,16 @@ export interface MemoryOptions {
    * stored as its own entry. Absent: long untrusted content is held (`extraction_required`).
    */
   readonly extractor?: LlmProvider;
+  /**
+   * What counts as authenticated graph structure for AuthSelect (issue 19). Default
+   * `DEFAULT_GRAPH_AUTH_POLICY`: writer kind operator / user / agent AND a trusted lineage label.
+   */
+  readonly graphAuthPolicy?: GraphAuthPolicy;
+  /**
+   * Flood control on the write path (issue 19, ADR 0056): default `DEFAULT_FLOOD_POLICY` (two
+   * mutually similar writes per hour per bucket at cosine ≥ 0.85); null turns it off.
+   */
+  readonly floodControl?: FloodPolicy | null;
 }
 
 /** Most principals' graphs kept folded at once (least recently used dropped first). */
@@ -140,6 +163,9 @@ export class Memory implements MemoryApi {
   private readonly principals: Principals;
   private readonly detection: DetectionHooks | undefined;
   private readonly investigator: Investigator;
+  private readonly graphSearch_: GraphSearch;
+  private readonly graphAuthPolicy: GraphAuthPolicy;
+  private readonly writerKinds = new Map<string, Promise<PrincipalKind | undefined>>();
 
   constructor(opts: MemoryOptions) {
     this.#ledger = opts.ledger;
@@ -189,22 +215,37 @@ export class Memory implements MemoryApi {
       lineageConfig({
         ...(opts.lineage === undefined ? {} : { options: opts.lineage }),
         ...(opts.attribution === undefined ? {} : { attribution: opts.attribution }),
-        ...(opts.explicitParentsOnly === undefined ? {} : { explicitParentsOnly: opts.explicitParentsOnly }),
+        ...(opts.explicitParentsOnly === undefined
+          ? {}
+          : { explicitParentsOnly: opts.explicitParentsOnly }),
       }),
     );
     const lineageOptions = this.lineage.config.options;
-    this.actions = new ActionChecker(gateFor(opts.policy, lineageOptions), this.#ledger, audit, lineageOptions);
+    this.actions = new ActionChecker(
+      gateFor(opts.policy, lineageOptions),
+      this.#ledger,
+      audit,
+      lineageOptions,
+    );
     this.dimensions = opts.embedder.dimensions;
     this.writer = new WritePath(ctx, this.lineage, {
       embedder: opts.embedder,
       screens: opts.screens ?? [new MarkerScreen()],
       detection,
       extractor: opts.extractor,
+      ...(opts.floodControl === undefined ? {} : { flood: opts.floodControl }),
     });
     this.versions = new Versions(ctx, this.writer);
     this.reviews = new ReviewQueue(ctx, this.writer);
     this.principals = new Principals(ctx);
     this.investigator = new Investigator(ctx, opts.embedder);
+    this.graphAuthPolicy = opts.graphAuthPolicy ?? DEFAULT_GRAPH_AUTH_POLICY;
+    this.graphSearch_ = new GraphSearch({
+      random: ctx.random,
+      embedder: opts.embedder,
+      policy: () => this.actions.gate.policy,
+      audit,
+    });
     ctx.metrics.setEntriesCollector(async () => {
       const counts = await ctx.storage.countEntries({ nowNs: ctx.clock.nowNs() });
       return Object.fromEntries(counts.map((c) => [c.tier, c.count]));
@@ -219,7 +260,10 @@ export class Memory implements MemoryApi {
 
   async add(content: string, opts: AddOptions): Promise<AddResult> {
     if (opts.embedding === undefined) return this.writer.add(content, opts);
-    return this.writer.add(content, { ...opts, embedding: callerVector(opts.embedding, this.dimensions) });
+    return this.writer.add(content, {
+      ...opts,
+      embedding: callerVector(opts.embedding, this.dimensions),
+    });
   }
 
   // ---- read path (search.ts) -----------------------------------------------------------------
@@ -394,6 +438,28 @@ export class Memory implements MemoryApi {
     return this.investigator.entry(id, opts.principal);
   }
 
+  // ---- graph search (graph/search.ts) ---------------------------------------------------------
+
+  /**
+   * Graph search with AuthSelect over the principal's graph (see `MemoryApi.graphSearch`): the
+   * same fold the graph tools use (`graph(principal)`), refreshed and read in its per-principal
+   * order.
+   */
+  async graphSearch(query: string, opts: GraphSearchOptions): Promise<GraphSearchResult> {
+    const pg = await this.graph(opts.principal);
+    return pg.read((g) => this.graphSearch_.search(g, query, opts));
+  }
+
+  private writerKind(writer: string): Promise<PrincipalKind | undefined> {
+    let k = this.writerKinds.get(writer);
+    if (k === undefined) {
+      k = this.ctx.storage.getPrincipal(writer).then((p) => p?.kind);
+      this.writerKinds.set(writer, k);
+      k.catch(() => this.writerKinds.delete(writer));
+    }
+    return k;
+  }
+
   async verifierKey(): Promise<string> {
     return formatVerifierKey(this.#ledger.log.origin, this.#ledger.checkpointPublicKey);
   }
@@ -420,7 +486,10 @@ export class Memory implements MemoryApi {
    * Register a principal (its Ed25519 key held by the host) and issue a bearer API key. The
    * secret is returned once; only its SHA-256 is stored.
    */
-  createPrincipal(kind: PrincipalKind, name: string): Promise<{ id: string; kid: string; apiKey: string }> {
+  createPrincipal(
+    kind: PrincipalKind,
+    name: string,
+  ): Promise<{ id: string; kid: string; apiKey: string }> {
     return this.principals.create(kind, name);
   }
 
@@ -469,6 +538,9 @@ export class Memory implements MemoryApi {
       clock: ctx.clock,
       // Defence in depth over row-level security: only the principal's own and OPERATOR entries.
       visible: (e) => e.owner === principal || e.tier === 'OPERATOR',
+      // What AuthSelect's authenticated subgraph admits (issue 19, ADR 0055).
+      authority: async (e) =>
+        graphAuthority(this.graphAuthPolicy, e, await this.writerKind(e.writer)),
     }).then(
       (graph) =>
         new PrincipalGraph(principal, graph, new KnowledgeGraphTools(graph, ctx.retention.limits), {
@@ -484,7 +556,11 @@ export class Memory implements MemoryApi {
                     entryEmbedding: NO_VECTOR,
                   });
                   const bad = flaggedOf(
-                    fs.filter((f) => f.detector !== 'embedding_mismatch' && f.detector !== 'implausible_similarity'),
+                    fs.filter(
+                      (f) =>
+                        f.detector !== 'embedding_mismatch' &&
+                        f.detector !== 'implausible_similarity',
+                    ),
                   );
                   for (const f of bad) ctx.metrics.recordSignal(f.detector);
                   return bad.length > 0;

@@ -82,10 +82,12 @@ describe('memwarden MCP server (in-memory transport)', () => {
     expect(names).toEqual([
       'add_memory',
       'search_memory',
+      'vote_smoothed',
       'get_memory',
       'update_memory',
       'delete_memory',
       'memory_history',
+      'graph_search',
       ...KG_NAMES,
     ]);
     const by = new Map(tools.map((t) => [t.name, t]));
@@ -267,7 +269,7 @@ describe('memwarden MCP server (in-memory transport)', () => {
     const unknown = await call(client, 'no_such_tool', {});
     expect(unknown.isError).toBe(true);
     // The server still answers.
-    expect((await client.listTools()).tools.length).toBe(15);
+    expect((await client.listTools()).tools.length).toBe(17);
   });
 
   it('resolves the stdio principal: explicit, unknown, or ambiguous', async () => {

@@ -326,31 +326,52 @@ export class FakeMemory implements MemoryApi {
   async ancestors(id: string, opts: { principal: string }): Promise<LineageGraph> {
     this.#enter('ancestors', id, opts);
     const memory = this.#must(id, opts.principal);
-    return { root: id, nodes: [{ id, depth: 0, state: 'verified', status: 'live', memory }], edges: [], truncated: false };
+    return {
+      root: id,
+      nodes: [{ id, depth: 0, state: 'verified', status: 'live', memory }],
+      edges: [],
+      truncated: false,
+    };
   }
 
   /** The caller's own live records, newest first (a model of the contract's shape and scope only). */
   async investigate(opts: InvestigateOptions): Promise<InvestigationPage> {
     this.#enter('investigate', opts);
     if (opts.owner !== undefined && opts.owner !== opts.principal)
-      throw new MemwardenError('AUTH_FORBIDDEN', "only an operator may list another principal's entries");
+      throw new MemwardenError(
+        'AUTH_FORBIDDEN',
+        "only an operator may list another principal's entries",
+      );
     const rows = this.#live()
       .filter((r) => r.ns === opts.principal)
       .reverse()
       .slice(0, opts.limit ?? 50)
-      .map((memory) => ({ id: memory.id, leafIndex: memory.leafIndex, status: 'live' as const, verified: true, memory }));
+      .map((memory) => ({
+        id: memory.id,
+        leafIndex: memory.leafIndex,
+        status: 'live' as const,
+        verified: true,
+        memory,
+      }));
     return { rows, scope: 'own' };
   }
 
   async investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
     this.#enter('investigateEntry', id, opts);
     const memory = this.#must(id, opts.principal);
-    return { row: { id, leafIndex: memory.leafIndex, status: 'live', verified: true, memory }, scope: 'own' };
+    return {
+      row: { id, leafIndex: memory.leafIndex, status: 'live', verified: true, memory },
+      scope: 'own',
+    };
   }
 
   async gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]> {
     this.#enter('gateDecisions', opts);
     return [];
+  }
+
+  async graphSearch(): Promise<never> {
+    throw new MemwardenError('INPUT_INVALID', 'the fake memory has no graph');
   }
 
   async verifierKey(): Promise<string> {

@@ -23,7 +23,7 @@ import {
   meanStd,
   validate,
 } from '../../core/detect/index.js';
-import { DEFAULT_PROBES } from '../../memory/detect/pipeline.js';
+import { type DetectionConfig, DEFAULT_PROBES } from '../../memory/detect/pipeline.js';
 import { DEFAULT_PLUS_GATE } from '../../memory/detect/calibration.js';
 import type { Embedder } from '../../ports/embedder.js';
 import {
@@ -79,6 +79,8 @@ export interface DetectEvalOptions {
   readonly synonymEntries?: number;
   /** Benign writes of the `Memory.add` workload (held-out texts of seed 0; default 400; 0 skips it). */
   readonly workloadWrites?: number;
+  /** Detector knobs of the workload's `autoDetection` (default none: the shipped stack). */
+  readonly workloadDetection?: DetectionConfig;
   readonly triggerSearchQueries?: number;
   readonly log?: (m: string) => void;
 }
@@ -158,7 +160,12 @@ interface SeedScores {
   /** defence → attack → { pos scores, neg scores, pos flags, neg flags } */
   readonly cells: Map<string, { pos: number[]; neg: number[]; pf: boolean[]; nf: boolean[] }>;
   readonly compound: Map<AttackName, { asr: number; asrDef: number }>;
-  readonly kappas: { detector: TunedKappa['detector']; kappa: number; tuneFpr: number; shippedFpr: number }[];
+  readonly kappas: {
+    detector: TunedKappa['detector'];
+    kappa: number;
+    tuneFpr: number;
+    shippedFpr: number;
+  }[];
 }
 
 /** The κ values `Memory.open` ships with (core/detect defaults). */
@@ -182,7 +189,6 @@ export function tuneKappa(tune: readonly number[], target: number): number {
 
 const zs = (s: number, mean: number, std: number): number => (s - mean) / Math.max(std, 1e-9);
 
-
 export async function runDetectEval(o: DetectEvalOptions): Promise<DetectEvalReport> {
   const t0 = performance.now();
   const log = o.log ?? (() => undefined);
@@ -193,7 +199,8 @@ export async function runDetectEval(o: DetectEvalOptions): Promise<DetectEvalRep
   const target = o.targetFpr ?? 0.003;
   const gate = o.gate ?? DEFAULT_PLUS_GATE;
   const corpus = benignCorpus(o.benignSize ?? 2000);
-  if (corpus.length < refSize + 20) throw new RangeError('benign corpus too small for reference + tuning + held-out');
+  if (corpus.length < refSize + 20)
+    throw new RangeError('benign corpus too small for reference + tuning + held-out');
   const queries = benignQueries(300);
   log(
     `embedding ${corpus.length} benign entries and ${queries.length} queries (cached after the first run)…`,
@@ -240,12 +247,32 @@ export async function runDetectEval(o: DetectEvalOptions): Promise<DetectEvalRep
       injecmem(rng(seed + 2), VICTIM_QUERIES),
     ];
     if (seed === 0) seed0 = { test: split.test, attacks };
-    const ctx: SeedContext = { o, embed, corpus, corpusVecs, probeVecs, victimVecs, wm, split, attacks, target, gate };
-    const paper = await scoreSeed(ctx, histOrder.slice(0, paperHist).map((i) => queryVecs[i] as Float32Array), seed === 0);
+    const ctx: SeedContext = {
+      o,
+      embed,
+      corpus,
+      corpusVecs,
+      probeVecs,
+      victimVecs,
+      wm,
+      split,
+      attacks,
+      target,
+      gate,
+    };
+    const paper = await scoreSeed(
+      ctx,
+      histOrder.slice(0, paperHist).map((i) => queryVecs[i] as Float32Array),
+      seed === 0,
+    );
     perSeed.push(paper.scores);
     synonym = [...synonym, ...paper.synonym];
     if (mixedHist > 0) {
-      const mixed = await scoreSeed(ctx, histOrder.slice(0, mixedHist).map((i) => queryVecs[i] as Float32Array), false);
+      const mixed = await scoreSeed(
+        ctx,
+        histOrder.slice(0, mixedHist).map((i) => queryVecs[i] as Float32Array),
+        false,
+      );
       perSeedMixed.push(mixed.scores);
     }
   }
@@ -255,12 +282,17 @@ export async function runDetectEval(o: DetectEvalOptions): Promise<DetectEvalRep
   if (writes > 0 && seed0 !== undefined) {
     log(`Memory.add workload: ${writes} benign writes, then the attacks…`);
     workload = await runWorkload({
-      embedder: { name: o.embedder.name, dimensions: o.embedder.dimensions, embed: (t) => embed(t) },
+      embedder: {
+        name: o.embedder.name,
+        dimensions: o.embedder.dimensions,
+        embed: (t) => embed(t),
+      },
       benign: seed0.test.slice(0, writes).map((i) => (corpus[i] as { text: string }).text),
       queries,
       victimQueries: VICTIM_QUERIES,
       attacks: seed0.attacks,
       rng: rng(99),
+      ...(o.workloadDetection === undefined ? {} : { auto: { config: o.workloadDetection } }),
     });
   }
 
@@ -275,7 +307,8 @@ export async function runDetectEval(o: DetectEvalOptions): Promise<DetectEvalRep
     for (const detector of ['memsad', 'memsad_plus', 'proactive'] as const) {
       const ks = xs.flatMap((s) => s.kappas.filter((k) => k.detector === detector));
       if (ks.length === 0) continue;
-      const mean = (f: (k: (typeof ks)[number]) => number) => ks.reduce((a, k) => a + f(k), 0) / ks.length;
+      const mean = (f: (k: (typeof ks)[number]) => number) =>
+        ks.reduce((a, k) => a + f(k), 0) / ks.length;
       kappas.push({
         detector,
         regime,
@@ -384,7 +417,12 @@ async function scoreSeed(
   const zP = (v: Float32Array) => zs(proactive.score(v), ps.mean, ps.std);
   const fixed = o.kappa !== undefined;
   const tuned = {
-    memsad: fixed ? (o.kappa as number) : tuneKappa(tuneVecs.map((v) => zM(v)), c.target),
+    memsad: fixed
+      ? (o.kappa as number)
+      : tuneKappa(
+          tuneVecs.map((v) => zM(v)),
+          c.target,
+        ),
     memsad_plus: fixed ? SHIPPED_KAPPA.memsad_plus : tuneKappa(tuneTexts.map(zN), c.target),
     proactive: fixed ? SHIPPED_KAPPA.proactive : tuneKappa(tuneVecs.map(zP), c.target),
   };
@@ -437,13 +475,19 @@ async function scoreSeed(
         validation: { s: va, f: vf },
         proactive: { s: zpr, f: pf },
         memsad: { s: zms, f: mf },
-        memsad_plain: { s: zs(mp, pcal.mean, pcal.std), f: zs(mp, pcal.mean, pcal.std) > tuned.memsad },
+        memsad_plain: {
+          s: zs(mp, pcal.mean, pcal.std),
+          f: zs(mp, pcal.mean, pcal.std) > tuned.memsad,
+        },
         memsad_plus: {
           s: Math.max(zms / tuned.memsad, zng / tuned.memsad_plus),
           f: mf || nf,
         },
         memsad_plus_gated: {
-          s: Math.max(zms / tuned.memsad, zms >= c.gate ? zng / tuned.memsad_plus : Number.NEGATIVE_INFINITY),
+          s: Math.max(
+            zms / tuned.memsad,
+            zms >= c.gate ? zng / tuned.memsad_plus : Number.NEGATIVE_INFINITY,
+          ),
           f: mf || (nf && zms >= c.gate),
         },
         composite: { s: Number.NaN, f: wf || mf || pf },
@@ -491,7 +535,11 @@ async function scoreSeed(
       const advVecs = await embed(rows.map((x) => x.adversarial));
       const evadeM = rows.filter((x) => x.newScore <= th).length;
       const evadePlus = rows.filter(
-        (x, i) => !(mkScore(memsad, advVecs[i] as Float32Array) > th || zN(x.adversarial) > tuned.memsad_plus),
+        (x, i) =>
+          !(
+            mkScore(memsad, advVecs[i] as Float32Array) > th ||
+            zN(x.adversarial) > tuned.memsad_plus
+          ),
       ).length;
       const n = rows.length;
       synonym = [

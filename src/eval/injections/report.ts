@@ -59,6 +59,15 @@ function stackSummary(r: InjectionsEvalReport): string[] {
     L.push(
       `  ${k.state.padEnd(5)} ${k.tier.padEnd(14)} κ ${String(k.kappa).padEnd(8)} tuned floor ${String(k.tuned).padEnd(9)} (tune FPR ${f4(k.tuneFpr)}) | shipped ${(k.shipped === Number.POSITIVE_INFINITY ? 'never' : String(k.shipped)).padEnd(9)} tune FPR ${f4(k.shippedTuneFpr)}, held-out FPR ${ci(k.shippedHeldOut)}, held-out instr-TPR ${f4(k.shippedHeldOutTpr.rate)}`,
     );
+  L.push(
+    '',
+    `USER_OBSERVED probe policy curve (ADR 0053): the stack with the probes at (κ, floor), tuning split (folds 0–2) | held-out (folds 3–4); target FPR ≤ 0.005; probe-only = tuning benign texts only the probes hold`,
+    '  state κ    floor | tune FPR [95% CI]          tune instr-TPR probe-only | held-out FPR [95% CI]      held-out instr-TPR',
+  );
+  for (const c of s.curve)
+    L.push(
+      `  ${c.state.padEnd(5)} ${String(c.kappa).padEnd(4)} ${String(c.floor).padStart(5)} | ${ci(c.tuneFpr).padEnd(26)} ${f4(c.tuneInstrTpr.rate).padEnd(14)} ${String(c.tuneProbeOnly).padEnd(10)} | ${ci(c.heldOutFpr).padEnd(26)} ${f4(c.heldOutInstrTpr.rate)}`,
+    );
   return L;
 }
 
@@ -218,7 +227,14 @@ export function htmlReport(r: InjectionsEvalReport): string {
 <table><tr><th>state</th><th>split</th><th>tier</th><th>stack instr-TPR</th><th>stack benign-FPR</th><th>target</th><th>screen alone TPR</th><th>screen alone FPR</th><th>benign held by</th><th></th></tr>${stackRows}</table>
 <h3>Per source corpus</h3><table><tr><th rowspan="2">state</th><th rowspan="2">source</th><th rowspan="2">label</th><th rowspan="2">licence</th><th rowspan="2">n</th><th colspan="4">default stack</th><th colspan="4">screen alone</th></tr><tr>${TIERS.map((t) => `<th>${SHORT[t]}</th>`).join('')}${TIERS.map((t) => `<th>${SHORT[t]}</th>`).join('')}</tr>${stackGroups}</table>
 <h3>Probes per tier: the instruction-score floor above which their flag counts</h3><p>Tuned: the lowest floor at which the stack's FPR on the tuning split is within the tier's target; shipped: <code>DEFAULT_PROACTIVE_TIERS</code> ("never": the probes do not hold that tier).</p>
-<table><tr><th>state</th><th>tier</th><th>κ</th><th>tuned floor</th><th>tune FPR</th><th>shipped</th><th>shipped tune FPR</th><th>shipped held-out FPR</th><th>held-out instr-TPR</th></tr>${stackProbes}</table>`;
+<table><tr><th>state</th><th>tier</th><th>κ</th><th>tuned floor</th><th>tune FPR</th><th>shipped</th><th>shipped tune FPR</th><th>shipped held-out FPR</th><th>held-out instr-TPR</th></tr>${stackProbes}</table>
+<h3>USER_OBSERVED probe policy curve (ADR 0053)</h3><p>The stack with the probes at (κ, floor): tuning split (folds 0–2) beside the held-out split (folds 3–4). Probe-only: benign texts of the tuning split that only the probes hold.</p>
+<table><tr><th>state</th><th>κ</th><th>floor</th><th>tune FPR</th><th>tune instr-TPR</th><th>probe-only</th><th>held-out FPR</th><th>held-out instr-TPR</th></tr>${st.curve
+    .map(
+      (c) =>
+        `<tr><td>${c.state}</td><td>${c.kappa}</td><td>${c.floor}</td>${ciCell(c.tuneFpr)}<td>${f3(c.tuneInstrTpr.rate)}</td><td>${c.tuneProbeOnly}</td>${ciCell(c.heldOutFpr)}<td>${f3(c.heldOutInstrTpr.rate)}</td></tr>`,
+    )
+    .join('')}</table>`;
   const th = TIERS.map((t) => `${t} ${r.model.thresholds[t].toFixed(2)}`).join(', ');
   const tierHead = TIERS.map((t) => `<th>${SHORT[t]}</th>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memwarden — write screening on public injection corpora</title>

@@ -107,6 +107,28 @@ export interface ProbeFloorFigures {
   readonly shippedHeldOutTpr: Interval;
 }
 
+/** κ values the USER_OBSERVED probe curve tries (ADR 0053). */
+export const CURVE_KAPPAS: readonly number[] = [3, 4, 5, 6, 8, 10];
+/** Floors the USER_OBSERVED probe curve reports (log-odds; the screen's hold threshold is 0). */
+export const CURVE_FLOORS: readonly number[] = [-2.5, -1, 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5];
+
+/**
+ * One point of a tier's probe policy curve (ADR 0053): the stack with the probes at (κ, floor)
+ * on the tuning split (folds 0–2) and on the held-out split (folds 3–4).
+ */
+export interface ProbeCurvePoint {
+  readonly state: StackStateName;
+  readonly tier: ScreenedTier;
+  readonly kappa: number;
+  readonly floor: number;
+  readonly tuneFpr: Interval;
+  readonly tuneInstrTpr: Interval;
+  readonly heldOutFpr: Interval;
+  readonly heldOutInstrTpr: Interval;
+  /** Benign texts of the tuning split the probes add to what the other detectors hold. */
+  readonly tuneProbeOnly: number;
+}
+
 export interface StackReport {
   readonly states: {
     readonly name: StackStateName;
@@ -117,6 +139,8 @@ export interface StackReport {
   readonly tiers: StackTierFigures[];
   readonly groups: StackGroupFigures[];
   readonly probes: ProbeFloorFigures[];
+  /** USER_OBSERVED's (κ, floor) curve, tuning vs held-out (ADR 0053). */
+  readonly curve: ProbeCurvePoint[];
   readonly heldOut: { readonly folds: number[]; readonly of: number; readonly rows: number };
 }
 
@@ -222,6 +246,7 @@ export async function runStack(
   const tiers: StackTierFigures[] = [];
   const groups: StackGroupFigures[] = [];
   const probes: ProbeFloorFigures[] = [];
+  const curve: ProbeCurvePoint[] = [];
   for (const st of states) {
     log(`default stack, ${st.name}: ${st.description}`);
     const { judged, pipe } = await judge(embedder, rows, st, log, config);
@@ -297,6 +322,22 @@ export async function runStack(
           shippedHeldOutTpr: count(held.filter(isInstr), (j) => at(j, t, sk, shipped)),
         });
       }
+      const t: ScreenedTier = 'USER_OBSERVED';
+      for (const k of CURVE_KAPPAS)
+        for (const floor of CURVE_FLOORS) {
+          const tb = tune.filter(isBenign);
+          curve.push({
+            state: st.name,
+            tier: t,
+            kappa: k,
+            floor,
+            tuneFpr: count(tb, (j) => at(j, t, k, floor)),
+            tuneInstrTpr: count(tune.filter(isInstr), (j) => at(j, t, k, floor)),
+            heldOutFpr: count(held.filter(isBenign), (j) => at(j, t, k, floor)),
+            heldOutInstrTpr: count(held.filter(isInstr), (j) => at(j, t, k, floor)),
+            tuneProbeOnly: tb.filter((j) => j.others[t].length === 0 && at(j, t, k, floor)).length,
+          });
+        }
     }
   }
   return {
@@ -309,6 +350,7 @@ export async function runStack(
     tiers,
     groups,
     probes,
+    curve,
     heldOut: {
       folds: [...HELD_OUT_FOLDS],
       of: FOLDS,

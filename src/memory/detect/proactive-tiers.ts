@@ -23,7 +23,11 @@
  *   budget (user task prompts such as "pay the bill …" score high on both), so no floor
  *   below the screen's own threshold fits; and a write the user verified is the user's own
  *   statement: "my new account is …" belongs exactly where the probes look, and holding it
- *   would make a correction wait for a review;
+ *   would make a correction wait for a review. ADR 0053 measured USER_OBSERVED's (κ, floor)
+ *   curve on the tuning folds: the probe-free stack holds 6 of 1,304 benign texts (0.0046) and
+ *   every policy that gives back a MINJA poison adds a seventh (0.0054), a user's own request
+ *   ("Please get me the link to reset my TechServices password …"), so the tier stays
+ *   probe-free;
  * - OPERATOR writes are not screened at all.
  *
  * A deployment sets its own with `detection.config.proactive.tiers`; a `proactive.kappa` or
@@ -43,7 +47,7 @@ export interface ProactiveTier {
   readonly floor: number;
 }
 
-/** The shipped policy per tier (see the module comment; figures in ADR 0052). */
+/** The shipped policy per tier (see the module comment; figures in ADRs 0052 and 0053). */
 export const DEFAULT_PROACTIVE_TIERS: Readonly<Record<ScreenedTier, ProactiveTier>> = {
   EXTERNAL_WEB: { kappa: 4, floor: -2.5 },
   EXTERNAL_TOOL: { kappa: 4, floor: -2.5 },

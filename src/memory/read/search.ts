@@ -20,6 +20,7 @@ import { toMemoryRecord } from './records.js';
 import type { DetectionHooks } from '../detect/calibration.js';
 import { flaggedOf } from '../write/write.js';
 import type { ReadModel } from './read-model.js';
+import { resolveSmoothing, smoothPool } from './smoothing.js';
 
 const NO_VECTOR = new Float32Array(0);
 
@@ -82,7 +83,12 @@ export class SearchEngine {
       if (typeof f === 'string' && f.includes('\0'))
         throw new MemwardenError('INPUT_INVALID', 'search filters may not contain U+0000');
     }
-    const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), MAX_SEARCH_LIMIT);
+    // Smoothing retrieves the whole top-m pool (validated and planned before any work).
+    const smoothing = opts.smoothing === undefined ? undefined : resolveSmoothing(opts.smoothing);
+    const limit =
+      smoothing !== undefined
+        ? smoothing.m
+        : Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), MAX_SEARCH_LIMIT);
     const threshold = opts.threshold ?? 0;
     const ranking = opts.ranking ?? 'vector';
     let tiers = opts.mode === 'research' ? [...SourceTiers] : [...NORMAL_TIERS];
@@ -109,7 +115,9 @@ export class SearchEngine {
         ? await model.search(opts.principal, { ...filters, embedding: queryEmbedding })
         : undefined) ??
       (await view.searchEntries({
-        ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
+        ...(ranking === 'lexical' || queryEmbedding === undefined
+          ? {}
+          : { embedding: queryEmbedding }),
         ...(ranking === 'vector' ? {} : { text: query }),
         ...filters,
       }));
@@ -202,6 +210,16 @@ export class SearchEngine {
       }
     }
     const seal = toHex(this.d.random.randomBytes(16));
+    if (smoothing !== undefined) {
+      // The pool is never rendered as one context: the model reads the ablated ones.
+      return {
+        results,
+        context: '',
+        seal,
+        dropped,
+        smoothing: smoothPool(results, smoothing, this.d.random),
+      };
+    }
     const context = renderSegments(
       results.map((r) => ({
         id: r.memory.id,

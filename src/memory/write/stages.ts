@@ -4,7 +4,8 @@
  * {@link WriteDraft} that runs through the same ordered stages:
  *
  *   limits → principal (tier ceiling) → ttl (per-tier ceiling) → lineage → extraction →
- *   embedding → screening (hold) → near-duplicate policy → commit (quota, sign, log, metrics)
+ *   embedding → screening (hold) → near-duplicate policy → flood control (hold; issue 19) →
+ *   commit (quota, sign, log, metrics)
  *
  * A stage returns the draft to go on with, a hold (the findings that send it to the review
  * queue), a finished result, or several drafts (extraction's facts, each running the rest of
@@ -79,5 +80,6 @@ export const STAGE_ORDER = [
   'embedding',
   'screening',
   'dedupe',
+  'flood',
   'commit',
 ] as const;
