@@ -210,6 +210,8 @@ describe('memwarden MCP server (in-memory transport)', () => {
       { entityName: 'Anthropic', addedObservations: ['Makes Claude'] },
     ]);
 
+    // Graph reads answer with sealed context in the text (provenance-marked segments, ADR 0029)
+    // and the graph itself as structured content.
     const rg = await call(client, 'read_graph', {});
     // A graph read's text is the sealed rendering; its JSON is the structured content.
     expect(text(rg)).toContain('[BEGIN MEMORY');
