@@ -51,7 +51,11 @@ export async function serveStdio(b: McpBackend, principal: string): Promise<void
   const server = createMcpServer(b, principal);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
+    const prev = server.onclose;
+    server.onclose = () => {
+      prev?.();
+      resolve();
+    };
     process.stdin.once('end', () => void server.close());
     process.stdin.once('close', () => void server.close());
   });
@@ -145,7 +149,8 @@ export function mcpHttpHandler(b: McpBackend, path = '/mcp') {
           );
         return;
       }
-      const server = createMcpServer(b, principal);
+      // Stateless: no later message can reach this client, so no subscriptions are offered.
+      const server = createMcpServer(b, principal, { subscriptions: false });
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true }); // no sessionIdGenerator: stateless;
       res.on('close', () => {
         void transport.close();

@@ -424,57 +424,135 @@ const KG_DESCRIPTIONS: Record<KgToolName, string> = {
     'Delete multiple entities and their associated relations from the knowledge graph',
   delete_observations: 'Delete specific observations from entities in the knowledge graph',
   delete_relations: 'Delete multiple relations from the knowledge graph',
-  read_graph: 'Read the knowledge graph (paginated: pass nextCursor back as cursor)',
+  read_graph:
+    'Read the entire knowledge graph (a client may page it by passing limit, then nextCursor back as cursor)',
   search_nodes: 'Search for nodes in the knowledge graph based on a query',
   open_nodes: 'Open specific nodes in the knowledge graph by their names',
 };
 
+const KG_TITLES: Record<KgToolName, string> = {
+  create_entities: 'Create Entities',
+  create_relations: 'Create Relations',
+  add_observations: 'Add Observations',
+  delete_entities: 'Delete Entities',
+  delete_observations: 'Delete Observations',
+  delete_relations: 'Delete Relations',
+  read_graph: 'Read Graph',
+  search_nodes: 'Search Nodes',
+  open_nodes: 'Open Nodes',
+};
+
+// Annotations as the reference server advertises them: a create is not idempotent (a second
+// call after a delete creates again), deletes are destructive and idempotent, reads read.
+const write = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+} as const;
+const del = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const;
+const read = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const;
 const KG_ANNOTATIONS: Record<KgToolName, Tool['annotations']> = {
+  create_entities: write,
+  create_relations: write,
+  add_observations: write,
+  delete_entities: del,
+  delete_observations: del,
+  delete_relations: del,
+  read_graph: read,
+  search_nodes: read,
+  open_nodes: read,
+};
+
+// Output schemas: the reference's shapes, closed (`additionalProperties: false`) as its SDK
+// emits them. Provenance is not in them: the server sends it in `_meta` (MCP's place for
+// extra data), so a client validating against these schemas accepts every result.
+const kgEntity = {
+  type: 'object',
+  properties: { name: str, entityType: str, observations: strs },
+  required: ['name', 'entityType', 'observations'],
+  additionalProperties: false,
+} as const;
+const kgRelation = {
+  type: 'object',
+  properties: { from: str, to: str, relationType: str },
+  required: ['from', 'to', 'relationType'],
+  additionalProperties: false,
+} as const;
+const kgGraph = {
+  type: 'object',
+  properties: {
+    entities: { type: 'array', items: kgEntity },
+    relations: { type: 'array', items: kgRelation },
+  },
+  required: ['entities', 'relations'],
+  additionalProperties: false,
+} as const;
+const kgStatus = {
+  type: 'object',
+  properties: { success: { type: 'boolean' }, message: str },
+  required: ['success', 'message'],
+  additionalProperties: false,
+} as const;
+
+/** Output schema per knowledge-graph tool (what `tools/list` advertises). */
+export const KG_OUTPUT_SCHEMAS: Record<KgToolName, Record<string, unknown>> = {
   create_entities: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
+    type: 'object',
+    properties: { entities: { type: 'array', items: kgEntity } },
+    required: ['entities'],
+    additionalProperties: false,
   },
   create_relations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
+    type: 'object',
+    properties: { relations: { type: 'array', items: kgRelation } },
+    required: ['relations'],
+    additionalProperties: false,
   },
   add_observations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
+    type: 'object',
+    properties: {
+      results: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { entityName: str, addedObservations: strs },
+          required: ['entityName', 'addedObservations'],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ['results'],
+    additionalProperties: false,
   },
-  delete_entities: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
+  delete_entities: kgStatus,
+  delete_observations: kgStatus,
+  delete_relations: kgStatus,
+  // Only a client that pages (passes limit or cursor) ever sees nextCursor.
+  read_graph: {
+    ...kgGraph,
+    properties: { ...kgGraph.properties, nextCursor: str },
   },
-  delete_observations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  delete_relations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  read_graph: { readOnlyHint: true, openWorldHint: false },
-  search_nodes: { readOnlyHint: true, openWorldHint: false },
-  open_nodes: { readOnlyHint: true, openWorldHint: false },
+  search_nodes: kgGraph,
+  open_nodes: kgGraph,
 };
 
 const kgTools: readonly Tool[] = (Object.keys(KG_TOOL_SCHEMAS) as KgToolName[]).map((name) => ({
   name,
+  title: KG_TITLES[name],
   description: KG_DESCRIPTIONS[name],
   inputSchema: structuredClone(KG_TOOL_SCHEMAS[name]) as unknown as Tool['inputSchema'],
+  outputSchema: structuredClone(KG_OUTPUT_SCHEMAS[name]) as unknown as Tool['outputSchema'],
   annotations: KG_ANNOTATIONS[name],
 }));
 

@@ -102,6 +102,12 @@ export interface AddOptions {
    * (article Pattern 3: an explicit opt-out). Screening and near-duplicate checks still apply.
    */
   readonly verbatim?: boolean;
+  /**
+   * The write is an addressed item (a key-value store's put: `source` is its key): its identity
+   * is its address, so the near-duplicate refusal — which keeps an unaddressed memory set from
+   * being flooded with near-copies — does not apply. Screening, quota and signing still do.
+   */
+  readonly keyed?: boolean;
 }
 
 /** Which parents a write used and why (issue 24: users see lineage coming). */
@@ -166,6 +172,11 @@ export interface SearchOptions {
    * Absent: the memory's embedder embeds `query` (cached per distinct query).
    */
   readonly embedding?: Float32Array;
+  /**
+   * Renew-on-use for the hits (default true). False: a read that must not move any expiry
+   * (a store whose items keep the TTL their writer gave them unless asked to refresh).
+   */
+  readonly renew?: boolean;
   /**
    * Certified smoothed retrieval (SMSR Algorithm 1, issue 19): retrieve the top-m verified
    * memories, draw `runs` independent uniform k-subsets of them from the host's CSPRNG and return

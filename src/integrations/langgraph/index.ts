@@ -6,8 +6,10 @@
  *     const graph = builder.compile({ store });
  */
 export {
+  LangGraphPrincipalError,
   MemwardenStore,
   PutHeldForReviewError,
+  type PrincipalResolver,
   type MemwardenPutOperation,
   type MemwardenPutOptions,
   type MemwardenStoreOptions,

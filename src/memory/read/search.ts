@@ -62,6 +62,9 @@ export interface SearchDeps {
   ) => Promise<void>;
 }
 
+/** Largest result set one search returns (an adapter that ranks a whole scope asks for it). */
+export const MAX_SEARCH_LIMIT = 1000;
+
 export class SearchEngine {
   /** Query-embedding cache: the model's time is paid once per distinct query. */
   private readonly queryCache = new Map<string, Float32Array>();
@@ -85,7 +88,7 @@ export class SearchEngine {
     const limit =
       smoothing !== undefined
         ? smoothing.m
-        : Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), 100);
+        : Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), MAX_SEARCH_LIMIT);
     const threshold = opts.threshold ?? 0;
     const ranking = opts.ranking ?? 'vector';
     let tiers = opts.mode === 'research' ? [...SourceTiers] : [...NORMAL_TIERS];
@@ -194,7 +197,7 @@ export class SearchEngine {
             continue;
           }
         }
-        const expires = await this.renew(view, entry, nowNs);
+        const expires = opts.renew === false ? entry.expiresAtNs : await this.renew(view, entry, nowNs);
         this.d.metrics.recordRead(v.entry.tier);
         results.push({
           memory: toMemoryRecord(v.entry, v.leafIndex, entry.bytes, expires),

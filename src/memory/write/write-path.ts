@@ -646,7 +646,8 @@ export class WritePath {
       name: 'dedupe',
       run: async (d) => {
         const threshold = this.ctx.retention.nearDuplicateThreshold;
-        if (threshold === null || d.tier === 'OPERATOR' || !d.storeEmbedding || d.sup !== undefined)
+        // A keyed write (a store item addressed by its key) is its own identity: not a near-copy.
+        if (threshold === null || d.tier === 'OPERATOR' || !d.storeEmbedding || d.sup !== undefined || d.opts.keyed === true)
           return { next: d };
         const embedding = d.embedding ?? (await this.embed(d.content));
         const dup = await findNearDuplicate(this.ctx.view(d.principal), this.ctx.ledger, {
