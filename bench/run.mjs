@@ -11,6 +11,7 @@ const GROUPS = {
   core: () => import('./core.mjs'),
   gate: () => import('./gate.mjs'),
   smsr: () => import('./smsr.mjs'),
+  'smoothed-search': () => import('./smoothed-search.mjs'),
   store: () => import('./store.mjs'),
   detect: () => import('./detect.mjs'),
   'write-cpu': () => import('./write-cpu.mjs'),

@@ -77,6 +77,10 @@ export type {
   SearchHit,
   SearchOptions,
   SearchResult,
+  SmoothedContext,
+  SmoothingCertificate,
+  SmoothingOptions,
+  SmoothingResult,
 } from './memory/api.js';
 export type { Clock, RandomSource } from './ports/clock.js';
 export type { Embedder } from './ports/embedder.js';
@@ -128,9 +132,11 @@ export {
   llmGenerator,
   llmJudge,
   macVerifiedRetriever,
+  wordsFromRandomSource,
   type SmoothedAnswer,
   type SmsrOptions,
 } from './memory/read/smsr.js';
+export { voteSmoothed, type SmoothedVote } from './memory/read/smoothing.js';
 export { DetectionPipeline, type DetectionConfig, verdictOf } from './memory/detect/pipeline.js';
 export type { AutoDetectionOptions } from './memory/detect/calibration.js';
 export {

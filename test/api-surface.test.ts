@@ -68,6 +68,8 @@ describe('public API surface', () => {
         "verifyCosignedCheckpoint",
         "verifyEd25519",
         "verifyInclusion",
+        "voteSmoothed",
+        "wordsFromRandomSource",
       ]
     `);
   });
@@ -82,7 +84,7 @@ describe('public API surface', () => {
       'SeededRandom',
       'storageConformanceCases',
     ]);
-    for (const sub of ['server', 'llm', 'ai-sdk', 'langgraph', 'mcp', 'embeddings', 'testing/llm', 'eval/memlineage']) {
+    for (const sub of ['server', 'llm', 'ai-sdk', 'langgraph', 'mcp', 'embeddings', 'testing/llm', 'eval/memlineage', 'smsr']) {
       expect(Object.keys(await import(`memwarden/${sub}`)).sort()).toMatchSnapshot(sub);
     }
   });

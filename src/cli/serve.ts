@@ -4,8 +4,13 @@
  * (`/console/`, with the evaluation reports under `--reports`) on the embedded store (or a
  * PostgreSQL server), until SIGINT / SIGTERM.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { EmbeddingCache } from '../adapters/embeddings/cache.js';
+import { MemwardenError } from '../core/errors.js';
+import type { Memory } from '../open.js';
 import { LocalMiniLmEmbedder } from '../adapters/embeddings/local-minilm.js';
+import { McpBackend, mcpHttpHandler } from '../mcp/index.js';
 import { createApp } from '../server/app.js';
 import { createCachedAuthenticator } from '../server/auth.js';
 import { createLogger } from '../server/logger.js';
@@ -23,6 +28,41 @@ function localModel(): LocalMiniLmEmbedder | undefined {
   return choice === undefined || choice === '' || choice === 'local'
     ? new LocalMiniLmEmbedder()
     : undefined;
+}
+
+/** Where the bootstrap operator key is written (0600) in the data folder. */
+export const OPERATOR_KEY_FILE = 'operator-key';
+
+/**
+ * The first operator (issue 24): on a store without one, `MEMWARDEN_OPERATOR_KEY` becomes its
+ * key, or a new key is written to `<data>/operator-key` (mode 0600, never overwritten) and
+ * printed this once. Nothing goes through the logger; a later start creates and prints nothing.
+ * Returns the line to print, or undefined.
+ */
+export async function bootstrapOperator(memory: Memory, data: string): Promise<string | undefined> {
+  const given = process.env.MEMWARDEN_OPERATOR_KEY;
+  const boot = await memory.bootstrapOperator(
+    given === undefined || given === '' ? undefined : given,
+  );
+  if (boot === undefined) return undefined;
+  if (given !== undefined && given !== '')
+    return `memwarden: operator ${boot.id} created with the key in MEMWARDEN_OPERATOR_KEY\n`;
+  mkdirSync(data, { recursive: true });
+  const file = resolve(join(data, OPERATOR_KEY_FILE));
+  try {
+    writeFileSync(file, `${boot.apiKey}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    // An older file is never overwritten: the key is then shown only here.
+    if ((e as { code?: string }).code !== 'EEXIST') throw e;
+    return (
+      `memwarden: operator ${boot.id} created; its API key (shown once, ${file} already exists):\n` +
+      `${boot.apiKey}\n`
+    );
+  }
+  return (
+    `memwarden: operator ${boot.id} created; its API key (shown once, also in ${file}, mode 0600):\n` +
+    `${boot.apiKey}\n`
+  );
 }
 
 export async function serve(
@@ -63,6 +103,15 @@ export async function serve(
     throw e;
   }
   const memory = await opening;
+  let bootLine: string | undefined;
+  try {
+    bootLine = await bootstrapOperator(memory, o.data);
+  } catch (e) {
+    await memory.close().catch(() => undefined);
+    throw e instanceof MemwardenError
+      ? e
+      : new MemwardenError('KEY_SOURCE_FAILED', 'could not write the operator key', { cause: e });
+  }
   const modelLoadMs = model === undefined ? undefined : Math.round(model.stats().loadMs);
   // Which vector path runs, and why, in one line an operator reads (also in GET /healthz).
   const storage = memory.describeStorage();
@@ -94,7 +143,14 @@ export async function serve(
     ...(o.reports === undefined ? {} : { console: { reportsDir: o.reports } }),
     health: () => ({ storage: memory.describeStorage() }),
   });
-  const server = await startServer({ app, port: o.port, host: o.host });
+  // MCP (Streamable HTTP) on the same port at /mcp, with the same keys: one process, one store.
+  const mcp = mcpHttpHandler(await McpBackend.open(memory), '/mcp');
+  const server = await startServer({
+    app,
+    port: o.port,
+    host: o.host,
+    mount: { path: '/mcp', handler: (req, res) => void mcp(req, res) },
+  });
   logger.info(
     {
       url: server.url,
@@ -105,9 +161,12 @@ export async function serve(
     },
     'memwarden serving',
   );
+  if (bootLine !== undefined) process.stdout.write(bootLine);
   if (modelLoadMs !== undefined)
     process.stdout.write(`memwarden: embedding model loaded in ${modelLoadMs} ms\n`);
-  process.stdout.write(`memwarden listening on ${server.url} (console: ${server.url}/console/)\n`);
+  process.stdout.write(
+    `memwarden listening on ${server.url} (console: ${server.url}/console/, MCP: ${server.url}/mcp)\n`,
+  );
   let stopping = false;
   const stop = async (): Promise<void> => {
     if (stopping) return;

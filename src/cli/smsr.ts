@@ -163,8 +163,8 @@ export function registerEvalSmsr(evalCommand: Command): Command {
         reps: o.reps,
         certReps: o.certReps,
         ...(o.scenarios === undefined ? {} : { scenarios: o.scenarios }),
-        ...(agent === undefined ? {} : { agent: () => agent }),
-        ...(judge === undefined ? {} : { judge: () => judge }),
+        ...(agent === undefined ? {} : { agent: () => agent, agentName: o.agentModel }),
+        ...(judge === undefined ? {} : { judge: () => judge, judgeName: o.judgeModel }),
       });
       const paths = writeSmsrReport(o.out, summary);
       if (o.json === true) {

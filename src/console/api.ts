@@ -190,5 +190,7 @@ export interface InvestigatedEntry {
   row: InvestigationRow;
   proof?: InclusionProofJson;
   lineage?: LineageGraph;
+  /** Its history in the same scope (an operator's: any principal's entry). */
+  history?: HistoryEvent[];
   scope: 'all' | 'own';
 }

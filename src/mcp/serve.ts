@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { MemwardenError, isMemwardenError } from '../core/errors.js';
+import { actForHeaders, actingPrincipal } from '../memory/identity/principals.js';
 import { jsonTextDepthExceeds } from '../memory/write/limits.js';
 import { type McpBackend, type McpMemory, createMcpServer } from './server.js';
 
@@ -50,7 +51,11 @@ export async function serveStdio(b: McpBackend, principal: string): Promise<void
   const server = createMcpServer(b, principal);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
+    const prev = server.onclose;
+    server.onclose = () => {
+      prev?.();
+      resolve();
+    };
     process.stdin.once('end', () => void server.close());
     process.stdin.once('close', () => void server.close());
   });
@@ -105,9 +110,18 @@ export function mcpHttpHandler(b: McpBackend, path = '/mcp') {
       let principal: string | undefined;
       try {
         principal = token === undefined ? undefined : await b.memory.authenticate(token);
+        // A platform key may act for an end user per request (ADR 0058): the same headers as
+        // the HTTP API; any other key naming one is refused.
+        const who = actForHeaders((h) => {
+          const v = req.headers[h];
+          return Array.isArray(v) ? v.join(',') : v;
+        });
+        if (principal !== undefined && token !== undefined)
+          principal = await actingPrincipal(b.memory, token, principal, who);
       } catch (e) {
         if (!isMemwardenError(e)) throw e;
-        return jsonRpcError(res, 401, -32001, `error ${e.code}: ${e.message}`);
+        const status = e.code === 'AUTH_FORBIDDEN' ? 403 : e.code === 'INPUT_INVALID' ? 400 : 401;
+        return jsonRpcError(res, status, -32001, `error ${e.code}: ${e.message}`);
       }
       if (principal === undefined)
         return jsonRpcError(
@@ -135,7 +149,8 @@ export function mcpHttpHandler(b: McpBackend, path = '/mcp') {
           );
         return;
       }
-      const server = createMcpServer(b, principal);
+      // Stateless: no later message can reach this client, so no subscriptions are offered.
+      const server = createMcpServer(b, principal, { subscriptions: false });
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true }); // no sessionIdGenerator: stateless;
       res.on('close', () => {
         void transport.close();

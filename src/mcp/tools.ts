@@ -51,6 +51,44 @@ const recordSchema = {
   ],
 } as const;
 
+const num = { type: 'number' } as const;
+const certificateSchema = {
+  type: 'object',
+  properties: {
+    t: num,
+    m: num,
+    k: num,
+    runs: num,
+    pClean: num,
+    delta: num,
+    exact: { type: 'object', properties: { num: str, den: str }, required: ['num', 'den'] },
+    threshold: num,
+  },
+  required: ['t', 'm', 'k', 'runs', 'pClean', 'delta', 'exact', 'threshold'],
+} as const;
+const smoothingSchema = {
+  type: 'object',
+  properties: {
+    m: num,
+    k: num,
+    runs: num,
+    t: num,
+    target: num,
+    poolSize: num,
+    certificate: certificateSchema,
+    certified: { type: 'boolean' },
+    contexts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { ids: strs, context: str, seal: str },
+        required: ['ids', 'context', 'seal'],
+      },
+    },
+  },
+  required: ['m', 'k', 'runs', 't', 'poolSize', 'certified', 'contexts'],
+} as const;
+
 export const MEMORY_TOOL_NAMES = [
   'add_memory',
   'search_memory',
@@ -58,6 +96,8 @@ export const MEMORY_TOOL_NAMES = [
   'update_memory',
   'delete_memory',
   'memory_history',
+  'vote_smoothed',
+  'graph_search',
 ] as const;
 export type MemoryToolName = (typeof MEMORY_TOOL_NAMES)[number];
 
@@ -184,6 +224,18 @@ const memoryTools: readonly Tool[] = [
         },
         runId: str,
         agentId: str,
+        smoothing: {
+          type: 'object',
+          description:
+            'Certified smoothed retrieval (SMSR): {m, k?, runs?, t?} or {delta, t, k?, runs?}. The result then holds `runs` ablated contexts of k memories each, under their own seals, and the certificate; answer from each context separately, judge each answer, and call vote_smoothed.',
+          properties: {
+            m: { type: 'integer', minimum: 1, maximum: 500 },
+            delta: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+            t: { type: 'integer', minimum: 0, maximum: 500 },
+            k: { type: 'integer', minimum: 1, maximum: 500 },
+            runs: { type: 'integer', minimum: 1, maximum: 101 },
+          },
+        },
       },
       required: ['query'],
     },
@@ -208,10 +260,49 @@ const memoryTools: readonly Tool[] = [
           type: 'array',
           items: { type: 'object', properties: { id: str, code: str }, required: ['id', 'code'] },
         },
+        smoothing: smoothingSchema,
       },
       required: ['results', 'context', 'seal', 'dropped'],
     },
     annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: 'vote_smoothed',
+    title: 'Vote on a smoothed search',
+    description:
+      'The certified outcome of a smoothed search: give the t, poolSize, k and runs (and target) the search returned and one verdict per ablated context (correct / malicious / neither), in order. Strict majority; the certificate is recomputed by the server. Do not act on an answer whose outcome is not safe.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        t: { type: 'integer', minimum: 0, maximum: 500 },
+        poolSize: { type: 'integer', minimum: 1, maximum: 500 },
+        k: { type: 'integer', minimum: 1, maximum: 500 },
+        runs: { type: 'integer', minimum: 1, maximum: 101 },
+        target: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
+        verdicts: {
+          type: 'array',
+          items: { type: 'string', enum: ['correct', 'malicious', 'neither'] },
+        },
+      },
+      required: ['t', 'poolSize', 'k', 'runs', 'verdicts'],
+    },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        verdict: { type: 'string', enum: ['correct', 'malicious', 'neither'] },
+        counts: {
+          type: 'object',
+          properties: { correct: num, malicious: num, neither: num },
+          required: ['correct', 'malicious', 'neither'],
+        },
+        index: { type: 'integer' },
+        safe: { type: 'boolean' },
+        certificate: certificateSchema,
+        certified: { type: 'boolean' },
+      },
+      required: ['verdict', 'counts', 'index', 'safe', 'certified'],
+    },
+    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   },
   {
     name: 'get_memory',
@@ -286,6 +377,86 @@ const memoryTools: readonly Tool[] = [
   },
 ];
 
+const graphHitSchema = {
+  type: 'object',
+  properties: {
+    node: { type: 'string', enum: ['entity', 'passage'] },
+    name: str,
+    entryId: str,
+    content: str,
+    score: num,
+    tier: str,
+    label: str,
+    authority: str,
+    untrusted: { type: 'boolean' },
+  },
+  required: [
+    'node',
+    'name',
+    'entryId',
+    'content',
+    'score',
+    'tier',
+    'label',
+    'authority',
+    'untrusted',
+  ],
+} as const;
+
+/** Graph search (issue 19), beside the reference-compatible knowledge-graph tools. */
+const graphSearchTool: Tool = {
+  name: 'graph_search',
+  title: 'Graph search (AuthSelect)',
+  description:
+    "Select the entities and passages of the caller's knowledge graph most relevant to a query: Personalized PageRank from the entities it names (ppr, default), the seed's community (community), or rank fusion of text similarity (rrf). Results are sealed memory segments with scores. Give `action` (the tool the selection will justify, e.g. send_money) to have the selection replayed on the authenticated subgraph (AuthSelect): if unauthenticated structure changed it, the gate's verdict is not allow and the authenticated selection is returned.",
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: str,
+      selector: { type: 'string', enum: ['ppr', 'community', 'rrf'] },
+      k: { type: 'integer', minimum: 1, maximum: 50 },
+      seeds: { ...strs, description: 'Seed entity names (default: the entities the query names)' },
+      action: { type: 'string', description: 'The tool this selection will justify' },
+    },
+    required: ['query'],
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      selector: str,
+      seeds: strs,
+      results: { type: 'array', items: graphHitSchema },
+      context: str,
+      seal: str,
+      authSelect: {
+        type: 'object',
+        properties: {
+          mode: { type: 'string', enum: ['clean', 'certified', 'replayed', 'immune'] },
+          diverged: { type: 'boolean' },
+          authority: str,
+          authenticated: {
+            type: 'object',
+            properties: {
+              results: { type: 'array', items: graphHitSchema },
+              context: str,
+              seal: str,
+            },
+            required: ['results', 'context', 'seal'],
+          },
+        },
+        required: ['mode', 'diverged', 'authority'],
+      },
+      verdict: {
+        type: 'object',
+        properties: { kind: str, reason: str, required: str },
+        required: ['kind', 'reason', 'required'],
+      },
+    },
+    required: ['selector', 'seeds', 'results', 'context', 'seal', 'authSelect'],
+  },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
 const KG_DESCRIPTIONS: Record<KgToolName, string> = {
   create_entities: 'Create multiple new entities in the knowledge graph',
   create_relations:
@@ -295,59 +466,137 @@ const KG_DESCRIPTIONS: Record<KgToolName, string> = {
     'Delete multiple entities and their associated relations from the knowledge graph',
   delete_observations: 'Delete specific observations from entities in the knowledge graph',
   delete_relations: 'Delete multiple relations from the knowledge graph',
-  read_graph: 'Read the knowledge graph (paginated: pass nextCursor back as cursor)',
+  read_graph:
+    'Read the entire knowledge graph (a client may page it by passing limit, then nextCursor back as cursor)',
   search_nodes: 'Search for nodes in the knowledge graph based on a query',
   open_nodes: 'Open specific nodes in the knowledge graph by their names',
 };
 
+const KG_TITLES: Record<KgToolName, string> = {
+  create_entities: 'Create Entities',
+  create_relations: 'Create Relations',
+  add_observations: 'Add Observations',
+  delete_entities: 'Delete Entities',
+  delete_observations: 'Delete Observations',
+  delete_relations: 'Delete Relations',
+  read_graph: 'Read Graph',
+  search_nodes: 'Search Nodes',
+  open_nodes: 'Open Nodes',
+};
+
+// Annotations as the reference server advertises them: a create is not idempotent (a second
+// call after a delete creates again), deletes are destructive and idempotent, reads read.
+const write = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+} as const;
+const del = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const;
+const read = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+} as const;
 const KG_ANNOTATIONS: Record<KgToolName, Tool['annotations']> = {
+  create_entities: write,
+  create_relations: write,
+  add_observations: write,
+  delete_entities: del,
+  delete_observations: del,
+  delete_relations: del,
+  read_graph: read,
+  search_nodes: read,
+  open_nodes: read,
+};
+
+// Output schemas: the reference's shapes, closed (`additionalProperties: false`) as its SDK
+// emits them. Provenance is not in them: the server sends it in `_meta` (MCP's place for
+// extra data), so a client validating against these schemas accepts every result.
+const kgEntity = {
+  type: 'object',
+  properties: { name: str, entityType: str, observations: strs },
+  required: ['name', 'entityType', 'observations'],
+  additionalProperties: false,
+} as const;
+const kgRelation = {
+  type: 'object',
+  properties: { from: str, to: str, relationType: str },
+  required: ['from', 'to', 'relationType'],
+  additionalProperties: false,
+} as const;
+const kgGraph = {
+  type: 'object',
+  properties: {
+    entities: { type: 'array', items: kgEntity },
+    relations: { type: 'array', items: kgRelation },
+  },
+  required: ['entities', 'relations'],
+  additionalProperties: false,
+} as const;
+const kgStatus = {
+  type: 'object',
+  properties: { success: { type: 'boolean' }, message: str },
+  required: ['success', 'message'],
+  additionalProperties: false,
+} as const;
+
+/** Output schema per knowledge-graph tool (what `tools/list` advertises). */
+export const KG_OUTPUT_SCHEMAS: Record<KgToolName, Record<string, unknown>> = {
   create_entities: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
+    type: 'object',
+    properties: { entities: { type: 'array', items: kgEntity } },
+    required: ['entities'],
+    additionalProperties: false,
   },
   create_relations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
+    type: 'object',
+    properties: { relations: { type: 'array', items: kgRelation } },
+    required: ['relations'],
+    additionalProperties: false,
   },
   add_observations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
+    type: 'object',
+    properties: {
+      results: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { entityName: str, addedObservations: strs },
+          required: ['entityName', 'addedObservations'],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ['results'],
+    additionalProperties: false,
   },
-  delete_entities: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
+  delete_entities: kgStatus,
+  delete_observations: kgStatus,
+  delete_relations: kgStatus,
+  // Only a client that pages (passes limit or cursor) ever sees nextCursor.
+  read_graph: {
+    ...kgGraph,
+    properties: { ...kgGraph.properties, nextCursor: str },
   },
-  delete_observations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  delete_relations: {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  read_graph: { readOnlyHint: true, openWorldHint: false },
-  search_nodes: { readOnlyHint: true, openWorldHint: false },
-  open_nodes: { readOnlyHint: true, openWorldHint: false },
+  search_nodes: kgGraph,
+  open_nodes: kgGraph,
 };
 
 const kgTools: readonly Tool[] = (Object.keys(KG_TOOL_SCHEMAS) as KgToolName[]).map((name) => ({
   name,
+  title: KG_TITLES[name],
   description: KG_DESCRIPTIONS[name],
   inputSchema: structuredClone(KG_TOOL_SCHEMAS[name]) as unknown as Tool['inputSchema'],
+  outputSchema: structuredClone(KG_OUTPUT_SCHEMAS[name]) as unknown as Tool['outputSchema'],
   annotations: KG_ANNOTATIONS[name],
 }));
 
 /** Every tool, in `tools/list` order. */
-export const MCP_TOOLS: readonly Tool[] = [...memoryTools, ...kgTools];
+export const MCP_TOOLS: readonly Tool[] = [...memoryTools, graphSearchTool, ...kgTools];

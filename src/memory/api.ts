@@ -7,6 +7,16 @@
 import type { ParameterSource, Verdict } from '../core/gate/index.js';
 import type { Authority, PrincipalKind, SourceTier, TrustLabel } from '../core/trust.js';
 import type { JsonObject } from '../core/entry/meta.js';
+import type { ReplayMode } from '../core/graph/index.js';
+import type {
+  ActFor,
+  AdminPrincipal,
+  ApiKeyInfo,
+  ApiKeyScope,
+  IssuedApiKey,
+} from './identity/principals.js';
+
+export type { ActFor, AdminPrincipal, ApiKeyInfo, ApiKeyScope, IssuedApiKey };
 
 /** One memory as callers see it (the verified view of a signed entry). */
 export interface MemoryRecord {
@@ -122,6 +132,13 @@ export interface AddOptions {
   readonly runId?: string;
   /** Agent scope within the principal (Mem0 `agentId`). */
   readonly agentId?: string;
+  /**
+   * The write is an addressed item (a key-value store's put: `source` is its key): its identity
+   * is its address, so the dedupe stage — near-duplicate refusal and consolidation (ADD / UPDATE /
+   * NOOP) alike — does not apply: a put under one key never updates another key's item.
+   * Screening, quota and signing still do.
+   */
+  readonly keyed?: boolean;
 }
 
 /**
@@ -218,6 +235,88 @@ export interface SearchOptions {
    * Absent: the memory's embedder embeds `query` (cached per distinct query).
    */
   readonly embedding?: Float32Array;
+  /**
+   * Renew-on-use for the hits (default true). False: a read that must not move any expiry
+   * (a store whose items keep the TTL their writer gave them unless asked to refresh).
+   */
+  readonly renew?: boolean;
+  /**
+   * Certified smoothed retrieval (SMSR Algorithm 1, issue 19): retrieve the top-m verified
+   * memories, draw `runs` independent uniform k-subsets of them from the host's CSPRNG and return
+   * each as its own sealed context (`SearchResult.smoothing`), with the Theorem 2 certificate for
+   * the pool actually retrieved. Give the model each ablated context in turn, judge each answer,
+   * and aggregate with `voteSmoothed` — never prompt over the whole pool. `limit` is ignored.
+   */
+  readonly smoothing?: SmoothingOptions;
+}
+
+/**
+ * How to smooth a search: an explicit pool size `m`, or a target `delta` for an adversary budget
+ * `t` from which the planner picks the smallest m (SMSR §VII-J). `k` entries per ablated context
+ * (default 5), `runs` contexts (default 5; odd, see core/smsr/certificate), `t` the number of
+ * adversarial entries the reported certificate assumes may sit in the pool (default 1).
+ */
+export type SmoothingOptions =
+  | {
+      readonly m: number;
+      readonly k?: number;
+      readonly runs?: number;
+      readonly t?: number;
+      readonly delta?: undefined;
+    }
+  | {
+      readonly delta: number;
+      readonly t: number;
+      readonly k?: number;
+      readonly runs?: number;
+      readonly m?: undefined;
+    };
+
+/** Theorem 2's certificate as JSON (the exact rational as decimal strings). */
+export interface SmoothingCertificate {
+  /** Adversarial entries assumed in the pool (clamped to the pool size). */
+  readonly t: number;
+  readonly m: number;
+  readonly k: number;
+  readonly runs: number;
+  /** P[one ablated context holds no adversarial entry]. */
+  readonly pClean: number;
+  /** Upper bound on P[the majority verdict is malicious] (rounded down from `exact`). */
+  readonly delta: number;
+  /** δ exactly: numerator / denominator. */
+  readonly exact: { readonly num: string; readonly den: string };
+  /** Runs a majority needs: ⌈runs/2⌉. */
+  readonly threshold: number;
+}
+
+/** One ablated context: k of the pool's memories under their own seal. */
+export interface SmoothedContext {
+  readonly ids: readonly string[];
+  /** Sentinel-delimited segments (as `SearchResult.context`), for one model call. */
+  readonly context: string;
+  readonly seal: string;
+}
+
+/** What a smoothed search adds to its result. */
+export interface SmoothingResult {
+  /** The parameters used: `m` as asked or as planned from `target`. */
+  readonly m: number;
+  readonly k: number;
+  readonly runs: number;
+  readonly t: number;
+  /** The δ the planner was asked for (only when `delta` was given). */
+  readonly target?: number;
+  /** Verified memories in the pool (≤ m; the certificate is for this size). */
+  readonly poolSize: number;
+  /** Theorem 2 for (t, poolSize, min(k, poolSize), runs); absent when the pool is empty. */
+  readonly certificate?: SmoothingCertificate;
+  /**
+   * The certificate holds as asked: a non-empty pool and, with a `target`, δ ≤ target (a pool
+   * smaller than the planned m weakens the bound).
+   */
+  readonly certified: boolean;
+  /** The `runs` ablated contexts, in draw order. */
+  readonly contexts: readonly SmoothedContext[];
 }
 
 export interface GetAllOptions {
@@ -245,6 +344,11 @@ export interface SearchResult {
   readonly seal: string;
   /** Candidates dropped by verification, with the reason code. */
   readonly dropped: readonly { readonly id: string; readonly code: string }[];
+  /**
+   * Present when the search was smoothed: `results` is then the pool, `context` is empty (never
+   * prompt over the unsmoothed pool) and the model reads `smoothing.contexts` one at a time.
+   */
+  readonly smoothing?: SmoothingResult;
 }
 
 export interface HistoryEvent {
@@ -463,6 +567,8 @@ export interface InvestigatedEntry {
   readonly proof?: InclusionProofView;
   /** A verified entry's ancestors, walked in the same scope. */
   readonly lineage?: LineageGraph;
+  /** Its versions and deletion, read in the same scope (an operator's: any principal's). */
+  readonly history?: readonly HistoryEvent[];
   readonly scope: 'all' | 'own';
 }
 
@@ -603,5 +709,109 @@ export interface MemoryApi {
   gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]>;
   /** The log's checkpoint verifier key (C2SP signed-note vkey, as `memwarden vkey` prints). */
   verifierKey(): Promise<string>;
+  /**
+   * Graph search (issue 19): PPR / community / RRF selection over the principal's graph, sealed
+   * and scored; with `action`, replayed on the authenticated subgraph (AuthSelect) and decided
+   * by the gate (audited as `gate.<verdict>`).
+   */
+  graphSearch(query: string, opts: GraphSearchOptions): Promise<GraphSearchResult>;
+  /**
+   * The principal of a platform's end user named by `who` (exactly one of `userId`, `agentId`,
+   * `runId`): its own principal, registered on first use under the platform's authority and
+   * audited once (`platform.provisioned`); the same name under the same platform is always the
+   * same principal, another platform's never (ADR 0058). Channels call it only for a platform
+   * key (`mwp_…`).
+   */
+  actFor(platform: string, who: ActFor): Promise<string>;
+  /** Operators only (`AUTH_FORBIDDEN`): register a principal and issue its first key. */
+  adminCreatePrincipal(opts: {
+    by: string;
+    kind: PrincipalKind;
+    name: string;
+    scope?: ApiKeyScope;
+  }): Promise<AdminPrincipal & { kid: string; key: IssuedApiKey }>;
+  /** Operators only: every principal. */
+  adminListPrincipals(opts: { by: string }): Promise<AdminPrincipal[]>;
+  /** Operators only: a new key; `revokeOthers` re-issues a lost key (the others revoked). */
+  adminIssueKey(opts: {
+    by: string;
+    principal: string;
+    scope?: ApiKeyScope;
+    revokeOthers?: boolean;
+    reason?: string;
+  }): Promise<IssuedApiKey>;
+  /** Operators only: a principal's keys (never their secrets), revoked ones included. */
+  adminListKeys(opts: { by: string; principal: string }): Promise<ApiKeyInfo[]>;
+  /** Operators only: revoke a key by id (`KEY_UNKNOWN`, `KEY_REVOKED`). */
+  adminRevokeKey(opts: { by: string; keyId: string; reason?: string }): Promise<ApiKeyInfo>;
+  /** Operators only: a new key of the same principal and scope, the old one revoked. */
+  adminRotateKey(opts: { by: string; keyId: string }): Promise<IssuedApiKey & { replaced: string }>;
   close(): Promise<void>;
+}
+
+// ---- graph search (issue 19; memory/graph/search.ts) ------------------------------------------
+
+export type GraphSelector = 'ppr' | 'community' | 'rrf';
+
+export interface GraphSearchOptions {
+  readonly principal: string;
+  /** Default `ppr`. */
+  readonly selector?: GraphSelector;
+  /** Items selected (1..50, default 5). */
+  readonly k?: number;
+  /** Seed entities by name (default: grounded from the query, then linked semantically). */
+  readonly seeds?: readonly string[];
+  /**
+   * The tool this selection will justify. Given: the selection is replayed on the authenticated
+   * subgraph and the gate decides on the result (`verdict`); audited as `gate.<verdict>`.
+   */
+  readonly action?: string;
+}
+
+/** One selected graph item, as a memory hit is. */
+export interface GraphHit {
+  readonly node: 'entity' | 'passage';
+  /** Entity name, or passage entry id. */
+  readonly name: string;
+  /** The signed entry that created the item. */
+  readonly entryId: string;
+  readonly content: string;
+  /** In [0, 1]: PPR mass / best mass, community degree / best, or normalised RRF. */
+  readonly score: number;
+  readonly tier: SourceTier;
+  readonly label: TrustLabel;
+  /** The item's authority in the graph (after min-inheritance and the policy). */
+  readonly authority: Authority;
+  /** Below A: the item itself is not authenticated. */
+  readonly untrusted: boolean;
+}
+
+export interface GraphSearchResult {
+  readonly selector: GraphSelector;
+  readonly seeds: readonly string[];
+  readonly results: readonly GraphHit[];
+  /** The hits as sentinel segments under `seal` (what a prompt gets). */
+  readonly context: string;
+  readonly seal: string;
+  readonly authSelect: {
+    /** `clean`: no unauthenticated structure; `certified`: the margin proved no change;
+     *  `replayed`: selection recomputed on G_A; `immune`: the selector reads no structure. */
+    readonly mode: ReplayMode | 'immune';
+    /** The selection on G differs from its replay on G_A. */
+    readonly diverged: boolean;
+    /** The authority the selection carries into the gate (U when diverged). */
+    readonly authority: Authority;
+    /** The replay's selection, when it diverged: hits, sealed like `results`. */
+    readonly authenticated?: {
+      readonly results: readonly GraphHit[];
+      readonly context: string;
+      readonly seal: string;
+    };
+  };
+  /** With `action`: the gate's verdict on this selection (AuthSelect §5.2). */
+  readonly verdict?: {
+    readonly kind: string;
+    readonly reason: string;
+    readonly required: Authority;
+  };
 }

@@ -27,6 +27,11 @@ import type {
   ActionVerdict,
   AddOptions,
   AddResult,
+  ActFor,
+  AdminPrincipal,
+  ApiKeyInfo,
+  ApiKeyScope,
+  IssuedApiKey,
   CheckActionInput,
   ChatTurn,
   CheckpointView,
@@ -80,6 +85,15 @@ import { LlmConsolidation } from './write/consolidate.js';
 import { ConversationWriter } from './write/conversation.js';
 import { readFilter } from './scope.js';
 import { andFilters, parseFilter } from '../core/filter/index.js';
+import type { FloodPolicy } from '../core/smsr/flood.js';
+import {
+  DEFAULT_GRAPH_AUTH_POLICY,
+  type GraphAuthPolicy,
+  GraphSearch,
+  type GraphSearchOptions,
+  type GraphSearchResult,
+  graphAuthority,
+} from './graph/search.js';
 
 export interface MemoryOptions {
   readonly ledger: Ledger;
@@ -131,6 +145,16 @@ export interface MemoryOptions {
    * holds either way (`write/consolidate.ts`).
    */
   readonly consolidator?: LlmProvider;
+  /**
+   * What counts as authenticated graph structure for AuthSelect (issue 19). Default
+   * `DEFAULT_GRAPH_AUTH_POLICY`: writer kind operator / user / agent AND a trusted lineage label.
+   */
+  readonly graphAuthPolicy?: GraphAuthPolicy;
+  /**
+   * Flood control on the write path (issue 19, ADR 0056): default `DEFAULT_FLOOD_POLICY` (two
+   * mutually similar writes per hour per bucket at cosine ≥ 0.85); null turns it off.
+   */
+  readonly floodControl?: FloodPolicy | null;
 }
 
 /** Most principals' graphs kept folded at once (least recently used dropped first). */
@@ -159,6 +183,9 @@ export class Memory implements MemoryApi {
   private readonly principals: Principals;
   private readonly detection: DetectionHooks | undefined;
   private readonly investigator: Investigator;
+  private readonly graphSearch_: GraphSearch;
+  private readonly graphAuthPolicy: GraphAuthPolicy;
+  private readonly writerKinds = new Map<string, Promise<PrincipalKind | undefined>>();
 
   constructor(opts: MemoryOptions) {
     this.#ledger = opts.ledger;
@@ -228,6 +255,7 @@ export class Memory implements MemoryApi {
       extractor: opts.extractor,
       consolidation:
         opts.consolidator === undefined ? undefined : new LlmConsolidation(opts.consolidator),
+      ...(opts.floodControl === undefined ? {} : { flood: opts.floodControl }),
     });
     this.versions = new Versions(ctx, this.writer);
     const embedder = opts.embedder;
@@ -250,6 +278,13 @@ export class Memory implements MemoryApi {
     this.reviews = new ReviewQueue(ctx, this.writer);
     this.principals = new Principals(ctx);
     this.investigator = new Investigator(ctx, opts.embedder);
+    this.graphAuthPolicy = opts.graphAuthPolicy ?? DEFAULT_GRAPH_AUTH_POLICY;
+    this.graphSearch_ = new GraphSearch({
+      random: ctx.random,
+      embedder: opts.embedder,
+      policy: () => this.actions.gate.policy,
+      audit,
+    });
     ctx.metrics.setEntriesCollector(async () => {
       const counts = await ctx.storage.countEntries({ nowNs: ctx.clock.nowNs() });
       return Object.fromEntries(counts.map((c) => [c.tier, c.count]));
@@ -464,8 +499,39 @@ export class Memory implements MemoryApi {
   }
 
   /** One entry as the investigation view opens it (an operator: any principal's, audited). */
-  investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
-    return this.investigator.entry(id, opts.principal);
+  async investigateEntry(id: string, opts: { principal: string }): Promise<InvestigatedEntry> {
+    const e = await this.investigator.entry(id, opts.principal);
+    // Its history in the same scope as the entry (an operator's: any principal's, issue 24 — the
+    // console could not show it; the read is covered by the entry's operator.investigate event).
+    const scope = e.scope === 'all' ? this.ctx.storage : undefined;
+    try {
+      return { ...e, history: await this.versions.history(id, opts, scope) };
+    } catch (err) {
+      if (err instanceof MemwardenError && err.code === 'STORAGE_NOT_FOUND') return e;
+      throw err;
+    }
+  }
+
+  // ---- graph search (graph/search.ts) ---------------------------------------------------------
+
+  /**
+   * Graph search with AuthSelect over the principal's graph (see `MemoryApi.graphSearch`): the
+   * same fold the graph tools use (`graph(principal)`), refreshed and read in its per-principal
+   * order.
+   */
+  async graphSearch(query: string, opts: GraphSearchOptions): Promise<GraphSearchResult> {
+    const pg = await this.graph(opts.principal);
+    return pg.read((g) => this.graphSearch_.search(g, query, opts));
+  }
+
+  private writerKind(writer: string): Promise<PrincipalKind | undefined> {
+    let k = this.writerKinds.get(writer);
+    if (k === undefined) {
+      k = this.ctx.storage.getPrincipal(writer).then((p) => p?.kind);
+      this.writerKinds.set(writer, k);
+      k.catch(() => this.writerKinds.delete(writer));
+    }
+    return k;
   }
 
   async verifierKey(): Promise<string> {
@@ -497,8 +563,60 @@ export class Memory implements MemoryApi {
   createPrincipal(
     kind: PrincipalKind,
     name: string,
-  ): Promise<{ id: string; kid: string; apiKey: string }> {
-    return this.principals.create(kind, name);
+    opts?: { scope?: ApiKeyScope },
+  ): Promise<{ id: string; kid: string; apiKey: string; keyId: string; scope: ApiKeyScope }> {
+    return this.principals.create(kind, name, opts);
+  }
+
+  actFor(platform: string, who: ActFor): Promise<string> {
+    return this.principals.actFor(platform, who);
+  }
+
+  adminCreatePrincipal(opts: {
+    by: string;
+    kind: PrincipalKind;
+    name: string;
+    scope?: ApiKeyScope;
+  }): Promise<AdminPrincipal & { kid: string; key: IssuedApiKey }> {
+    return this.principals.adminCreate(opts);
+  }
+
+  adminListPrincipals(opts: { by: string }): Promise<AdminPrincipal[]> {
+    return this.principals.adminList(opts.by);
+  }
+
+  adminIssueKey(opts: {
+    by: string;
+    principal: string;
+    scope?: ApiKeyScope;
+    revokeOthers?: boolean;
+    reason?: string;
+  }): Promise<IssuedApiKey> {
+    return this.principals.adminIssue(opts);
+  }
+
+  adminListKeys(opts: { by: string; principal: string }): Promise<ApiKeyInfo[]> {
+    return this.principals.adminListKeys(opts);
+  }
+
+  adminRevokeKey(opts: { by: string; keyId: string; reason?: string }): Promise<ApiKeyInfo> {
+    return this.principals.adminRevoke(opts);
+  }
+
+  adminRotateKey(opts: {
+    by: string;
+    keyId: string;
+  }): Promise<IssuedApiKey & { replaced: string }> {
+    return this.principals.adminRotate(opts);
+  }
+
+  /**
+   * The store's first operator, when it has none (serve's bootstrap, issue 24): `apiKey` when
+   * given (e.g. MEMWARDEN_OPERATOR_KEY), else a new key, returned this once. Undefined when an
+   * operator exists.
+   */
+  bootstrapOperator(apiKey?: string): Promise<{ id: string; apiKey: string } | undefined> {
+    return this.principals.bootstrapOperator(apiKey);
   }
 
   /** Issue another API key for an existing principal. */
@@ -546,6 +664,9 @@ export class Memory implements MemoryApi {
       clock: ctx.clock,
       // Defence in depth over row-level security: only the principal's own and OPERATOR entries.
       visible: (e) => e.owner === principal || e.tier === 'OPERATOR',
+      // What AuthSelect's authenticated subgraph admits (issue 19, ADR 0055).
+      authority: async (e) =>
+        graphAuthority(this.graphAuthPolicy, e, await this.writerKind(e.writer)),
     }).then(
       (graph) =>
         new PrincipalGraph(principal, graph, new KnowledgeGraphTools(graph, ctx.retention.limits), {

@@ -22,6 +22,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { registerRoutes, type AppEnv, type CheckpointHook } from './routes.js';
 import { registerConsole } from './console.js';
 import { registerInspectRoutes } from './inspect-routes.js';
+import { actForHeaders, actingPrincipal, registerAdminRoutes } from './admin.js';
 import { ReportLibrary } from './reports.js';
 import { MAX_BODY_BYTES } from './schemas.js';
 
@@ -151,6 +152,7 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     const line = {
       reqId,
       principal: c.get('principal'),
+      ...(c.get('platform') === undefined ? {} : { platform: c.get('platform') }),
       method: c.req.method,
       route,
       status,
@@ -167,10 +169,16 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
     // Missing, malformed and unknown keys answer alike: no oracle for which keys exist.
     if (token === undefined)
       throw new MemwardenError('AUTH_REQUIRED', 'a valid bearer API key is required');
-    const principal = await auth.authenticate(token);
-    if (principal === undefined)
+    const keyPrincipal = await auth.authenticate(token);
+    if (keyPrincipal === undefined)
       throw new MemwardenError('AUTH_REQUIRED', 'a valid bearer API key is required');
-    c.set('principal', principal);
+    // A platform key may act for an end user named in a header (its own principal, ADR 0058).
+    const who = actForHeaders((h) => c.req.header(h));
+    c.set('principal', keyPrincipal);
+    if (who !== undefined) {
+      c.set('platform', keyPrincipal);
+      c.set('principal', await actingPrincipal(memory, token, keyPrincipal, who));
+    }
     c.header('cache-control', 'no-store');
     await next();
   };
@@ -207,6 +215,8 @@ export function createApp(opts: AppOptions): Hono<AppEnv> {
   });
   const reports = new ReportLibrary(opts.console?.reportsDir);
   registerInspectRoutes(app, memory, reports);
+  const forget = (auth as { forget?: () => void }).forget;
+  registerAdminRoutes(app, memory, forget === undefined ? {} : { onKeysChanged: () => forget() });
   registerConsole(app, {
     ...(opts.console?.dir === undefined ? {} : { dir: opts.console.dir }),
     reports,

@@ -73,6 +73,9 @@ export function createStaticKeyAuthenticator(
   };
 }
 
+/** How long `serve` reuses a successful key lookup by default (ms). */
+export const DEFAULT_AUTH_CACHE_TTL_MS = 5_000;
+
 export interface CachedAuthenticatorOptions {
   /** How long a successful lookup is reused, in ms (default 5,000; 0 disables the cache). */
   readonly ttlMs?: number;
@@ -96,7 +99,7 @@ export function createCachedAuthenticator(
   inner: Authenticator,
   opts: CachedAuthenticatorOptions = {},
 ): Authenticator & { forget(): void } {
-  const ttl = opts.ttlMs ?? 5_000;
+  const ttl = opts.ttlMs ?? DEFAULT_AUTH_CACHE_TTL_MS;
   const max = opts.maxEntries ?? 10_000;
   const now = opts.now ?? (() => performance.now());
   const cache = new Map<string, { principal: string; until: number }>();

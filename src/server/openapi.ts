@@ -14,9 +14,12 @@ import {
   PurgeBodySchema,
   ReasonBodySchema,
   SearchBodySchema,
+  GraphSearchBodySchema,
   UpdateBodySchema,
+  VoteBodySchema,
 } from './schemas.js';
 import { consolePath, inspectPaths, inspectSchemas } from './openapi-inspect.js';
+import { adminPaths, adminSchemas } from './admin.js';
 
 type Json = Record<string, unknown>;
 
@@ -152,8 +155,97 @@ const schemas: Record<string, Json> = {
         description: "the random seal of this context's sentinels",
       },
       dropped: arr(obj({ id: str, code: str }, ['id', 'code'])),
+      smoothing: ref('SmoothingResult'),
     },
     ['results', 'context', 'seal', 'dropped'],
+  ),
+  SmoothingCertificate: obj(
+    {
+      t: int,
+      m: int,
+      k: int,
+      runs: int,
+      pClean: { type: 'number' },
+      delta: { type: 'number', description: 'upper bound on P[majority verdict is malicious]' },
+      exact: obj({ num: str, den: str }, ['num', 'den']),
+      threshold: int,
+    },
+    ['t', 'm', 'k', 'runs', 'pClean', 'delta', 'exact', 'threshold'],
+  ),
+  SmoothingResult: {
+    ...obj(
+      {
+        m: int,
+        k: int,
+        runs: int,
+        t: int,
+        target: { type: 'number' },
+        poolSize: int,
+        certificate: ref('SmoothingCertificate'),
+        certified: { type: 'boolean' },
+        contexts: arr(obj({ ids: arr(str), context: str, seal: str }, ['ids', 'context', 'seal'])),
+      },
+      ['m', 'k', 'runs', 't', 'poolSize', 'certified', 'contexts'],
+    ),
+    description:
+      'present on a smoothed search: `results` is the pool, `context` is empty, the model reads each of `contexts` in its own call (SMSR Algorithm 1)',
+  },
+  GraphHit: obj(
+    {
+      node: { enum: ['entity', 'passage'] },
+      name: str,
+      entryId: str,
+      content: str,
+      score: { type: 'number' },
+      tier: { enum: [...SourceTiers] },
+      label: { enum: [...TrustLabels] },
+      authority: { enum: [...AuthorityLevels] },
+      untrusted: { type: 'boolean' },
+    },
+    ['node', 'name', 'entryId', 'content', 'score', 'tier', 'label', 'authority', 'untrusted'],
+  ),
+  GraphSearchResult: obj(
+    {
+      selector: { enum: ['ppr', 'community', 'rrf'] },
+      seeds: arr(str),
+      results: arr(ref('GraphHit')),
+      context: str,
+      seal: str,
+      authSelect: obj(
+        {
+          mode: { enum: ['clean', 'certified', 'replayed', 'immune'] },
+          diverged: { type: 'boolean' },
+          authority: { enum: [...AuthorityLevels] },
+          authenticated: obj({ results: arr(ref('GraphHit')), context: str, seal: str }, [
+            'results',
+            'context',
+            'seal',
+          ]),
+        },
+        ['mode', 'diverged', 'authority'],
+      ),
+      verdict: obj({ kind: str, reason: str, required: { enum: [...AuthorityLevels] } }, [
+        'kind',
+        'reason',
+        'required',
+      ]),
+    },
+    ['selector', 'seeds', 'results', 'context', 'seal', 'authSelect'],
+  ),
+  SmoothedVote: obj(
+    {
+      verdict: { enum: ['correct', 'malicious', 'neither'] },
+      counts: obj({ correct: int, malicious: int, neither: int }, [
+        'correct',
+        'malicious',
+        'neither',
+      ]),
+      index: { type: 'integer', minimum: -1 },
+      safe: { type: 'boolean' },
+      certificate: ref('SmoothingCertificate'),
+      certified: { type: 'boolean' },
+    },
+    ['verdict', 'counts', 'index', 'safe', 'certified'],
   ),
   HistoryEvent: obj(
     {
@@ -238,7 +330,8 @@ const schemas: Record<string, Json> = {
       unauthorisedParams: arr(str),
       untracedParams: {
         ...arr(str),
-        description: 'governed parameters whose value traces to nothing (not the request, no segment)',
+        description:
+          'governed parameters whose value traces to nothing (not the request, no segment)',
       },
     },
     required: [
@@ -272,6 +365,8 @@ const schemas: Record<string, Json> = {
   ActionCheckBody: bodySchema(ActionCheckBodySchema),
   AddBody: bodySchema(AddBodySchema),
   SearchBody: bodySchema(SearchBodySchema),
+  VoteBody: bodySchema(VoteBodySchema),
+  GraphSearchBody: bodySchema(GraphSearchBodySchema),
   UpdateBody: bodySchema(UpdateBodySchema),
   ReasonBody: bodySchema(ReasonBodySchema),
   PurgeBody: {
@@ -280,6 +375,7 @@ const schemas: Record<string, Json> = {
       'exactly one of source, contentHash; allPrincipals (operator only) purges across every principal, audited',
   },
   ...inspectSchemas,
+  ...adminSchemas,
 };
 
 const json = (schema: Json): Json => ({ content: { 'application/json': { schema } } });
@@ -342,6 +438,24 @@ const v1: Record<string, Record<string, Json>> = {
       summary: 'Verified retrieval: ranked hits, rendered context, dropped candidates',
       requestBody: body('SearchBody'),
       responses: { '200': ok('results', ref('SearchResult')), ...errors(400, 413, 415) },
+    },
+  },
+  '/v1/memories/search/vote': {
+    post: {
+      operationId: 'voteSmoothed',
+      summary:
+        "Certified outcome of a smoothed search: the caller's verdicts on each ablated context's answer, strict majority, certificate recomputed (SMSR)",
+      requestBody: body('VoteBody'),
+      responses: { '200': ok('the outcome', ref('SmoothedVote')), ...errors(400, 415) },
+    },
+  },
+  '/v1/graph/search': {
+    post: {
+      operationId: 'graphSearch',
+      summary:
+        "PPR / community / RRF selection over the caller's graph, sealed and scored; with `action`, replayed on the authenticated subgraph (AuthSelect) and decided by the gate",
+      requestBody: body('GraphSearchBody'),
+      responses: { '200': ok('the selection', ref('GraphSearchResult')), ...errors(400, 413, 415) },
     },
   },
   '/v1/actions/check': {
@@ -451,7 +565,7 @@ const v1: Record<string, Record<string, Json>> = {
 /** The document, built fresh (callers may serialise it once). */
 export function buildOpenApiDocument(): Json {
   const paths: Record<string, Json> = {};
-  for (const [path, ops] of Object.entries({ ...v1, ...inspectPaths })) {
+  for (const [path, ops] of Object.entries({ ...v1, ...inspectPaths, ...adminPaths })) {
     paths[path] = Object.fromEntries(
       Object.entries(ops).map(([method, op]) => [
         method,
@@ -509,7 +623,7 @@ export function buildOpenApiDocument(): Json {
       title: 'memwarden',
       version: '0.1.0',
       description:
-        'A defended long-term memory layer for LLM agents. Errors are `{ error: { code, message } }`; branch on `code`.',
+        'A defended long-term memory layer for LLM agents. Errors are `{ error: { code, message } }`; branch on `code`. A platform key (`mwp_…`) may act for an end user on any `/v1` route by naming exactly one of the headers `X-Memwarden-User-Id`, `X-Memwarden-Agent-Id`, `X-Memwarden-Run-Id`: that user is its own principal, provisioned on first use (any other key naming one is 403 AUTH_FORBIDDEN).',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

@@ -12,6 +12,7 @@ import type {
   SearchHit,
   SearchOptions,
   SearchResult,
+  SmoothingOptions,
 } from '../memory/api.js';
 import { memoryRecordJson } from '../memory/read/records.js';
 import type { MetricsSink } from './metrics.js';
@@ -28,13 +29,18 @@ import {
   ReviewsQuerySchema,
   MAX_CONTEXT_BYTES,
   SearchBodySchema,
+  GraphSearchBodySchema,
   UpdateBodySchema,
+  VoteBodySchema,
 } from './schemas.js';
+import { voteOn } from '../memory/read/smoothing.js';
 
 /** Per-request values set by the middleware. */
 export interface AppVariables {
   requestId: string;
   principal: string;
+  /** The platform principal whose key acts for `principal` (ADR 0058), when one does. */
+  platform: string;
   /** The error code of a failed request, for the request log line. */
   errorCode: string;
 }
@@ -84,7 +90,10 @@ export function searchJson(r: SearchResult): string {
     if (i > 0) out += ',';
     out += hitJson(r.results[i] as SearchHit);
   }
-  return `${out}],"context":${JSON.stringify(r.context)},"seal":${JSON.stringify(r.seal)},"dropped":${JSON.stringify(r.dropped)}}`;
+  out += `],"context":${JSON.stringify(r.context)},"seal":${JSON.stringify(r.seal)},"dropped":${JSON.stringify(r.dropped)}`;
+  return r.smoothing === undefined
+    ? `${out}}`
+    : `${out},"smoothing":${JSON.stringify(r.smoothing)}}`;
 }
 
 function hitJson(h: SearchHit): string {
@@ -193,9 +202,10 @@ export function registerRoutes(
     const { query, embedding, ...rest } = await readJson(c, SearchBodySchema);
     assertContentSize(query, 'query');
     const vector = clientVector(embedding, acceptVectors);
-    const { filters, ...flat } = rest;
+    const { filters, smoothing, ...flat } = rest;
     const opts: SearchOptions = {
       ...defined(flat),
+      ...(smoothing === undefined ? {} : { smoothing: defined(smoothing) as SmoothingOptions }),
       ...(vector === undefined ? {} : { embedding: vector }),
       ...(filters === undefined ? {} : { filters }),
       principal: c.get('principal'),
@@ -203,6 +213,24 @@ export function registerRoutes(
     const r = await memory.search(query, opts);
     // What c.json({ results, context, seal, dropped }) sends, byte for byte (searchJson).
     return c.body(searchJson(r), undefined, { 'Content-Type': 'application/json' });
+  });
+
+  // The certified outcome of a smoothed search (SMSR strict majority, issue 19): pure, but here
+  // so an HTTP-only client gets the certificate from the server's own arithmetic.
+  app.post('/v1/memories/search/vote', async (c) => {
+    const { verdicts, ...params } = await readJson(c, VoteBodySchema);
+    const v = voteOn(defined(params) as Parameters<typeof voteOn>[0], verdicts);
+    const { ids: _none, ...rest } = v;
+    return c.json(rest);
+  });
+
+  // Graph search with AuthSelect (issue 19): the principal's graph only.
+  app.post('/v1/graph/search', async (c) => {
+    const { query, ...rest } = await readJson(c, GraphSearchBodySchema);
+    assertContentSize(query, 'query');
+    return c.json(
+      await memory.graphSearch(query, { ...defined(rest), principal: c.get('principal') }),
+    );
   });
 
   // The sensitive-action gate (MemLineage §3.7): every verdict is audited by the memory layer.

@@ -82,6 +82,49 @@ export const AddBodySchema = z.strictObject({
   embedding: Embedding.optional(),
 });
 
+const Verdict = z.enum(['correct', 'malicious', 'neither']);
+/**
+ * Smoothed retrieval (SMSR, issue 19): an explicit pool size `m`, or a target `delta` for the
+ * adversary budget `t` (the planner picks m). Bounds as the memory layer enforces them.
+ */
+export const SmoothingSchema = z.union([
+  z.strictObject({
+    m: z.number().int().min(1).max(500),
+    k: z.number().int().min(1).max(500).optional(),
+    runs: z.number().int().min(1).max(101).optional(),
+    t: z.number().int().min(0).max(500).optional(),
+  }),
+  z.strictObject({
+    delta: z.number().gt(0).max(1),
+    t: z.number().int().min(0).max(500),
+    k: z.number().int().min(1).max(500).optional(),
+    runs: z.number().int().min(1).max(101).optional(),
+  }),
+]);
+
+/**
+ * The caller's verdicts on the answers of a smoothed search's ablated contexts, one per context
+ * in order, with the parameters the search returned (`smoothing.t / poolSize / k / runs /
+ * target`): the server recomputes the certificate, never takes one from the request.
+ */
+export const VoteBodySchema = z.strictObject({
+  t: z.number().int().min(0).max(500),
+  poolSize: z.number().int().min(1).max(500),
+  k: z.number().int().min(1).max(500),
+  runs: z.number().int().min(1).max(101),
+  target: z.number().gt(0).max(1).optional(),
+  verdicts: z.array(Verdict).min(1).max(101),
+});
+
+/** Graph search (issue 19): selection over the caller's graph; `action` asks for AuthSelect. */
+export const GraphSearchBodySchema = z.strictObject({
+  query: z.string().min(1),
+  selector: z.enum(['ppr', 'community', 'rrf']).optional(),
+  k: z.number().int().min(1).max(50).optional(),
+  seeds: z.array(z.string().min(1).max(256)).min(1).max(32).optional(),
+  action: z.string().min(1).max(128).optional(),
+});
+
 export const SearchBodySchema = z.strictObject({
   query: z.string().min(1),
   limit: z.number().int().min(1).max(100).optional(),
@@ -97,6 +140,7 @@ export const SearchBodySchema = z.strictObject({
   agentId: ScopeId.optional(),
   /** Recency-aware ranking: scores halve every `halfLifeMs` of age (event time, else write time). */
   recency: z.strictObject({ halfLifeMs: z.number().positive().max(MAX_TTL_MS) }).optional(),
+  smoothing: SmoothingSchema.optional(),
 });
 
 export const UpdateBodySchema = z.strictObject({

@@ -3,7 +3,13 @@
  * Listen on a port with `@hono/node-server`; resolve once listening, close gracefully.
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import {
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+  createServer,
+} from 'node:http';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { AppEnv } from './routes.js';
@@ -14,6 +20,14 @@ export interface StartServerOptions {
   readonly port: number;
   /** Default `127.0.0.1`: exposing the service is an explicit choice. */
   readonly host?: string;
+  /**
+   * Another handler served on the same port under `path` (exactly, or `path` + `?…`): `serve`
+   * mounts the MCP endpoint at `/mcp`, so one process and one key serve HTTP and MCP.
+   */
+  readonly mount?: {
+    readonly path: string;
+    readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  };
 }
 
 export interface RunningServer {
@@ -27,7 +41,22 @@ export interface RunningServer {
 export function startServer(opts: StartServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: opts.app.fetch, port: opts.port, hostname: host }) as Server;
+    const mount = opts.mount;
+    const server = serve({
+      fetch: opts.app.fetch,
+      port: opts.port,
+      hostname: host,
+      ...(mount === undefined
+        ? {}
+        : {
+            createServer: ((o: object, hono: RequestListener) =>
+              createServer(o, (req, res) => {
+                const u = req.url ?? '/';
+                if (u === mount.path || u.startsWith(`${mount.path}?`)) mount.handler(req, res);
+                else hono(req, res);
+              })) as unknown as typeof createServer,
+          }),
+    }) as Server;
     server.once('error', reject);
     server.once('listening', () => {
       server.off('error', reject);

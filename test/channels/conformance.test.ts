@@ -24,7 +24,7 @@ import { isMemwardenError } from '../../src/core/errors.js';
 import type { SourceTier } from '../../src/core/trust.js';
 import { memwardenMiddleware } from '../../src/integrations/ai-sdk/middleware.js';
 import { MemwardenStore } from '../../src/integrations/langgraph/store.js';
-import { McpBackend, callTool } from '../../src/mcp/server.js';
+import { MCP_HELD_META_KEY, McpBackend, callTool, toolErrorCode } from '../../src/mcp/server.js';
 import type { AddOptions } from '../../src/memory/api.js';
 import { Memory } from '../../src/open.js';
 import { createApp } from '../../src/server/app.js';
@@ -307,11 +307,11 @@ async function write(channel: Channel, rowIx: number, w: Write, k: number): Prom
                 },
               ],
             });
-      if (r.isError === true)
-        return /^error ([A-Z_]+)/.exec((r.content[0] as { text: string }).text)?.[1] ?? 'RAW';
-      const sc = r.structuredContent as { status?: string; pendingReview?: unknown[] };
+      if (r.isError === true) return toolErrorCode(r) ?? 'RAW';
+      const sc = r.structuredContent as { status?: string };
       if (channel === 'mcp') return sc.status === 'stored' ? 'OK' : 'HELD';
-      return (sc.pendingReview?.length ?? 0) > 0 ? 'HELD' : 'OK';
+      // Graph writes held for review are listed in _meta (the reference's schema has no room).
+      return ((r._meta?.[MCP_HELD_META_KEY] as unknown[] | undefined)?.length ?? 0) > 0 ? 'HELD' : 'OK';
     }
     case 'langgraph': {
       const store = new MemwardenStore({ memory: mem, principal: me.id });

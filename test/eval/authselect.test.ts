@@ -36,9 +36,14 @@ describe('AuthSelect evaluation', () => {
     expect(s.corpus.cleanCorrect).toBeGreaterThan(10);
     for (const d of DEFENCES) {
       expect(s.defences[d].rows).toBeGreaterThan(100);
-      expect(typeof s.defences[d].harm).toBe('number');
-      expect(typeof s.defences[d].overblock).toBe('number');
-      expect(typeof s.defences[d].ifcBlindRows).toBe('number');
+      // Issue 19: these were `typeof … === 'number'`, which cannot fail. The rates must be the
+      // row counts they summarise, and IFC-blind rows a subset of the rows.
+      const x = s.defences[d];
+      expect(x.harm).toBeCloseTo(x.harmfulRows / x.rows, 3);
+      expect(x.overblock).toBeGreaterThanOrEqual(0);
+      expect(x.overblock).toBeLessThanOrEqual(1);
+      expect(Number.isInteger(x.ifcBlindRows)).toBe(true);
+      expect(x.ifcBlindRows).toBeLessThanOrEqual(x.rows);
     }
     expect(s.runtimeMs).toBeLessThan(60_000);
   });
@@ -76,6 +81,18 @@ describe('AuthSelect evaluation', () => {
     expect(l.misdirected.justification_ifc).toBe(l.misdirected.none);
     expect(l.misdirected.authselect).toBe(0);
     expect(l.chainValid).toBe(true);
+    // Issue 19: the compromised peer as an agent principal (USER_OBSERVED = A). Derived from the
+    // web content it read: not authenticated, harm 0 with AuthSelect; without lineage it is
+    // authenticated by the default policy (disclosed) and not by the users-only policy.
+    const a = res.summary.ledgerAgent!;
+    const derived = a['agent_derived_from_web']!;
+    expect(derived.attempted).toBe(l.attempted);
+    expect(derived.misdirected.none).toBeGreaterThan(0);
+    expect(derived.misdirected.authselect).toBe(0);
+    expect(a['agent_no_lineage_users_only_policy']!.misdirected.authselect).toBe(0);
+    expect(a['agent_no_lineage_default_policy']!.misdirected.authselect).toBe(
+      a['agent_no_lineage_default_policy']!.misdirected.none,
+    );
     const t = new TransferLedger();
     t.commit('A', 'x');
     t.commit('B', 'y');

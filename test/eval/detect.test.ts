@@ -62,7 +62,8 @@ describe('κ tuning (tuning split only)', () => {
       expect(fpr).toBeLessThanOrEqual(target);
       // Any smaller candidate (a sample value just below k) exceeds the target, unless at the floor.
       const below = z.filter((x) => x < k).sort((a, b) => b - a)[0];
-      if (k > 1 && below !== undefined) expect(z.filter((x) => x > below).length / z.length).toBeGreaterThan(target);
+      if (k > 1 && below !== undefined)
+        expect(z.filter((x) => x > below).length / z.length).toBeGreaterThan(target);
     }
     expect(tuneKappa([0.1, 0.2], 0.5)).toBe(1);
   });
@@ -133,9 +134,14 @@ describe('runDetectEval (deterministic embedder)', () => {
     expect(r.config.benign).toBe(1100);
     // Reference, tuning and held-out splits are disjoint and cover the corpus.
     expect(r.config.reference! + r.config.tuning! + r.config.heldOutBenign!).toBe(1100);
-    expect(r.kappas.map((k) => `${k.regime}/${k.detector}`).sort()).toEqual(
-      ['mixed/memsad', 'mixed/memsad_plus', 'mixed/proactive', 'paper/memsad', 'paper/memsad_plus', 'paper/proactive'],
-    );
+    expect(r.kappas.map((k) => `${k.regime}/${k.detector}`).sort()).toEqual([
+      'mixed/memsad',
+      'mixed/memsad_plus',
+      'mixed/proactive',
+      'paper/memsad',
+      'paper/memsad_plus',
+      'paper/proactive',
+    ]);
     for (const k of r.kappas) expect(k.tuneFpr).toBeLessThanOrEqual(r.config.targetFpr! + 1e-12);
     expect(r.mixed.filter((m) => m.defence === 'composite_default')).toHaveLength(3);
     const wl = r.workload!;
@@ -150,7 +156,14 @@ describe('runDetectEval (deterministic embedder)', () => {
     expect(w.fpr.mean).toBe(0);
     for (const m of r.matrix) {
       expect(m.tpr.lo).toBeLessThanOrEqual(m.tpr.hi);
-      if (m.auroc !== undefined) expect(m.auroc.mean).toBeGreaterThanOrEqual(0);
+      // Issue 19: this asserted AUROC ≥ 0, which cannot fail. The bootstrap interval must
+      // bracket its mean inside [0, 1].
+      if (m.auroc !== undefined) {
+        expect(m.auroc.lo).toBeGreaterThanOrEqual(0);
+        expect(m.auroc.lo).toBeLessThanOrEqual(m.auroc.mean);
+        expect(m.auroc.mean).toBeLessThanOrEqual(m.auroc.hi);
+        expect(m.auroc.hi).toBeLessThanOrEqual(1);
+      }
     }
     expect(r.roc.length).toBeGreaterThan(0);
     expect(r.compound).toHaveLength(3);

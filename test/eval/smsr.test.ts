@@ -101,6 +101,13 @@ describe('memwarden eval smsr', () => {
   it('renders CSV and a self-contained HTML report with the certificate curves', () => {
     const csv = toCsv(summary);
     expect(csv.split('\n')[0]).toContain('wilson_lower');
+    // Issue 19: every artifact names who produced the figures.
+    expect(csv.split('\n')[0]).toMatch(/,agent,judge$/);
+    expect(csv.split('\n')[1]).toMatch(/,scripted worst-case agent,scripted reference judge$/);
+    expect(summary.params.models).toEqual({
+      agent: 'scripted worst-case agent',
+      judge: 'scripted reference judge',
+    });
     expect(csv).toContain('certificate,authenticated-direct,1,c1c2,20');
     const html = toHtml(summary);
     expect(html).toContain('<svg');
@@ -185,6 +192,10 @@ describe('memwarden smsr CLI', () => {
     expect(j.certificate).toHaveLength(6);
     expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).params.scenarios).toBe(15);
     expect(readFileSync(join(dir, 'report.html'), 'utf8')).toContain('<svg');
+    expect(readFileSync(join(dir, 'report.html'), 'utf8')).toContain('scripted worst-case agent');
+    expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).params.models.agent).toBe(
+      'scripted worst-case agent',
+    );
     process.exitCode = 0; // a 4-rep run may be noisy; the exit code is not what is tested here
   });
 });

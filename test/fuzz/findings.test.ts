@@ -11,7 +11,7 @@ import { parseNote, parseVerifierKey } from '../../src/core/merkle/index.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
+import { McpBackend, createMcpServer, toolErrorCode } from '../../src/mcp/index.js';
 import { Memory } from '../../src/open.js';
 import { VKEY } from './targets.js';
 
@@ -139,7 +139,7 @@ describe('fuzz findings on the real memory (PGlite)', () => {
       expect(seen).not.toContain('4711');
       // Bob's deletes and observations touch only his own graph.
       await tool(b, 'delete_entities', { entityNames: ['Alice_Secret'] });
-      expect(body(await tool(b, 'add_observations', { observations: [{ entityName: 'Alice_Secret', contents: ['hijacked'] }] }))).toMatch(/^error /);
+      expect(toolErrorCode(await tool(b, 'add_observations', { observations: [{ entityName: 'Alice_Secret', contents: ['hijacked'] }] }))).toBe('STORAGE_NOT_FOUND');
       const mine = body(await tool(a, 'read_graph', {}));
       expect(mine).toContain('Alice_Secret');
       expect(mine).toContain('4711');

@@ -5,7 +5,7 @@
  * principals' ids), unknown tool names, and non-object arguments.
  *
  * Properties, per call: the call resolves (a JSON-RPC error only for arguments the protocol
- * itself refuses, `InvalidParams`), within 5 s; a tool error is `error CODE: …` with a client
+ * itself refuses, `InvalidParams`), within 5 s; a tool error carries, in `_meta["memwarden/error"]`, a client
  * code (4xx in the one table — never INTERNAL or a server fault); a failed call wrote nothing
  * (log size, live entries per tier, review queue); no result for one principal carries another
  * principal's memory (operator memory excepted: readable by all).
@@ -18,7 +18,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
+import { McpBackend, createMcpServer, toolErrorCode } from '../../src/mcp/index.js';
 import { Memory } from '../../src/open.js';
 import { HTTP_STATUS_BY_CODE } from '../../src/server/errors.js';
 import { SCALE, hostileString, jsonValue } from './arbitraries.js';
@@ -143,7 +143,7 @@ describe('MCP tools under hostile arguments', () => {
         }
         const text = res.content.map((x) => (x.type === 'text' ? x.text : '')).join('\n');
         if (res.isError === true) {
-          const code = /^error ([A-Z_]+):/.exec(text)?.[1];
+          const code = toolErrorCode(res);
           expect(code, ctx).toBeDefined();
           const status = HTTP_STATUS_BY_CODE[code as keyof typeof HTTP_STATUS_BY_CODE];
           expect(status, ctx).toBeDefined();
@@ -157,7 +157,7 @@ describe('MCP tools under hostile arguments', () => {
         // Graph objects carry their writer: every one returned must be the caller's. (A marker in
         // a graph result may be the caller's own entity of that name, so graphs are checked by
         // provenance; memory tools by content marker.)
-        for (const w of writers(res.structuredContent)) expect(w, `${ctx}: another principal's graph object`).toBe(me.id);
+        for (const w of writers([res.structuredContent, res._meta])) expect(w, `${ctx}: another principal's graph object`).toBe(me.id);
         if (!sent.includes(other.marker) && !KG.has(c.name)) expect(all.includes(other.marker), ctx).toBe(false);
         for (const id of other.ids) if (!sent.includes(id)) expect(all.includes(id), ctx).toBe(false);
       }),

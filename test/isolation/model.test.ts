@@ -31,7 +31,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isMemwardenError } from '../../src/core/errors.js';
 import { MemwardenStore } from '../../src/integrations/langgraph/index.js';
-import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
+import { McpBackend, createMcpServer, toolErrorCode } from '../../src/mcp/index.js';
 import { Memory } from '../../src/open.js';
 import { createApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
@@ -157,9 +157,9 @@ class Driver {
   private async tool(p: Name, name: string, args: Record<string, unknown>): Promise<Res<any>> {
     const r = (await this.env.mcp[p].callTool({ name, arguments: args })) as CallToolResult;
     const text = r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-    this.seen += text + JSON.stringify(r.structuredContent ?? {});
+    this.seen += text + JSON.stringify(r.structuredContent ?? {}) + JSON.stringify(r._meta ?? {});
     if (r.isError === true) {
-      const code = /^error ([A-Z_]+):/.exec(text)?.[1] ?? 'UNPARSED';
+      const code = toolErrorCode(r) ?? 'UNPARSED';
       if (code === 'INTERNAL') throw new Error(`MCP internal error: ${text}`);
       return { ok: false, code };
     }

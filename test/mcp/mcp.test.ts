@@ -13,10 +13,12 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSegments } from '../../src/core/render/sentinel.js';
 import {
+  MCP_PROVENANCE_META_KEY,
   McpBackend,
   createMcpServer,
   resolveStdioPrincipal,
   serveHttp,
+  toolErrorCode,
 } from '../../src/mcp/index.js';
 import { Memory } from '../../src/open.js';
 
@@ -80,10 +82,12 @@ describe('memwarden MCP server (in-memory transport)', () => {
     expect(names).toEqual([
       'add_memory',
       'search_memory',
+      'vote_smoothed',
       'get_memory',
       'update_memory',
       'delete_memory',
       'memory_history',
+      'graph_search',
       ...KG_NAMES,
     ]);
     const by = new Map(tools.map((t) => [t.name, t]));
@@ -180,16 +184,23 @@ describe('memwarden MCP server (in-memory transport)', () => {
       ],
     });
     expect(ce.isError).toBeFalsy();
-    const created = JSON.parse(text(ce)) as { name: string; provenance: { writer: string } }[];
+    const created = JSON.parse(text(ce)) as { name: string }[];
     expect(created.map((e) => e.name)).toEqual(['John_Smith', 'Anthropic']);
-    expect(created.every((e) => e.provenance.writer === alice)).toBe(true);
+    // Provenance rides in _meta (the reference's output schema forbids extra fields).
+    const prov = ce._meta?.[MCP_PROVENANCE_META_KEY] as {
+      entities: Record<string, { writer: string }>;
+      relations: { provenance: { writer: string } }[];
+    };
+    expect(Object.values(prov.entities).every((p) => p.writer === alice)).toBe(true);
+    expect(created.every((e) => !('provenance' in e))).toBe(true);
 
     const cr = await call(client, 'create_relations', {
       relations: [{ from: 'John_Smith', to: 'Anthropic', relationType: 'works_at' }],
     });
     expect(cr.isError).toBeFalsy();
     expect(
-      (JSON.parse(text(cr)) as { provenance: { writer: string } }[])[0]?.provenance.writer,
+      (cr._meta?.[MCP_PROVENANCE_META_KEY] as { relations: { provenance: { writer: string } }[] })
+        .relations[0]?.provenance.writer,
     ).toBe(alice);
 
     const ao = await call(client, 'add_observations', {
@@ -199,8 +210,12 @@ describe('memwarden MCP server (in-memory transport)', () => {
       { entityName: 'Anthropic', addedObservations: ['Makes Claude'] },
     ]);
 
+    // Graph reads answer with sealed context in the text (provenance-marked segments, ADR 0029)
+    // and the graph itself as structured content.
     const rg = await call(client, 'read_graph', {});
-    const g = JSON.parse(text(rg)) as {
+    // A graph read's text is the sealed rendering; its JSON is the structured content.
+    expect(text(rg)).toContain('[BEGIN MEMORY');
+    const g = rg.structuredContent as {
       entities: { name: string; observations: string[] }[];
       relations: unknown[];
     };
@@ -216,10 +231,10 @@ describe('memwarden MCP server (in-memory transport)', () => {
 
     const sn = await call(client, 'search_nodes', { query: 'spanish' });
     expect(
-      (JSON.parse(text(sn)) as { entities: { name: string }[] }).entities.map((e) => e.name),
+      (sn.structuredContent as { entities: { name: string }[] }).entities.map((e) => e.name),
     ).toEqual(['John_Smith']);
     const on = await call(client, 'open_nodes', { names: ['John_Smith', 'Anthropic'] });
-    expect((JSON.parse(text(on)) as { relations: unknown[] }).relations).toHaveLength(1);
+    expect((on.structuredContent as { relations: unknown[] }).relations).toHaveLength(1);
 
     const dr = await call(client, 'delete_relations', {
       relations: [{ from: 'John_Smith', to: 'Anthropic', relationType: 'works_at' }],
@@ -227,7 +242,7 @@ describe('memwarden MCP server (in-memory transport)', () => {
     expect(dr.isError).toBeFalsy();
     const de = await call(client, 'delete_entities', { entityNames: ['John_Smith'] });
     expect(de.isError).toBeFalsy();
-    const after = JSON.parse(text(await call(client, 'read_graph', {}))) as {
+    const after = (await call(client, 'read_graph', {})).structuredContent as {
       entities: { name: string }[];
     };
     expect(after.entities.map((e) => e.name)).toEqual(['Anthropic']);
@@ -238,22 +253,25 @@ describe('memwarden MCP server (in-memory transport)', () => {
       entities: [{ name: '', entityType: 'x', observations: [] }],
     });
     expect(bad.isError).toBe(true);
-    expect(text(bad)).toMatch(/^error INPUT_INVALID: /);
+    expect(toolErrorCode(bad)).toBe('INPUT_INVALID');
+    expect(text(bad)).not.toMatch(/^error /); // plain text, as the reference's errors
     const missing = await call(client, 'add_observations', {
       observations: [{ entityName: 'Nobody', contents: ['x'] }],
     });
-    expect(text(missing)).toMatch(/^error STORAGE_NOT_FOUND: /);
+    expect(toolErrorCode(missing)).toBe('STORAGE_NOT_FOUND');
+    expect(text(missing)).toBe('Entity with name Nobody not found');
     const noContent = await call(client, 'add_memory', {});
-    expect(text(noContent)).toMatch(/^error INPUT_INVALID: content/);
+    expect(toolErrorCode(noContent)).toBe('INPUT_INVALID');
+    expect(text(noContent)).toMatch(/^content/);
     const notFound = await call(client, 'get_memory', {
       id: '00000000-0000-4000-8000-000000000000',
     });
     expect(notFound.isError).toBe(true);
-    expect(text(notFound)).toMatch(/^error [A-Z_]+: /);
+    expect(toolErrorCode(notFound)).toMatch(/^[A-Z_]+$/);
     const unknown = await call(client, 'no_such_tool', {});
     expect(unknown.isError).toBe(true);
     // The server still answers.
-    expect((await client.listTools()).tools.length).toBe(15);
+    expect((await client.listTools()).tools.length).toBe(17);
   });
 
   it('resolves the stdio principal: explicit, unknown, or ambiguous', async () => {

@@ -41,8 +41,11 @@ const INVESTIGATE = 'src/memory/read/investigate.ts';
 const KNOWN_ROOT_LISTINGS: Record<string, string> = {
   // The whole-store audit (`memwarden audit`): deployment tooling, re-verifies every row.
   'src/memory/log/store-audit.ts': 'whole-store audit',
-  // The graph index folds every verified graph entry at open (graph memory, MemLineage §5).
-  'src/memory/graph/graph.ts': 'graph index fold',
+  // The read model's log follower (ADR 0037) loads the entries other processes committed into
+  // the in-process read model, which answers each query inside the caller's scope.
+  'src/memory/read/follower.ts': 'read model follower',
+  // The AuthSelect eval harness replays a whole test ledger it built itself (no user data).
+  'src/eval/authselect/ledger-graph.ts': 'eval harness over its own ledger',
 };
 
 describe('cross-principal reads stay in the investigation module', () => {

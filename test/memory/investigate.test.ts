@@ -275,6 +275,11 @@ describe.each(['pglite', 'memory'] as const)('investigation listing (%s)', (back
     });
     expect(opened.proof?.leafIndex).toBe(opened.row.leafIndex);
     expect(opened.lineage?.root).toBe(w.e.a5v2);
+    // …with its history, as its owner reads it (issue 24: the console could show none for
+    // another principal's entry; the owner-scoped history route is a 404 for the operator).
+    expect(await outcome(w.mem.history(w.e.a5v2!, { principal: w.ops }))).toBe('STORAGE_NOT_FOUND');
+    expect(opened.history).toEqual(await w.mem.history(w.e.a5v2!, { principal: w.alice }));
+    expect(opened.history?.map((e) => e.action).slice(0, 2)).toEqual(['add', 'update']);
     const audit = await w.storage.listAudit({ limit: 1000, actionPrefix: 'operator.investigate' });
     expect(audit.at(-1)).toMatchObject({ actor: w.ops, subject: w.e.a5v2 });
     expect(await outcome(w.mem.investigateEntry('no-such-entry', { principal: w.ops }))).toBe(

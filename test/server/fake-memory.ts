@@ -389,9 +389,40 @@ export class FakeMemory implements MemoryApi {
     return [];
   }
 
+  async graphSearch(): Promise<never> {
+    throw new MemwardenError('INPUT_INVALID', 'the fake memory has no graph');
+  }
+
   async verifierKey(): Promise<string> {
     this.#enter('verifierKey');
     return 'memwarden.test/log+00000000+AQ==';
+  }
+
+  // Identity administration is tested on the real Memory (test/server/admin.test.ts).
+  #noAdmin(method: string): never {
+    this.#enter(method);
+    throw new Error(`FakeMemory does not implement ${method}`);
+  }
+  async actFor(): Promise<string> {
+    return this.#noAdmin('actFor');
+  }
+  async adminCreatePrincipal(): Promise<never> {
+    return this.#noAdmin('adminCreatePrincipal');
+  }
+  async adminListPrincipals(): Promise<never> {
+    return this.#noAdmin('adminListPrincipals');
+  }
+  async adminIssueKey(): Promise<never> {
+    return this.#noAdmin('adminIssueKey');
+  }
+  async adminListKeys(): Promise<never> {
+    return this.#noAdmin('adminListKeys');
+  }
+  async adminRevokeKey(): Promise<never> {
+    return this.#noAdmin('adminRevokeKey');
+  }
+  async adminRotateKey(): Promise<never> {
+    return this.#noAdmin('adminRotateKey');
   }
 
   async close(): Promise<void> {

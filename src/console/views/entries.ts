@@ -274,11 +274,14 @@ function lineageSection(g: LineageGraph): HTMLElement {
   );
 }
 
-async function historySection(id: string): Promise<HTMLElement> {
+async function historySection(id: string, given?: HistoryEvent[]): Promise<HTMLElement> {
   const out = h('div', {}, loading('the history'));
   void (async () => {
     try {
-      const { history } = await api<{ history: HistoryEvent[] }>('GET', `/v1/memories/${enc(id)}/history`);
+      // The investigation route brings it (for an operator, any principal's entry); else the
+      // owner's history route.
+      const history =
+        given ?? (await api<{ history: HistoryEvent[] }>('GET', `/v1/memories/${enc(id)}/history`)).history;
       const rows = history.map((ev) =>
         h('tr', { class: ev.id === id ? 'current' : '' },
           h('td', {}, ev.action),
@@ -367,8 +370,10 @@ export async function entryView(root: HTMLElement, id: string, me: Principal): P
     h('section', { 'aria-labelledby': 'h-proof' }, h('h2', { id: 'h-proof' }, 'Inclusion proof'), await proofSection(m, e.proof)),
     h('section', { 'aria-labelledby': 'h-lineage' }, h('h2', { id: 'h-lineage' }, 'Lineage'), e.lineage === undefined ? h('p', { class: 'muted' }, 'No lineage.') : lineageSection(e.lineage)),
     h('section', { 'aria-labelledby': 'h-history' }, h('h2', { id: 'h-history' }, 'History'),
-      // History is read in the owner's scope: another principal's entry (an operator's
-      // investigation) has none to show here.
-      m.ns === me.id || m.tier === 'OPERATOR' ? await historySection(m.id) : ownerOnlyHistory()),
+      // The investigation route brings the history in its scope (an operator's: any
+      // principal's entry); an older server's does not, and then only the owner may read it.
+      e.history !== undefined || m.ns === me.id || m.tier === 'OPERATOR'
+        ? await historySection(m.id, e.history)
+        : ownerOnlyHistory()),
   );
 }

@@ -20,8 +20,8 @@
  *   query) and rescans the history only for references whose max-attaining query was
  *   evicted. It equals a full recomputation (same products in the same order); the full one
  *   runs when most of the history changed or the reference was replaced.
- * - Certified radius (Lemma 8): with calibration tolerance ε = σ·√(2·ln(2/δ)/n) (the
- *   Gaussian-tail form of Theorem 11), a flagged entry whose margin s − τ exceeds ε is
+ * - Certified radius (Lemma 8): with calibration tolerance ε = σ·√(2x/n) + κ·σ·(2√(x/n) + 2x/n),
+ *   x = ln(4/δ) (Theorem 11: the mean's and the σ estimate's tolerance), a flagged entry whose margin s − τ exceeds ε is
  *   detected for every threshold within tolerance; the finding carries r = s − τ − ε > 0.
  *   The certificate is exact for the max mode and holds for the combined mode under the
  *   typical-query condition (Assumption 9), which this class checks for the query that
@@ -334,8 +334,16 @@ export class Memsad {
         n,
       };
     }
+    // Theorem 11: τ̂ − τ = (μ̂ − μ) + κ(σ̂ − σ). Gaussian tail for the mean, σ·√(2x/n); Laurent–
+    // Massart for the variance, |σ̂ − σ| ≤ σ·|σ̂²/σ² − 1| ≤ σ·(2√(x/n) + 2x/n); a union bound
+    // over the four one-sided events at δ/4 each, x = ln(4/δ). A fixed τ is not estimated: no
+    // κ·σ term. (Issue 19: the κ·σ term was missing, so the radius was optimistic.)
+    const x = Math.log(4 / this.#delta);
     const epsilon =
-      n > 0 ? std * Math.sqrt((2 * Math.log(2 / this.#delta)) / n) : Number.POSITIVE_INFINITY;
+      n > 0
+        ? std * Math.sqrt((2 * x) / n) +
+          (this.#fixed === undefined ? this.kappa * std * (2 * Math.sqrt(x / n) + (2 * x) / n) : 0)
+        : Number.POSITIVE_INFINITY;
     this.#cal = { mean, std, threshold: this.#fixed ?? mean + this.kappa * std, epsilon, n };
     return this.#cal;
   }

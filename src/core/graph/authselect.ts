@@ -51,6 +51,8 @@ export interface AuthSelectResult {
   /** Transition applications spent on the replay (0 unless `replayed`). */
   readonly replayIterations: number;
   readonly fullIterations: number;
+  /** PPR mass on G of every node (what `full` was ranked by), for scoring the selection. */
+  readonly fullScores?: Float64Array;
 }
 
 export interface PprQuery {
@@ -109,7 +111,7 @@ export function authSelectPpr(
   const same = ordered ? sameOrder : sameSet;
   const sel = topK(pf.scores, q.candidates, q.k);
   const margin = ordered ? sel.minGap : sel.gap;
-  const base = { full: sel.nodes, fullIterations: pf.iterations };
+  const base = { full: sel.nodes, fullIterations: pf.iterations, fullScores: pf.scores };
   if (index.unauthenticatedCount === 0) {
     return { ...base, auth: sel.nodes, diverged: false, mode: 'clean', replayIterations: 0 };
   }

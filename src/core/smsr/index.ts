@@ -26,3 +26,11 @@ export {
 } from './aggregate.js';
 export { wilson, type Interval } from './stats.js';
 export { cosine, nearDuplicate, type NearDuplicate } from './near-duplicate.js';
+export {
+  DEFAULT_FLOOD_POLICY,
+  FloodWindow,
+  floodBudget,
+  type FloodBudget,
+  type FloodCheck,
+  type FloodPolicy,
+} from './flood.js';

@@ -166,6 +166,30 @@ ${table(
   ]),
 )}
 ${s.ledger.example === undefined ? '' : `<p>Example: “${esc(s.ledger.example.question)}” — gold ${esc(s.ledger.example.gold)}; no defence transfers to ${esc(s.ledger.example.none)}; AuthSelect to ${esc(s.ledger.example.authselect)}.</p>`}
+${
+  s.ledgerAgent === undefined
+    ? ''
+    : `<h3>The compromised peer as an agent principal (USER_OBSERVED)</h3>
+<p>The same six signed relations, written by an <code>agent</code> principal. What is authenticated is the graph authentication policy (writer kind AND lineage label): an agent's relation derived from web content carries that content as a signed parent and is not authenticated; a relation written without lineage is authenticated under the default policy (agents admitted) and not under the users-only policy.</p>
+${table(
+  [
+    'peer',
+    'attempted',
+    'misdirected: none',
+    'misdirected: justification IFC',
+    'misdirected: AuthSelect',
+    'blocked: AuthSelect',
+  ],
+  Object.values(s.ledgerAgent).map((c) => [
+    c.peer ?? '',
+    c.attempted,
+    c.misdirected.none,
+    c.misdirected.justification_ifc,
+    c.misdirected.authselect,
+    c.blocked.authselect,
+  ]),
+)}`
+}
 <h2>Replay cost</h2>
 <p>AuthSelect modes over all selections: clean (no unauthenticated structure, no replay) ${s.replay.clean}, certified by the margin bound ${s.replay.certified}, replayed ${s.replay.replayed}.</p>
 </body></html>

@@ -24,7 +24,13 @@ import {
   reciprocalRankFusion,
   sameSet,
 } from '../../core/graph/index.js';
-import type { Authority } from '../../core/trust.js';
+import type { Authority, PrincipalKind } from '../../core/trust.js';
+import {
+  DEFAULT_GRAPH_AUTH_POLICY,
+  type GraphAuthPolicy,
+  USERS_ONLY_GRAPH_AUTH_POLICY,
+  graphAuthority,
+} from '../../memory/graph/search.js';
 import { DeterministicExtractor } from '../../memory/graph/extract.js';
 import { canonicalJson } from '../../memory/graph/objects.js';
 import { GraphMemory, type WriteContext } from '../../memory/graph/graph.js';
@@ -89,6 +95,8 @@ export interface CriterionRow {
 }
 
 export interface LedgerCase {
+  /** Who the compromised peer is and how its relations are written (issue 19). */
+  readonly peer?: string;
   readonly attempted: number;
   readonly misdirected: Readonly<Record<'none' | 'justification_ifc' | 'authselect', number>>;
   readonly blocked: Readonly<Record<'none' | 'justification_ifc' | 'authselect', number>>;
@@ -122,6 +130,12 @@ export interface AuthSelectEvalSummary {
   >;
   readonly criterion: readonly CriterionRow[];
   readonly ledger: LedgerCase;
+  /**
+   * The same live-action case with the compromised peer as an `agent` principal (issue 19):
+   * relations derived from the web content it read (signed parents), without lineage under the
+   * default authentication policy, and without lineage under the users-only policy.
+   */
+  readonly ledgerAgent?: Readonly<Record<string, LedgerCase>>;
   readonly replay: {
     readonly clean: number;
     readonly certified: number;
@@ -192,7 +206,16 @@ interface World {
   readonly entitiesOf: Map<number, string[]>;
   readonly textOf: Map<number, string>;
   readonly keyNode: Map<string, number>;
-  readonly ctx: { curator: WriteContext; web: WriteContext; peer: WriteContext };
+  readonly ctx: {
+    curator: WriteContext;
+    web: WriteContext;
+    peer: WriteContext;
+    agent: WriteContext;
+  };
+  /** Entry ids of the web-clipped (untrusted) passages: what a compromised agent has read. */
+  readonly webPassages: readonly string[];
+  /** The authentication policy the graph folds new writes under (switchable per case). */
+  readonly policy: { current: GraphAuthPolicy };
 }
 
 async function buildWorld(seed: number, scale: number): Promise<World> {
@@ -206,24 +229,41 @@ async function buildWorld(seed: number, scale: number): Promise<World> {
   const curator = await ledger.registerPrincipal('user', 'curator');
   const web = await ledger.registerPrincipal('tool', 'web-clipper');
   const peer = await ledger.registerPrincipal('tool', 'peer-agent');
+  const agent = await ledger.registerPrincipal('agent', 'peer-assistant');
   const extractor = new DeterministicExtractor(corpus.entities);
-  const g = await GraphMemory.open({ ...ledgerGraph(ledger), extractor });
+  // Issue 19: what is authenticated is the explicit policy (writer kind AND lineage label),
+  // the writer's kind read from the registry (an unknown writer is never authenticated).
+  const kinds = new Map<string, PrincipalKind>([
+    [curator.id, 'user'],
+    [web.id, 'tool'],
+    [peer.id, 'tool'],
+    [agent.id, 'agent'],
+  ]);
+  const policy = { current: DEFAULT_GRAPH_AUTH_POLICY };
+  const g = await GraphMemory.open({
+    ...ledgerGraph(ledger),
+    extractor,
+    authority: (e) => graphAuthority(policy.current, e, kinds.get(e.writer)),
+  });
   const ctx = {
     curator: { principal: curator.id, tier: 'USER_VERIFIED' },
     web: { principal: web.id, tier: 'EXTERNAL_WEB' },
     peer: { principal: peer.id, tier: 'EXTERNAL_TOOL' },
+    agent: { principal: agent.id, tier: 'USER_OBSERVED' },
   } as const;
+  const webPassages: string[] = [];
   const entitiesOf = new Map<number, string[]>();
   const textOf = new Map<number, string>();
   const keyNode = new Map<string, number>();
   for (const p of corpus.passages) {
     const id = await g.addPassage(p.text, p.untrusted === true ? ctx.web : ctx.curator);
+    if (p.untrusted === true) webPassages.push(id);
     const node = g.index.index(`passage:${id}`)!;
     keyNode.set(p.key, node);
     entitiesOf.set(node, [...extractor.extractSync(p.text).entities]);
     textOf.set(node, p.text);
   }
-  return { corpus, g, index: g.index, entitiesOf, textOf, keyNode, ctx };
+  return { corpus, g, index: g.index, entitiesOf, textOf, keyNode, ctx, webPassages, policy };
 }
 
 interface Outcome {
@@ -542,11 +582,30 @@ export async function runAuthSelectEval(
   log(`attack rows: ${rows.length}`);
 
   // ---- live action: the transfer ledger (§6.4), writes signed through graph memory -----------
-  const ledgerCase = await runLedgerCase(
-    w,
-    cleanCorrect.filter((q) => q.action === true),
-    k,
-  );
+  const actionQs = cleanCorrect.filter((q) => q.action === true);
+  const ledgerCase = await runLedgerCase(w, actionQs, k, {
+    name: 'tool principal (EXTERNAL_TOOL)',
+    ctx: w.ctx.peer,
+  });
+  // Issue 19: the paper's attacker is a compromised peer *agent* (USER_OBSERVED = A).
+  const webParent = w.webPassages[0];
+  const ledgerAgent: Record<string, LedgerCase> = {
+    agent_derived_from_web: await runLedgerCase(w, actionQs, k, {
+      name: 'agent principal, relations derived from the web content it read (signed parent)',
+      ctx: w.ctx.agent,
+      ...(webParent === undefined ? {} : { parents: [webParent] }),
+    }),
+    agent_no_lineage_default_policy: await runLedgerCase(w, actionQs, k, {
+      name: 'agent principal, no lineage recorded, default policy (agents admitted)',
+      ctx: w.ctx.agent,
+    }),
+  };
+  w.policy.current = USERS_ONLY_GRAPH_AUTH_POLICY;
+  ledgerAgent['agent_no_lineage_users_only_policy'] = await runLedgerCase(w, actionQs, k, {
+    name: 'agent principal, no lineage recorded, users-only policy',
+    ctx: w.ctx.agent,
+  });
+  w.policy.current = DEFAULT_GRAPH_AUTH_POLICY;
 
   // ---- aggregate --------------------------------------------------------------------------
   const defences = {} as Record<Defence, DefenceSummary>;
@@ -624,13 +683,19 @@ export async function runAuthSelectEval(
     arms,
     criterion,
     ledger: ledgerCase,
+    ledgerAgent,
     replay,
     runtimeMs: Math.round(performance.now() - t0),
   };
   return { summary, rows };
 }
 
-async function runLedgerCase(w: World, qs: readonly Question[], k: number): Promise<LedgerCase> {
+async function runLedgerCase(
+  w: World,
+  qs: readonly Question[],
+  k: number,
+  peer: { name: string; ctx: WriteContext; parents?: readonly string[] },
+): Promise<LedgerCase> {
   const ledgers = {
     none: new TransferLedger(),
     justification_ifc: new TransferLedger(),
@@ -659,7 +724,7 @@ async function runLedgerCase(w: World, qs: readonly Question[], k: number): Prom
         to: targets[i % targets.length]!,
         relationType: `RELATES_TO_${i}`,
       };
-      await w.g.writeObject({ t: 'relation', ...r, weight: 5 }, w.ctx.peer);
+      await w.g.writeObject({ t: 'relation', ...r, weight: 5 }, peer.ctx, peer.parents ?? []);
       written.push(r);
     }
     attempted++;
@@ -698,9 +763,10 @@ async function runLedgerCase(w: World, qs: readonly Question[], k: number): Prom
         none: none.answer ?? '',
         authselect: asTarget ?? '(blocked)',
       };
-    for (const r of written) await w.g.writeObject({ t: 'delete_relation', ...r }, w.ctx.peer);
+    for (const r of written) await w.g.writeObject({ t: 'delete_relation', ...r }, peer.ctx);
   }
   return {
+    peer: peer.name,
     attempted,
     misdirected,
     blocked,

@@ -67,7 +67,15 @@ export interface SmsrEvalOptions {
   /** Real providers; default the worst-case scripted agent and judge. */
   readonly agent?: (s: Scenario, adversarialIds: ReadonlySet<string>) => LlmProvider;
   readonly judge?: (s: Scenario) => LlmProvider;
+  /** The agent's model id as reported (default: the scripted worst-case agent). */
+  readonly agentName?: string;
+  /** The judge's model id as reported (default: the scripted reference judge). */
+  readonly judgeName?: string;
 }
+
+/** Names of the scripted stand-ins, as every artifact reports them. */
+export const SCRIPTED_AGENT = 'scripted worst-case agent';
+export const SCRIPTED_JUDGE = 'scripted reference judge';
 
 export interface AttackCell {
   readonly attack: AttackClass | 'clean';
@@ -110,6 +118,8 @@ export interface SmsrEvalSummary {
     m: number;
     scenarios: number;
     seedsPerScenario: number;
+    /** Who produced the figures (issue 19: every artifact names the model or scripted agent). */
+    models: { agent: string; judge: string };
   };
   readonly attacks: readonly AttackCell[];
   readonly certificate: readonly CertCell[];
@@ -406,6 +416,10 @@ export async function runSmsrEval(opts: SmsrEvalOptions = {}): Promise<SmsrEvalS
       m: o.m,
       scenarios: scenarios.length,
       seedsPerScenario: seedCount,
+      models: {
+        agent: o.agentName ?? (o.agent === undefined ? SCRIPTED_AGENT : 'unnamed agent provider'),
+        judge: o.judgeName ?? (o.judge === undefined ? SCRIPTED_JUDGE : 'unnamed judge provider'),
+      },
     },
     attacks,
     certificate: certCells,

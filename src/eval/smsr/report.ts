@@ -7,14 +7,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { delta } from '../../core/smsr/index.js';
-import type { SmsrEvalSummary } from './harness.js';
+import { SCRIPTED_AGENT, type SmsrEvalSummary } from './harness.js';
 
 const f = (x: number, d = 4): string => x.toFixed(d);
 
 export function toCsv(s: SmsrEvalSummary): string {
   const lines = [
-    'study,attack,t,mode,m,k,runs,trials,successes,rate,wilson_lower,wilson_upper,delta,holds,holds_familywise,tight',
+    'study,attack,t,mode,m,k,runs,trials,successes,rate,wilson_lower,wilson_upper,delta,holds,holds_familywise,tight,agent,judge',
   ];
+  // Every row names who produced it (issue 19); model ids never contain commas or quotes.
+  const who = [s.params.models.agent, s.params.models.judge].map((x) => x.replace(/[,"\n]/g, ' '));
   for (const a of s.attacks) {
     const r = a.utility ?? a.asr;
     lines.push(
@@ -35,6 +37,7 @@ export function toCsv(s: SmsrEvalSummary): string {
         '',
         '',
         '',
+        ...who,
       ].join(','),
     );
   }
@@ -57,6 +60,7 @@ export function toCsv(s: SmsrEvalSummary): string {
         c.holds,
         c.holdsFamilywise,
         c.tight,
+        ...who,
       ].join(','),
     );
   }
@@ -218,7 +222,7 @@ export function toHtml(s: SmsrEvalSummary): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memwarden — SMSR evaluation</title>
 <style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}td:first-child{text-align:left}</style></head><body>
 <h1>SMSR evaluation</h1>
-<p>${s.params.scenarios} enterprise-policy scenarios, ${s.params.seedsPerScenario} signed seed memories each; k = ${k}, n_runs = ${runs}, seed <code>${esc(s.params.seed)}</code>. Worst-case agent: answers with the attacker's claim whenever an adversarial memory is in its context, so the Theorem 2 bound is met with equality in expectation: a per-cell 95 % check then fails about 2.5 % of the time by chance, and the family-wise column (Bonferroni over the six cells) is the decision.</p>
+<p>${s.params.scenarios} enterprise-policy scenarios, ${s.params.seedsPerScenario} signed seed memories each; k = ${k}, n_runs = ${runs}, seed <code>${esc(s.params.seed)}</code>. Agent: <b>${esc(s.params.models.agent)}</b>; judge: <b>${esc(s.params.models.judge)}</b>. ${s.params.models.agent === SCRIPTED_AGENT ? "The scripted worst-case agent answers with the attacker's claim whenever an adversarial memory is in its context, so attack success equals δ by construction (a check of the certificate's arithmetic and the sampler's uniformity, not of a model's behaviour): a per-cell 95 % check then fails about 2.5 % of the time by chance, and the family-wise column (Bonferroni over the six cells) is the decision." : 'A model agent is not worst-case: its attack success may sit below δ; the certificate remains the bound.'}</p>
 <h2>Certificate (Theorem 2) vs measurement</h2>
 <div>${figA}${figB}</div>
 <table><tr><th>t</th><th>m</th><th>δ</th><th>ASR</th><th>Wilson 95 %</th><th>trials</th><th>ASR ≤ δ (Wilson lower ≤ δ)</th><th>tight</th><th>contaminated runs: measured / 1 − p_clean</th></tr>${certRows}</table>

@@ -4,6 +4,9 @@
  *
  *     const model = wrapLanguageModel({ model: base, middleware: memwardenMiddleware({ memory, principal }) });
  *     const tools = wrapToolsWithGate(myTools, gateFromMemory(memory, principal), mw);
+ *
+ * and certified smoothed answers (SMSR): `smoothedGenerateText({ model, memory, principal,
+ * prompt, smoothing, judge: modelJudge(judgeModel) })`.
  */
 export {
   DEFAULT_MEMORY_PREAMBLE,
@@ -16,6 +19,14 @@ export {
   type RememberOutcome,
 } from './middleware.js';
 export { gateFromMemory } from './gate.js';
+export {
+  modelJudge,
+  smoothedGenerateText,
+  type AnswerJudge,
+  type SmoothedGenerateOptions,
+  type SmoothedGenerateResult,
+  type SmoothedRunAnswer,
+} from './smoothed.js';
 export {
   contextFromRetrieval,
   lastUserText,

@@ -49,6 +49,14 @@ export function canonicalJson(value: unknown): string {
 }
 
 function sortKeys(v: unknown): unknown {
+  // What JSON.stringify would write for it (a Date is its ISO string, as LangGraph's
+  // Postgres, Redis and SQLite stores round-trip it), then sorted.
+  if (
+    v !== null &&
+    typeof v === 'object' &&
+    typeof (v as { toJSON?: unknown }).toJSON === 'function'
+  )
+    return sortKeys((v as { toJSON: () => unknown }).toJSON());
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>;

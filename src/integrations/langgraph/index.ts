@@ -6,11 +6,14 @@
  *     const graph = builder.compile({ store });
  */
 export {
+  LangGraphPrincipalError,
   MemwardenStore,
   PutHeldForReviewError,
+  type PrincipalResolver,
   type MemwardenPutOperation,
   type MemwardenPutOptions,
   type MemwardenStoreOptions,
   type MemwardenStoreTtlConfig,
 } from './store.js';
+export { MemwardenPlatformStore, type MemwardenPlatformStoreOptions } from './platform.js';
 export { LANGGRAPH_KIND, addressUri, parseAddressUri } from './address.js';

@@ -1,6 +1,8 @@
 /**
  * @module integrations/langgraph/store
- * `MemwardenStore`: a LangGraph.js `BaseStore` over the Memory API for one fixed principal.
+ * `MemwardenStore`: a LangGraph.js `BaseStore` over the Memory API, for one fixed principal or —
+ * with `resolvePrincipal` — the principal each namespace belongs to (one deployed graph, many
+ * users, each operation under its own principal's RLS scope).
  *
  * Every item is one signed memory of kind `langgraph` whose source URI is the exact address
  * `langgraph://<namespace labels>/<key>` (segments percent-encoded) and whose content is the
@@ -35,7 +37,7 @@ import {
 } from './address.js';
 
 export interface MemwardenStoreTtlConfig {
-  /** Default TTL of a put, in minutes (null or absent: the memory tier's default retention). */
+  /** Default TTL of a put, in minutes (null or absent: never expires, as LangGraph's stores). */
   readonly defaultTtl?: number | null;
   /**
    * Refresh an item's expiry when it is read (`get`, and the items `search` returns), as
@@ -46,17 +48,43 @@ export interface MemwardenStoreTtlConfig {
   readonly refreshOnRead?: boolean;
 }
 
+/**
+ * Maps a namespace (a put's or get's namespace, a search's prefix, a listing's prefix) to the
+ * principal that owns it — an authenticated mapping the caller supplies (e.g. the user id in
+ * `["memories", userId]`, checked against its own session table). Undefined: no principal may
+ * act there, and the operation is refused (`LangGraphPrincipalError`), never run as someone else.
+ */
+export type PrincipalResolver = (
+  namespace: readonly string[],
+) => string | undefined | Promise<string | undefined>;
+
 export interface MemwardenStoreOptions {
   /** The Memory underneath (`Memory.open()` or any `MemoryApi`). */
   readonly memory: MemoryApi;
   /** The principal every operation runs as: it owns the items, and sees only its own. */
-  readonly principal: string;
+  readonly principal?: string;
+  /** Instead of `principal`: the principal per operation, from its namespace. */
+  readonly resolvePrincipal?: PrincipalResolver;
   /**
-   * LangGraph's index config. memwarden embeds the whole content (the value's canonical JSON)
-   * with its own embedder, so `fields` is accepted for API compatibility and recorded only.
+   * LangGraph's index config. memwarden embeds each item (its canonical JSON) with the
+   * Memory's own embedder, so `fields`, `dims` and `embed` are accepted for API compatibility
+   * and not used (docs/compatibility.md); `similarityThreshold` drops query hits scoring below it.
    */
-  readonly index?: { readonly fields?: readonly string[] };
+  readonly index?: {
+    readonly fields?: readonly string[];
+    readonly dims?: number;
+    readonly embed?: unknown;
+    readonly similarityThreshold?: number;
+  };
   readonly ttl?: MemwardenStoreTtlConfig;
+}
+
+/** No principal may act in this namespace (the resolver said none). */
+export class LangGraphPrincipalError extends Error {
+  constructor(readonly namespace: readonly string[]) {
+    super(`no principal may act in namespace ${JSON.stringify(namespace)}`);
+    this.name = 'LangGraphPrincipalError';
+  }
 }
 
 /** Per-put options beyond LangGraph's `put(namespace, key, value, index)`. */
@@ -94,29 +122,45 @@ interface Live {
   readonly namespace: string[];
   readonly key: string;
   readonly value: Record<string, unknown>;
+  /** False for an item put with `index: false`: listed, never ranked by a query. */
+  readonly indexed: boolean;
 }
 
 const PAGE = 1000;
 const MS_PER_MINUTE = 60_000;
-const SEMANTIC_MAX = 100;
+/** The Memory's largest result set (`MAX_SEARCH_LIMIT`): a query ranks up to this many items. */
+const SEMANTIC_MAX = 1000;
 
 export class MemwardenStore extends BaseStore {
   private readonly memory: MemoryApi;
-  private readonly principal: string;
-  private readonly defaultTtl: number | null | undefined;
+  private readonly fixed: string | undefined;
+  private readonly resolver: PrincipalResolver | undefined;
+  private readonly defaultTtl: number | null;
   private readonly refreshOnRead: boolean;
+  private readonly similarityThreshold: number | undefined;
   readonly indexFields: readonly string[] | undefined;
 
   constructor(opts: MemwardenStoreOptions) {
     super();
-    if (typeof opts.principal !== 'string' || opts.principal.length === 0) {
-      throw new TypeError('MemwardenStore needs a principal');
+    const fixed = typeof opts.principal === 'string' && opts.principal.length > 0;
+    if (fixed === (opts.resolvePrincipal !== undefined)) {
+      throw new TypeError('MemwardenStore needs exactly one of principal and resolvePrincipal');
     }
     this.memory = opts.memory;
-    this.principal = opts.principal;
-    this.defaultTtl = opts.ttl?.defaultTtl;
+    this.fixed = fixed ? opts.principal : undefined;
+    this.resolver = opts.resolvePrincipal;
+    this.defaultTtl = opts.ttl?.defaultTtl ?? null;
     this.refreshOnRead = opts.ttl?.refreshOnRead === true;
     this.indexFields = opts.index?.fields;
+    this.similarityThreshold = opts.index?.similarityThreshold;
+  }
+
+  /** The principal an operation on `namespace` runs as; refused when there is none. */
+  private async principalFor(namespace: readonly string[]): Promise<string> {
+    if (this.fixed !== undefined) return this.fixed;
+    const p = await this.resolver!(namespace);
+    if (typeof p !== 'string' || p.length === 0) throw new LangGraphPrincipalError(namespace);
+    return p;
   }
 
   /** LangGraph's put, plus an optional TTL in minutes. */
@@ -159,27 +203,50 @@ export class MemwardenStore extends BaseStore {
    * (search without a query, listNamespaces) reads all of the principal's items, once per batch.
    */
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
-    const view = new BatchView(
-      (uri) => this.find(uri),
-      () => this.scan(),
-    );
+    const views = new Map<string, BatchView>();
+    const viewFor = async (namespace: readonly string[]): Promise<BatchView> => {
+      const principal = await this.principalFor(namespace);
+      let v = views.get(principal);
+      if (v === undefined)
+        views.set(
+          principal,
+          (v = new BatchView(
+            principal,
+            (uri) => this.find(principal, uri),
+            () => this.scan(principal),
+          )),
+        );
+      return v;
+    };
     const out: unknown[] = [];
+    // Every operation is checked, and every principal resolved, before anything is written:
+    // a batch refused for bad input changes nothing.
     for (const op of operations) {
-      if ('namespace' in op)
+      if ('key' in op && 'value' in op) {
+        validateNamespace(op.namespace, { allowReservedRoot: true });
+        checkPut(op);
+        await viewFor(op.namespace);
+      } else if ('namespace' in op) {
         validateNamespace(op.namespace, { allowEmpty: true, allowReservedRoot: true });
-      else if ('namespacePrefix' in op)
+        await viewFor(op.namespace);
+      } else if ('namespacePrefix' in op) {
         validateNamespace(op.namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
+        await viewFor(op.namespacePrefix);
+      } else await viewFor(listingNamespace(op as ListNamespacesOperation));
     }
     for (const op of operations) {
       if ('key' in op && 'value' in op) {
-        await this.doPut(view, op as MemwardenPutOperation);
+        await this.doPut(await viewFor(op.namespace), op as MemwardenPutOperation);
         out.push(undefined);
       } else if ('key' in op) {
-        out.push(await this.doGet(view, op as MemwardenGetOperation));
+        out.push(await this.doGet(await viewFor(op.namespace), op as MemwardenGetOperation));
       } else if ('namespacePrefix' in op) {
-        out.push(await this.doSearch(view, op as MemwardenSearchOperation));
+        const sop = op as MemwardenSearchOperation;
+        out.push(await this.doSearch(await viewFor(sop.namespacePrefix), sop));
       } else {
-        out.push(this.doListNamespaces(await view.all(), op));
+        const lop = op as ListNamespacesOperation;
+        const view = await viewFor(listingNamespace(lop));
+        out.push(this.doListNamespaces(await view.all(), lop));
       }
     }
     return out as OperationResults<Op>;
@@ -193,14 +260,14 @@ export class MemwardenStore extends BaseStore {
     const hit = await view.lookup(uri);
     if (hit === undefined) return null;
     const l = (op.refreshTtl ?? this.refreshOnRead) ? await this.refresh(view, uri, hit) : hit;
-    return this.toItem(l);
+    return this.toItem(view.principal, l);
   }
 
   /** Renew the item's lifetime (its own TTL again, from now); best effort, like renew-on-use. */
   private async refresh(view: BatchView, uri: string, l: Live): Promise<Live> {
     if (l.record.expiresAt === undefined) return l;
     try {
-      const record = await this.memory.renew(l.record.id, { principal: this.principal });
+      const record = await this.memory.renew(l.record.id, { principal: view.principal });
       const next = { ...l, record };
       view.set(uri, next);
       return next;
@@ -211,41 +278,39 @@ export class MemwardenStore extends BaseStore {
 
   private async doPut(view: BatchView, op: MemwardenPutOperation): Promise<void> {
     validateNamespace(op.namespace, { allowReservedRoot: true });
-    if (typeof op.key !== 'string' || op.key.length === 0) {
-      throw new TypeError('LangGraph store keys must be non-empty strings');
-    }
+    checkPut(op);
     const uri = addressUri(op.namespace, op.key);
     const existing = await view.lookup(uri);
     if (op.value === null || op.value === undefined) {
       if (existing !== undefined) {
         await this.memory.delete(existing.record.id, {
-          principal: this.principal,
+          principal: view.principal,
           reason: 'langgraph delete',
         });
         view.delete(uri);
       }
       return;
     }
-    if (typeof op.value !== 'object' || Array.isArray(op.value)) {
-      throw new TypeError('LangGraph store values must be JSON objects');
-    }
-    // The write path's nesting bound on structured values (a coded INPUT_INVALID, as the HTTP
-    // and MCP edges answer a too-deep body), before the value is canonicalised (recursively).
-    checkStructured(op.value, DEFAULT_WRITE_LIMITS.jsonDepth, 'value');
-    checkStructured([...op.namespace, op.key], 2, 'address');
     const value = JSON.parse(canonicalJson(op.value)) as Record<string, unknown>;
-    // The address is part of the signed content too: it is what the item says about itself,
-    // and it keeps equal values under different keys from reading as near-duplicates.
-    const content = canonicalJson({ namespace: op.namespace, key: op.key, value });
+    // The address is part of the signed content too: it is what the item says about itself.
+    // `index: false` is recorded with it: such an item is listed, never ranked by a query.
+    const noIndex = op.index === false;
+    const content = canonicalJson({
+      namespace: op.namespace,
+      key: op.key,
+      value,
+      ...(noIndex ? { index: false } : {}),
+    });
     const ttl = op.ttl !== undefined ? op.ttl : this.defaultTtl;
+    const ttlMs = ttl === null ? null : ttl * MS_PER_MINUTE;
     let record: MemoryRecord;
     if (existing !== undefined) {
       // A new signed version superseding the old one: history keeps both.
       try {
         record = await this.memory.update(existing.record.id, content, {
-          principal: this.principal,
+          principal: view.principal,
           reason: 'langgraph put',
-          ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
+          ttlMs,
         });
       } catch (e) {
         // The new version was screened and held (the old one stays current), as a held add.
@@ -259,54 +324,69 @@ export class MemwardenStore extends BaseStore {
     } else {
       record = stored(
         await this.memory.add(content, {
-          principal: this.principal,
+          principal: view.principal,
           kind: LANGGRAPH_KIND,
           source: uri,
-          ...(ttl === undefined ? {} : { ttlMs: ttl === null ? null : ttl * MS_PER_MINUTE }),
+          ttlMs,
+          // Items are addressed by key: {value: 1} beside {value: 2} are two items, not a flood.
+          keyed: true,
         }),
       );
     }
-    view.set(uri, { record, namespace: [...op.namespace], key: op.key, value });
+    view.set(uri, { record, namespace: [...op.namespace], key: op.key, value, indexed: !noIndex });
   }
 
   private async doSearch(view: BatchView, op: MemwardenSearchOperation): Promise<SearchItem[]> {
     const refresh = op.refreshTtl ?? this.refreshOnRead;
     const item = async (l: Live): Promise<Item> =>
-      this.toItem(refresh ? await this.refresh(view, l.record.source!, l) : l);
+      this.toItem(view.principal, refresh ? await this.refresh(view, l.record.source!, l) : l);
     validateNamespace(op.namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
     const limit = Math.max(0, Math.trunc(op.limit ?? 10));
     const offset = Math.max(0, Math.trunc(op.offset ?? 0));
     const inScope = (l: Live): boolean =>
       hasPrefix(l.namespace, op.namespacePrefix) && matchesFilter(l.value, op.filter);
+    const all = await view.all();
     if (op.query === undefined || op.query.trim() === '') {
-      const page = [...(await view.all()).values()]
+      // Insertion order, as LangGraph's InMemoryStore lists a namespace.
+      const page = [...all.values()]
         .filter(inScope)
         .sort(
           (a, b) =>
-            compareNs(b.record.createdAtNs, a.record.createdAtNs) ||
+            compareNs(a.record.createdAtNs, b.record.createdAtNs) ||
             a.record.source!.localeCompare(b.record.source!),
         )
         .slice(offset, offset + limit);
       return Promise.all(page.map(item));
     }
+    // Rank every item of the principal (up to the Memory's largest result set), then keep the
+    // ones in scope: a namespace's items are found however many better matches live elsewhere.
+    // The Memory's renew-on-use is off: an item's lifetime moves only by `refreshOnRead`.
     const r = await this.memory.search(op.query, {
-      principal: this.principal,
-      limit: SEMANTIC_MAX,
+      principal: view.principal,
+      limit: Math.max(1, Math.min(SEMANTIC_MAX, all.size)),
       filters: { kind: LANGGRAPH_KIND },
+      renew: false,
+      ...(this.similarityThreshold === undefined ? {} : { threshold: this.similarityThreshold }),
     });
     const hits: { l: Live; score: number }[] = [];
     for (const h of r.results) {
       if (h.memory.source === undefined) continue;
-      const l = await view.lookup(h.memory.source);
-      // Only this principal's current version of the item counts.
-      if (l === undefined || l.record.id !== h.memory.id || !inScope(l)) continue;
+      const l = all.get(h.memory.source);
+      // Only this principal's current, indexed version of the item counts.
+      if (l === undefined || l.record.id !== h.memory.id || !l.indexed || !inScope(l)) continue;
       hits.push({ l, score: h.score });
     }
     hits.sort((a, b) => b.score - a.score);
+    // Items put with `index: false` follow the ranked ones, unscored, as InMemoryStore returns them.
+    const unranked = [...all.values()]
+      .filter((l) => !l.indexed && inScope(l))
+      .sort((a, b) => compareNs(a.record.createdAtNs, b.record.createdAtNs));
+    const ranked: { l: Live; score?: number }[] = [...hits, ...unranked.map((l) => ({ l }))];
     return Promise.all(
-      hits
-        .slice(offset, offset + limit)
-        .map(async (h) => ({ ...(await item(h.l)), score: h.score })),
+      ranked.slice(offset, offset + limit).map(async (h) => ({
+        ...(await item(h.l)),
+        ...(h.score === undefined ? {} : { score: h.score }),
+      })),
     );
   }
 
@@ -327,42 +407,42 @@ export class MemwardenStore extends BaseStore {
   // ---- reading the principal's items -------------------------------------------------------
 
   /** The principal's live store items, by address (the newest if two ever share one). */
-  private async scan(): Promise<Map<string, Live>> {
+  private async scan(principal: string): Promise<Map<string, Live>> {
     const out = new Map<string, Live>();
     for (let offset = 0; ; offset += PAGE) {
-      const page = await this.memory.getAll({ principal: this.principal, limit: PAGE, offset });
+      const page = await this.memory.getAll({ principal, limit: PAGE, offset });
       if (page.length === 0) return out;
-      for (const m of page) this.keepNewest(out, m);
+      for (const m of page) this.keepNewest(principal, out, m);
     }
   }
 
   /** The principal's live item at one address: a lookup by exact source URI. */
-  private async find(uri: string): Promise<Live | undefined> {
+  private async find(principal: string, uri: string): Promise<Live | undefined> {
     const out = new Map<string, Live>();
     for (let offset = 0; ; offset += PAGE) {
-      const page = await this.memory.getAll({ principal: this.principal, source: uri, limit: PAGE, offset });
-      for (const m of page) if (m.source === uri) this.keepNewest(out, m);
+      const page = await this.memory.getAll({ principal, source: uri, limit: PAGE, offset });
+      for (const m of page) if (m.source === uri) this.keepNewest(principal, out, m);
       if (page.length < PAGE) return out.get(uri);
     }
   }
 
   /** Add `m` to `out` when it is one of this principal's store items and the newest at its address. */
-  private keepNewest(out: Map<string, Live>, m: MemoryRecord): void {
-    if (m.kind !== LANGGRAPH_KIND || m.writer !== this.principal || m.source === undefined) return;
+  private keepNewest(principal: string, out: Map<string, Live>, m: MemoryRecord): void {
+    if (m.kind !== LANGGRAPH_KIND || m.writer !== principal || m.source === undefined) return;
     const addr = parseAddressUri(m.source);
     if (addr === undefined) return;
-    const value = readContent(m.content, addr);
-    if (value === undefined) return;
+    const doc = readContent(m.content, addr);
+    if (doc === undefined) return;
     const prev = out.get(m.source);
     if (prev !== undefined && compareNs(prev.record.createdAtNs, m.createdAtNs) >= 0) return;
-    out.set(m.source, { record: m, ...addr, value });
+    out.set(m.source, { record: m, ...addr, value: doc.value, indexed: doc.indexed });
   }
 
   /** createdAt is the first version's time (walked through the history), updatedAt this one's. */
-  private async toItem(l: Live): Promise<Item> {
+  private async toItem(principal: string, l: Live): Promise<Item> {
     let created = l.record.createdAt;
     if (l.record.supersedes !== undefined) {
-      const h = await this.memory.history(l.record.id, { principal: this.principal });
+      const h = await this.memory.history(l.record.id, { principal });
       const first = h.find((e) => e.action === 'add');
       if (first !== undefined) created = first.at;
     }
@@ -376,16 +456,33 @@ export class MemwardenStore extends BaseStore {
   }
 }
 
+/** A put's key and value as LangGraph accepts them (a value is an object, or null to delete). */
+function checkPut(op: PutOperation): void {
+  if (typeof op.key !== 'string' || op.key.length === 0)
+    throw new TypeError('LangGraph store keys must be non-empty strings');
+  if (
+    op.value !== null &&
+    op.value !== undefined &&
+    (typeof op.value !== 'object' || Array.isArray(op.value))
+  )
+    throw new TypeError('LangGraph store values must be JSON objects');
+  // The write path's nesting bound on structured values (a coded INPUT_INVALID, as the HTTP
+  // and MCP edges answer a too-deep body), before the value is canonicalised (recursively).
+  if (op.value !== null && op.value !== undefined)
+    checkStructured(op.value, DEFAULT_WRITE_LIMITS.jsonDepth, 'value');
+  checkStructured([...op.namespace, op.key], 2, 'address');
+}
+
 function stored(r: AddResult): MemoryRecord {
   if (r.status !== 'stored') throw new PutHeldForReviewError(r.reviewId, r.reasons);
   return r.memory;
 }
 
-/** The value of a store item's content, when the content's own address matches its URI. */
+/** A store item's value (and index flag), when the content's own address matches its URI. */
 function readContent(
   content: string,
   addr: { namespace: string[]; key: string },
-): Record<string, unknown> | undefined {
+): { value: Record<string, unknown>; indexed: boolean } | undefined {
   let doc: unknown;
   try {
     doc = JSON.parse(content);
@@ -393,11 +490,23 @@ function readContent(
     return undefined;
   }
   if (doc === null || typeof doc !== 'object') return undefined;
-  const { namespace, key, value } = doc as { namespace?: unknown; key?: unknown; value?: unknown };
+  const { namespace, key, value, index } = doc as {
+    namespace?: unknown;
+    key?: unknown;
+    value?: unknown;
+    index?: unknown;
+  };
   if (key !== addr.key || JSON.stringify(namespace) !== JSON.stringify(addr.namespace))
     return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  return value as Record<string, unknown>;
+  return { value: value as Record<string, unknown>, indexed: index !== false };
+}
+
+/** The namespace a listing runs in, for principal resolution: its prefix up to a wildcard. */
+function listingNamespace(op: ListNamespacesOperation): string[] {
+  const prefix = op.matchConditions?.find((c) => c.matchType === 'prefix')?.path ?? [];
+  const i = prefix.indexOf('*');
+  return [...(i < 0 ? prefix : prefix.slice(0, i))];
 }
 
 /**
@@ -409,6 +518,7 @@ class BatchView {
   #all: Map<string, Live> | undefined;
 
   constructor(
+    readonly principal: string,
     private readonly find: (uri: string) => Promise<Live | undefined>,
     private readonly scan: () => Promise<Map<string, Live>>,
   ) {}

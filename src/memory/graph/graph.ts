@@ -138,6 +138,17 @@ export interface GraphMemoryOptions {
    * OPERATOR ones (the MCP server passes exactly that).
    */
   readonly visible?: (entry: { readonly owner: string; readonly tier: SourceTier }) => boolean;
+  /**
+   * The authentication policy (issue 19): the authority a verified write carries into the index
+   * before min-inheritance — what decides membership of the authenticated subgraph G_A.
+   * Default: the entry's effective authority (tier and lineage label, `core/trust`);
+   * `graphAuthority(policy, writerKind)` (memory/graph/search) adds the writer's kind.
+   */
+  readonly authority?: (entry: {
+    readonly writer: string;
+    readonly tier: SourceTier;
+    readonly label: TrustLabel;
+  }) => Authority | Promise<Authority>;
 }
 
 export interface GraphSelection extends AuthSelectResult {
@@ -203,11 +214,23 @@ export class GraphMemory {
       e.content,
       e.writer,
       e.tier,
-      effectiveAuthority(e.tier, e.label),
+      await this.ownAuthority(e),
       e.parents,
       e.label,
     );
     return true;
+  }
+
+  /** A verified write's own authority under the graph's authentication policy. */
+  private async ownAuthority(e: {
+    readonly writer: string;
+    readonly tier: SourceTier;
+    readonly label: TrustLabel;
+  }): Promise<Authority> {
+    const policy = this.opts.authority;
+    if (policy === undefined) return effectiveAuthority(e.tier, e.label);
+    // Never above the entry's own effective authority, whatever a policy returns.
+    return meetAuthority(effectiveAuthority(e.tier, e.label), await policy(e));
   }
 
   /** Whether a folded object's entry is still live (not past its expiry). */
@@ -401,13 +424,17 @@ export class GraphMemory {
       })),
       ctx,
     );
-    return outs.map((r) =>
-      r.status === 'stored' ? { status: 'stored', id: this.foldRecord(r.memory) } : r,
-    );
+    const results: GraphObjectResult[] = [];
+    // In order: a later object may name an earlier one as its parent (min-inheritance).
+    for (const r of outs)
+      results.push(
+        r.status === 'stored' ? { status: 'stored', id: await this.foldRecord(r.memory) } : r,
+      );
+    return results;
   }
 
   /** Fold a record the writer just stored; returns its id. */
-  private foldRecord(m: GraphWriteStored): string {
+  private async foldRecord(m: GraphWriteStored): Promise<string> {
     if (m.expiresAt !== undefined)
       this.expiryOf.set(m.id, BigInt(Date.parse(m.expiresAt)) * 1_000_000n);
     this.fold(
@@ -416,7 +443,7 @@ export class GraphMemory {
       m.content,
       m.writer,
       m.tier,
-      effectiveAuthority(m.tier, m.label),
+      await this.ownAuthority(m),
       m.parents,
       m.label,
     );
@@ -455,7 +482,7 @@ export class GraphMemory {
     const id = storedId(
       r === undefined || r.status !== 'stored'
         ? (r as GraphObjectResult)
-        : { status: 'stored', id: this.foldRecord(r.memory) },
+        : { status: 'stored', id: await this.foldRecord(r.memory) },
     );
     let x = extraction;
     if (x === undefined && this.opts.extractor !== undefined) {
@@ -567,7 +594,12 @@ export class GraphMemory {
   }
 
   /** PPR selection of `k` passages for `query`, with its AuthSelect replay (§5.1). */
-  select(query: string, k = 5, seedsOverride?: readonly string[]): GraphSelection {
+  select(
+    query: string,
+    k = 5,
+    seedsOverride?: readonly string[],
+    candidates?: ArrayLike<number>,
+  ): GraphSelection {
     const seeds = seedsOverride ?? this.groundQuery(query);
     const seedNodes = seeds
       .map((s) => this.index.index(entityNode(s)))
@@ -578,13 +610,13 @@ export class GraphMemory {
       this.index,
       {
         seeds: seedNodes.map((node) => ({ node, weight: 1 })),
-        candidates: this.index.nodesOfKind('passage'),
+        candidates: candidates ?? this.index.nodesOfKind('passage'),
         k,
       },
       this.opts.ppr,
     );
     const toIds = (ns: readonly number[]): string[] =>
-      ns.map((n) => this.index.id(n).slice('passage:'.length));
+      ns.map((n) => this.index.id(n).replace(/^(passage|entity):/, ''));
     return {
       ...r,
       fullIds: toIds(r.full),

@@ -3,10 +3,10 @@
  * The knowledge-graph operations of the reference MCP memory server
  * (`@modelcontextprotocol/server-memory`): create_entities, create_relations, add_observations,
  * delete_entities, delete_observations, delete_relations, read_graph, search_nodes, open_nodes —
- * same names and input shapes, so an agent written against the reference works unchanged. Two
- * departures: every write is a signed, logged `graph` entry of the calling principal and channel
- * (outputs carry that provenance), and read_graph is paginated (`cursor`, `limit`; the reference
- * returns the whole graph).
+ * same names, input shapes and semantics, so an agent written against the reference works
+ * unchanged. Every write is a signed, logged `graph` entry of the calling principal and channel
+ * (results carry that provenance; the MCP edge moves it to `_meta`), and read_graph may be paged
+ * (`cursor`, `limit`) by a client that asks; without them it returns the whole graph.
  *
  * Inputs are validated here (attacker-facing): a bad shape is `INPUT_INVALID`, an observation on
  * a missing entity is `STORAGE_NOT_FOUND` (the reference throws there too); names and
@@ -28,6 +28,21 @@ import type {
   WriteContext,
 } from './graph.js';
 import type { GraphObject } from './objects.js';
+
+export interface KgDeleteEntitiesResult {
+  readonly deleted: readonly string[];
+  readonly notFound: readonly string[];
+  readonly requested: number;
+}
+export interface KgDeleteObservationsResult {
+  readonly deletedCount: number;
+  readonly requested: number;
+  readonly missingEntities: readonly string[];
+}
+export interface KgDeleteRelationsResult {
+  readonly deletedCount: number;
+  readonly requested: number;
+}
 
 export interface KgEntity {
   readonly name: string;
@@ -308,6 +323,14 @@ export class KnowledgeGraphTools {
       this.v.rel(x, `relations[${i}]`),
     );
     this.bound(items.length, 'relations');
+    // The reference refuses a relation whose endpoint does not exist, before writing anything
+    // (it no longer creates dangling endpoints).
+    for (const r of items)
+      for (const name of [r.from, r.to])
+        if (this.graph.entity(name) === undefined)
+          throw new MemwardenError('STORAGE_NOT_FOUND', `Entity with name ${name} not found`, {
+            details: { entityName: name },
+          });
     const have = new Set(
       this.graph.allRelations().map((r) => `${r.from}\u0000${r.to}\u0000${r.relationType}`),
     );
@@ -383,27 +406,37 @@ export class KnowledgeGraphTools {
     }));
   }
 
+  /**
+   * Deletes the named entities and their relations; reports which names were deleted and which
+   * were not (absent, held for review, or above the caller's authority — never claimed done).
+   */
   async delete_entities(
     args: unknown,
     ctx: WriteContext,
     held: HeldGraphObject[] = [],
-  ): Promise<void> {
+  ): Promise<KgDeleteEntitiesResult> {
     const names = this.v.ss(obj(args, 'arguments').entityNames, 'entityNames');
     this.bound(names.length, 'entityNames');
+    const unique = names.filter((name, i) => names.indexOf(name) === i);
+    const present = unique.filter((name) => this.graph.entity(name) !== undefined);
     await this.write(
-      names
-        .filter((name, i) => this.graph.entity(name) !== undefined && names.indexOf(name) === i)
-        .map((name) => ({ o: { t: 'delete_entity', name } as GraphObject, subject: name })),
+      present.map((name) => ({ o: { t: 'delete_entity', name } as GraphObject, subject: name })),
       ctx,
       held,
     );
+    const deleted = present.filter((n) => this.graph.entity(n) === undefined);
+    return {
+      deleted,
+      notFound: unique.filter((n) => !deleted.includes(n)),
+      requested: names.length,
+    };
   }
 
   async delete_observations(
     args: unknown,
     ctx: WriteContext,
     held: HeldGraphObject[] = [],
-  ): Promise<void> {
+  ): Promise<KgDeleteObservationsResult> {
     const dels = arr(obj(args, 'arguments').deletions, 'deletions').map((x, i) => {
       const o = obj(x, `deletions[${i}]`);
       return {
@@ -415,38 +448,68 @@ export class KnowledgeGraphTools {
       dels.reduce((n, d) => n + d.texts.length, 0),
       'deletions',
     );
+    const has = (entity: string, text: string): boolean =>
+      this.graph.entity(entity)?.observations.some((ob) => ob.text === text) === true;
     const writes: { o: GraphObject; subject: string }[] = [];
     for (const d of dels)
       for (const text of d.texts)
-        if (this.graph.entity(d.entity)?.observations.some((ob) => ob.text === text))
+        if (has(d.entity, text))
           writes.push({
             o: { t: 'delete_observation', entity: d.entity, text },
             subject: d.entity,
           });
     await this.write(writes, ctx, held);
+    // Counted from the graph after the writes: only observations that were there and are gone.
+    const deletedCount = writes.filter((w) => {
+      const o = w.o as { entity: string; text: string };
+      return !has(o.entity, o.text);
+    }).length;
+    const missingEntities = dels
+      .map((d) => d.entity)
+      .filter((e, i, a) => this.graph.entity(e) === undefined && a.indexOf(e) === i);
+    return {
+      deletedCount,
+      requested: dels.reduce((n, d) => n + d.texts.length, 0),
+      missingEntities,
+    };
   }
 
   async delete_relations(
     args: unknown,
     ctx: WriteContext,
     held: HeldGraphObject[] = [],
-  ): Promise<void> {
+  ): Promise<KgDeleteRelationsResult> {
     const items = arr(obj(args, 'arguments').relations, 'relations').map((x, i) =>
       this.v.rel(x, `relations[${i}]`),
     );
     this.bound(items.length, 'relations');
+    const present = (r: { from: string; to: string; relationType: string }): boolean =>
+      this.graph
+        .allRelations()
+        .some((x) => x.from === r.from && x.to === r.to && x.relationType === r.relationType);
+    const there = items.filter(present);
     await this.write(
-      items.map((r) => ({
+      there.map((r) => ({
         o: { t: 'delete_relation', ...r } as GraphObject,
         subject: `${r.from} ${r.relationType} ${r.to}`,
       })),
       ctx,
       held,
     );
+    // Counted from the graph after the writes: only relations that matched and are gone.
+    return { deletedCount: there.filter((r) => !present(r)).length, requested: items.length };
   }
-  /** The graph, a page at a time: entities in name order, with the relations among the page's. */
+  /**
+   * The whole graph (what the reference returns), or — when the caller pages with `limit` or
+   * `cursor` — a page at a time: entities in name order, each relation on its `from` entity's page.
+   */
   read_graph(args: unknown): KgGraph {
     const o = obj(args, 'arguments');
+    if (o.limit === undefined && o.cursor === undefined)
+      return {
+        entities: this.graph.allEntities().map(toEntity),
+        relations: this.graph.allRelations().map(toRelation),
+      };
     const limit = o.limit === undefined ? 100 : Number(o.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
       bad('limit must be an integer in 1..1000');
@@ -471,7 +534,7 @@ export class KnowledgeGraphTools {
     };
   }
 
-  /** Case-insensitive match on names, types and observation text; relations among the hits. */
+  /** Case-insensitive match on names, types and observation text; relations touching a hit. */
   search_nodes(args: unknown): KgGraph {
     const q = this.v.s(obj(args, 'arguments').query, 'query').toLowerCase();
     const hits = this.graph
@@ -485,7 +548,7 @@ export class KnowledgeGraphTools {
     return this.subgraph(hits);
   }
 
-  /** The named entities (missing names skipped) and the relations among them. */
+  /** The named entities (missing names skipped) and every relation touching one of them. */
   open_nodes(args: unknown): KgGraph {
     const names = this.v.ss(obj(args, 'arguments').names, 'names');
     return this.subgraph(
@@ -499,7 +562,9 @@ export class KnowledgeGraphTools {
       entities: es.map(toEntity),
       relations: this.graph
         .allRelations()
-        .filter((r) => names.has(r.from) && names.has(r.to))
+        // Relations with at least one endpoint in the result, as the reference returns them
+        // (since its fix of issue #3137), so a node's connections are discoverable.
+        .filter((r) => names.has(r.from) || names.has(r.to))
         .map(toRelation),
     };
   }

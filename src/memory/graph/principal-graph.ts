@@ -74,6 +74,16 @@ export class PrincipalGraph {
     return run;
   }
 
+  /** Run `fn` over the refreshed fold, in this principal's call order (a fold is not re-entrant). */
+  read<T>(fn: (graph: GraphMemory) => Promise<T>): Promise<T> {
+    const run = this.chain.then(async () => {
+      await this.graph.refresh();
+      return fn(this.graph);
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
   /** Score every object of a read, drop the flagged ones, render the rest sealed. */
   private async sealed(g: KgGraph): Promise<GraphToolResult> {
     const dropped: { id: string; code: string }[] = [];

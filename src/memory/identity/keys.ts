@@ -5,8 +5,14 @@
  * checkpoint signing key, and the HMAC keyring (SMSR component 1). Secrets live behind the
  * KeySource port; this module only names them and caches the live key objects.
  */
-import { type Ed25519Signer, generateKeyPair, signerFromSeed } from '../../core/crypto/ed25519.js';
-import { MacKeyring } from '../../core/crypto/hmac.js';
+import { utf8 } from '../../core/bytes.js';
+import {
+  type Ed25519Signer,
+  generateKeyPair,
+  publicKeyFromSeed,
+  signerFromSeed,
+} from '../../core/crypto/ed25519.js';
+import { MacKeyring, hmacSha256 } from '../../core/crypto/hmac.js';
 import { MemwardenError } from '../../core/errors.js';
 import type { RandomSource } from '../../ports/clock.js';
 import type { KeySource } from '../../ports/keysource.js';
@@ -27,6 +33,8 @@ export class HostKeys {
     private readonly random: RandomSource,
     readonly logSigner: Ed25519Signer,
     readonly macs: MacKeyring,
+    /** HMAC key for derived principal keys (ADR 0058), itself derived from the log key's seed. */
+    private readonly derivation: Uint8Array,
   ) {}
 
   /** Load (creating on first use) the checkpoint key and the MAC keyring. */
@@ -53,7 +61,10 @@ export class HostKeys {
       macs.add(n, key);
       if (all.has(`${n}${RETIRED_SUFFIX}`)) macs.retire(n);
     }
-    return new HostKeys(source, random, signerFromSeed(seed), macs);
+    // Domain-separated from every use of the log key (it signs with the seed's Ed25519 key; this
+    // is an HMAC of a label under the seed): every process sharing the store derives the same.
+    const derivation = hmacSha256(seed, utf8.encode('memwarden/derive-principal-keys/v1'));
+    return new HostKeys(source, random, signerFromSeed(seed), macs, derivation);
   }
 
   /** Generate a key for a principal the host writes for; returns its public key. */
@@ -65,6 +76,33 @@ export class HostKeys {
     await this.source.put(principalKeyName(kid), kp.seed);
     this.signers.set(kid, signerFromSeed(kp.seed));
     return { publicKey: kp.publicKey, kid };
+  }
+
+  /**
+   * The signing key named by `label`, derived deterministically (ADR 0058): the same label gives
+   * the same key on every process that shares the log key, so a platform's end user maps to one
+   * principal id without a lookup table. The seed is stored like a generated one (idempotent),
+   * so {@link signer} finds it.
+   */
+  async derivedSigningKey(
+    label: string,
+    kidFor: (publicKey: Uint8Array) => string,
+  ): Promise<{ publicKey: Uint8Array; kid: string }> {
+    const seed = hmacSha256(this.derivation, utf8.encode(label));
+    const publicKey = publicKeyFromSeed(seed);
+    const kid = kidFor(publicKey);
+    if (!this.signers.has(kid)) {
+      if ((await this.source.get(principalKeyName(kid))) === undefined) {
+        try {
+          await this.source.put(principalKeyName(kid), seed);
+        } catch (e) {
+          // A concurrent derivation stored the same seed first: nothing to do.
+          if (!(e instanceof MemwardenError && e.code === 'STORAGE_CONFLICT')) throw e;
+        }
+      }
+      this.signers.set(kid, signerFromSeed(seed));
+    }
+    return { publicKey, kid };
   }
 
   /** The signer for `kid`, or undefined when the host does not hold that key. */

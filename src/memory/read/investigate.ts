@@ -168,8 +168,8 @@ export class Investigator {
     const view = this.ctx.view(o.principal); // refuses a missing principal
     const nowNs = this.ctx.clock.nowNs();
     const p = plan(o, nowNs);
-    const caller = await this.ctx.storage.getPrincipal(o.principal);
-    const operator = caller?.kind === 'operator';
+    // The kind as the signed registry states it, never the principals table (ADR 0033).
+    const operator = (await this.ctx.ledger.principalKind(o.principal)) === 'operator';
     if (!operator && o.owner !== undefined && o.owner !== o.principal)
       throw new MemwardenError(
         'AUTH_FORBIDDEN',
@@ -198,8 +198,7 @@ export class Investigator {
    */
   async entry(id: string, principal: string): Promise<InvestigatedEntry> {
     const view = this.ctx.view(principal);
-    const caller = await this.ctx.storage.getPrincipal(principal);
-    const operator = caller?.kind === 'operator';
+    const operator = (await this.ctx.ledger.principalKind(principal)) === 'operator';
     // The privileged path: the system scope, for an operator only, audited below.
     const scope = operator ? this.ctx.storage : view;
     const stored = await scope.getEntry(id);

@@ -21,6 +21,7 @@ import type { DetectionHooks } from '../detect/calibration.js';
 import { flaggedOf } from '../write/write.js';
 import type { ReadModel } from './read-model.js';
 import { readFilter } from '../scope.js';
+import { resolveSmoothing, smoothPool } from './smoothing.js';
 
 const NO_VECTOR = new Float32Array(0);
 
@@ -60,6 +61,9 @@ export interface SearchDeps {
   ) => Promise<void>;
 }
 
+/** Largest result set one search returns (an adapter that ranks a whole scope asks for it). */
+export const MAX_SEARCH_LIMIT = 1000;
+
 export class SearchEngine {
   /** Query-embedding cache: the model's time is paid once per distinct query. */
   private readonly queryCache = new Map<string, Float32Array>();
@@ -76,7 +80,12 @@ export class SearchEngine {
     // Mem0-style filters and the scope shortcuts (INPUT_INVALID before anything is read).
     const filter = readFilter(opts);
     const recency = checkRecency(opts.recency);
-    const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), 100);
+    // Smoothing retrieves the whole top-m pool (validated and planned before any work).
+    const smoothing = opts.smoothing === undefined ? undefined : resolveSmoothing(opts.smoothing);
+    const limit =
+      smoothing !== undefined
+        ? smoothing.m
+        : Math.min(Math.max(Math.trunc(opts.limit ?? 5), 1), MAX_SEARCH_LIMIT);
     const threshold = opts.threshold ?? 0;
     const ranking = opts.ranking ?? 'hybrid';
     if (ranking !== 'hybrid' && ranking !== 'vector' && ranking !== 'lexical')
@@ -105,7 +114,9 @@ export class SearchEngine {
           : Math.min(Math.max(limit * 3, FUSION_CANDIDATES), 1000),
     };
     const q = {
-      ...(ranking === 'lexical' || queryEmbedding === undefined ? {} : { embedding: queryEmbedding }),
+      ...(ranking === 'lexical' || queryEmbedding === undefined
+        ? {}
+        : { embedding: queryEmbedding }),
       ...(ranking === 'vector' ? {} : { text: query }),
       ...filters,
     };
@@ -192,7 +203,8 @@ export class SearchEngine {
             continue;
           }
         }
-        const expires = await this.renew(view, entry, nowNs);
+        const expires =
+          opts.renew === false ? entry.expiresAtNs : await this.renew(view, entry, nowNs);
         this.d.metrics.recordRead(v.entry.tier);
         results.push({
           memory: toMemoryRecord(v.entry, v.leafIndex, entry.bytes, expires),
@@ -205,6 +217,16 @@ export class SearchEngine {
       }
     }
     const seal = toHex(this.d.random.randomBytes(16));
+    if (smoothing !== undefined) {
+      // The pool is never rendered as one context: the model reads the ablated ones.
+      return {
+        results,
+        context: '',
+        seal,
+        dropped,
+        smoothing: smoothPool(results, smoothing, this.d.random),
+      };
+    }
     const context = renderSegments(
       results.map((r) => ({
         id: r.memory.versionId,
@@ -292,8 +314,10 @@ export function rank(
   hits: readonly { entry: StoredEntry; vectorScore?: number; lexicalScore?: number }[],
   ranking: 'vector' | 'lexical' | 'hybrid',
 ): { entry: StoredEntry; score: number }[] {
-  const byScore = (a: { entry: StoredEntry; score: number }, b: { entry: StoredEntry; score: number }): number =>
-    b.score - a.score || a.entry.leafIndex - b.entry.leafIndex;
+  const byScore = (
+    a: { entry: StoredEntry; score: number },
+    b: { entry: StoredEntry; score: number },
+  ): number => b.score - a.score || a.entry.leafIndex - b.entry.leafIndex;
   if (ranking === 'vector') {
     return hits
       .filter((h) => h.vectorScore !== undefined)
@@ -308,7 +332,9 @@ export function rank(
   }
   const span = (xs: number[]): [number, number] =>
     xs.length === 0 ? [0, 0] : [Math.min(...xs), Math.max(...xs)];
-  const [vMin, vMax] = span(hits.flatMap((h) => (h.vectorScore === undefined ? [] : [h.vectorScore])));
+  const [vMin, vMax] = span(
+    hits.flatMap((h) => (h.vectorScore === undefined ? [] : [h.vectorScore])),
+  );
   const [lMin, lMax] = span(hits.map((h) => h.lexicalScore ?? 0));
   const norm = (x: number, lo: number, hi: number): number => (hi > lo ? (x - lo) / (hi - lo) : 0);
   return hits
@@ -331,9 +357,13 @@ function checkRecency(r: unknown): { halfLifeNs: number } | undefined {
   if (r === undefined) return undefined;
   const h = (r as { halfLifeMs?: unknown } | null)?.halfLifeMs;
   if (typeof h !== 'number' || !Number.isFinite(h) || h <= 0 || h > MAX_HALF_LIFE_MS)
-    throw new MemwardenError('INPUT_INVALID', 'recency.halfLifeMs must be a positive number of ms', {
-      details: { field: 'recency' },
-    });
+    throw new MemwardenError(
+      'INPUT_INVALID',
+      'recency.halfLifeMs must be a positive number of ms',
+      {
+        details: { field: 'recency' },
+      },
+    );
   return { halfLifeNs: h * 1e6 };
 }
 

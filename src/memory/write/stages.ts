@@ -4,7 +4,8 @@
  * {@link WriteDraft} that runs through the same ordered stages:
  *
  *   limits → principal (tier ceiling) → ttl (per-tier ceiling) → lineage → extraction →
- *   embedding → screening (hold) → consolidation (dedupe) → commit (quota, sign, log, metrics)
+ *   embedding → screening (hold) → consolidation (dedupe; skipped by keyed writes) →
+ *   flood control (hold; issue 19) → commit (quota, sign, log, metrics)
  *
  * A stage returns the draft to go on with, a hold (the findings that send it to the review
  * queue), a finished result, or several drafts (extraction's facts, each running the rest of
@@ -99,5 +100,6 @@ export const STAGE_ORDER = [
   'embedding',
   'screening',
   'dedupe',
+  'flood',
   'commit',
 ] as const;

@@ -9,7 +9,7 @@ import { toHex, utf8 } from '../../core/bytes.js';
 import { sha256 } from '../../core/crypto/sha256.js';
 import { LIMITS } from '../../core/entry/index.js';
 import { MemwardenError } from '../../core/errors.js';
-import type { StoredEntry } from '../../ports/storage.js';
+import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
 import type { HistoryEvent, MemoryRecord } from '../api.js';
 import type { MemoryContext } from '../context.js';
 import { checkTtlMs } from '../config.js';
@@ -193,8 +193,16 @@ export class Versions {
     }
   }
 
-  async history(id: string, opts: { principal: string }): Promise<HistoryEvent[]> {
-    const view = this.ctx.view(opts.principal);
+  /**
+   * The versions and deletion of an entry, oldest first, read in the principal's scope — or in
+   * `scope` when the caller already decided a wider one (an operator's audited investigation).
+   */
+  async history(
+    id: string,
+    opts: { principal: string },
+    scope?: StorageBackend,
+  ): Promise<HistoryEvent[]> {
+    const view = scope ?? this.ctx.view(opts.principal);
     // Walk back to the first version, then forward through supersededBy.
     let first = await this.resolve(id, opts.principal);
     if (first === undefined)

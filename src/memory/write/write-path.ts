@@ -33,13 +33,20 @@ import type { LineageWriter, ResolvedLineage } from './lineage.js';
 import { toMemoryRecord } from '../read/records.js';
 import type { WriteScreen } from '../detect/screen.js';
 import { UNTRUSTED_WRITE_TIERS, findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
-import { type Decision, type LlmConsolidation, type NewFact, candidatesFor, decide } from './consolidate.js';
+import {
+  type Decision,
+  type LlmConsolidation,
+  type NewFact,
+  candidatesFor,
+  decide,
+} from './consolidate.js';
 import { checkEventAt, checkMetadata, checkScopeId } from '../scope.js';
 import type { JsonObject } from '../../core/entry/meta.js';
 import { sealHeld } from './held.js';
 import type { DetectionHooks } from '../detect/calibration.js';
 import { checkOptional, checkString, checkStructured } from './limits.js';
 import type { HoldFinding, StageResult, WriteDraft, WriteStage } from './stages.js';
+import { DEFAULT_FLOOD_POLICY, FloodWindow, type FloodPolicy } from '../../core/smsr/flood.js';
 
 /** The lineage fields that go into the signed entry. */
 export type WriteLineage = Pick<ResolvedLineage, 'parents' | 'weights' | 'label'>;
@@ -56,6 +63,12 @@ export interface WritePathDeps {
    * ADD / UPDATE / NOOP). {@link WritePath.nearDuplicateStage} is the refusal of before.
    */
   readonly dedupe?: (path: WritePath) => WriteStage;
+  /**
+   * Flood control (issue 19, `core/smsr/flood`): mutually similar writes per window from an
+   * untrusted tier, a non-user writer or one source beyond the budget are held for review.
+   * Default `DEFAULT_FLOOD_POLICY`; null turns it off.
+   */
+  readonly flood?: FloodPolicy | null;
 }
 
 /** The entry v2 fields of a write (metadata, event time, scopes), checked (ADR 0048). */
@@ -80,7 +93,6 @@ export function v2Fields(opts: AddOptions): {
 /** How many times a consolidation UPDATE is decided again after losing a race (then refused). */
 const CONSOLIDATION_RETRIES = 2;
 
-
 /** Entry kinds that are structure, not memories: no stored embedding, no near-duplicate check. */
 const STRUCTURE_KINDS: ReadonlySet<string> = new Set(['graph', 'passage']);
 
@@ -98,7 +110,11 @@ export interface GraphWriteItem {
 /** The outcome of one graph object's write. */
 export type GraphWriteOutcome =
   | { readonly status: 'stored'; readonly memory: MemoryRecord }
-  | { readonly status: 'pending_review'; readonly reviewId: string; readonly reasons: readonly string[] };
+  | {
+      readonly status: 'pending_review';
+      readonly reviewId: string;
+      readonly reasons: readonly string[];
+    };
 
 const NS_PER_MS = 1_000_000n;
 const isPromise = <T>(x: T | Promise<T>): x is Promise<T> =>
@@ -109,7 +125,8 @@ function reportOf(l: WriteLineage, r: ResolvedLineage | undefined): LineageRepor
   const basis = r?.basis ?? (l.parents.length > 0 ? 'explicit' : 'none');
   const why: string[] = [];
   if (basis === 'none') why.push('no parents: not derived from a retrieval or a named entry');
-  if (basis === 'explicit' || basis === 'explicit+retrieval') why.push('parents named by the caller');
+  if (basis === 'explicit' || basis === 'explicit+retrieval')
+    why.push('parents named by the caller');
   if (basis === 'retrieval' || basis === 'explicit+retrieval')
     why.push(
       r?.thread === ''
@@ -118,7 +135,9 @@ function reportOf(l: WriteLineage, r: ResolvedLineage | undefined): LineageRepor
     );
   if (basis === 'override') why.push("an operator's lineage override (audited)");
   if (r?.raised === true)
-    why.push('raised to the recorded retrieval and attribution floor (caller lineage only adds taint)');
+    why.push(
+      'raised to the recorded retrieval and attribution floor (caller lineage only adds taint)',
+    );
   return {
     parents: [...l.parents],
     weights: [...l.weights],
@@ -156,6 +175,8 @@ export class WritePath {
     const screening = this.screeningStage();
     const commit = this.commitStage();
     const dedupe = d.dedupe === undefined ? this.consolidationStage() : d.dedupe(this);
+    const flood =
+      d.flood === null ? [] : [this.floodStage(new FloodWindow(d.flood ?? DEFAULT_FLOOD_POLICY))];
     this.addStages = [
       limits,
       principal,
@@ -165,6 +186,7 @@ export class WritePath {
       embedding,
       screening,
       dedupe,
+      ...flood,
       commit,
     ];
     this.updateStages = [limits, principal, ttl, embedding, screening, commit];
@@ -191,7 +213,12 @@ export class WritePath {
     lineage: WriteLineage,
     sup: string,
   ): Promise<AddResult> {
-    const d: WriteDraft = { ...this.draft(content, opts), lineage: asResolved(lineage), sup, noExtraction: true };
+    const d: WriteDraft = {
+      ...this.draft(content, opts),
+      lineage: asResolved(lineage),
+      sup,
+      noExtraction: true,
+    };
     return this.run(this.updateStages, d, 0);
   }
 
@@ -221,7 +248,8 @@ export class WritePath {
       ...(extra?.inCommit === undefined ? {} : { inCommit: extra.inCommit }),
     };
     const r = await this.run(this.replayStages, d, 0);
-    if (r.status !== 'stored') throw new MemwardenError('STORAGE_FAILED', 'a replayed write was held');
+    if (r.status !== 'stored')
+      throw new MemwardenError('STORAGE_FAILED', 'a replayed write was held');
     return r.memory;
   }
 
@@ -286,7 +314,12 @@ export class WritePath {
    * Validation that changes nothing: content, principal, tier (kept for callers that check
    * before they act; the pipeline runs the same stages).
    */
-  async checkWrite(content: string, principal: string, tier: SourceTier, source?: string): Promise<void> {
+  async checkWrite(
+    content: string,
+    principal: string,
+    tier: SourceTier,
+    source?: string,
+  ): Promise<void> {
     const d = this.draft(content, { principal, tier, ...(source === undefined ? {} : { source }) });
     this.limits(d);
     await this.checkPrincipal(d);
@@ -308,7 +341,11 @@ export class WritePath {
   }
 
   /** Run `stages` from index `from` on `d`. */
-  private async run(stages: readonly WriteStage[], d: WriteDraft, from: number): Promise<AddResult> {
+  private async run(
+    stages: readonly WriteStage[],
+    d: WriteDraft,
+    from: number,
+  ): Promise<AddResult> {
     for (let i = from; i < stages.length; i++) {
       const p = (stages[i] as WriteStage).run(d);
       const r: StageResult = isPromise(p) ? await p : p;
@@ -318,7 +355,8 @@ export class WritePath {
       else if ('retry' in r) {
         // Back to an earlier stage (a consolidation UPDATE that lost a race decides again).
         const at = stages.findIndex((s) => s.name === r.retry);
-        if (at < 0 || at >= i) throw new MemwardenError('STORAGE_FAILED', `no earlier stage ${r.retry}`);
+        if (at < 0 || at >= i)
+          throw new MemwardenError('STORAGE_FAILED', `no earlier stage ${r.retry}`);
         d = r.draft;
         i = at - 1;
       } else return this.fanout(stages, i + 1, r.fanout);
@@ -327,12 +365,17 @@ export class WritePath {
   }
 
   /** Run the stages before the one named `until` (which must continue), returning the draft. */
-  private async runUntil(stages: readonly WriteStage[], d: WriteDraft, until: string): Promise<WriteDraft> {
+  private async runUntil(
+    stages: readonly WriteStage[],
+    d: WriteDraft,
+    until: string,
+  ): Promise<WriteDraft> {
     for (const s of stages) {
       if (s.name === until) return d;
       const p = s.run(d);
       const r: StageResult = isPromise(p) ? await p : p;
-      if (!('next' in r)) throw new MemwardenError('STORAGE_FAILED', `stage ${s.name} did not continue`);
+      if (!('next' in r))
+        throw new MemwardenError('STORAGE_FAILED', `stage ${s.name} did not continue`);
       d = r.next;
     }
     return d;
@@ -446,15 +489,20 @@ export class WritePath {
       // structured value, then as the signed record will hold it (size, depth, JSON only).
       if (o.runId !== undefined) checkString(o.runId, 'threadId', l, 'runId');
       if (o.agentId !== undefined) checkString(o.agentId, 'threadId', l, 'agentId');
-      if (o.metadata !== undefined && o.metadata !== null) checkStructured(o.metadata, l.jsonDepth, 'metadata');
+      if (o.metadata !== undefined && o.metadata !== null)
+        checkStructured(o.metadata, l.jsonDepth, 'metadata');
       if (o.parents !== undefined) {
-        if (!Array.isArray(o.parents)) throw new MemwardenError('LINEAGE_INVALID', 'parents must be an array');
-        for (let i = 0; i < o.parents.length; i++) checkString(o.parents[i], 'parent', l, `parents[${i}]`);
+        if (!Array.isArray(o.parents))
+          throw new MemwardenError('LINEAGE_INVALID', 'parents must be an array');
+        for (let i = 0; i < o.parents.length; i++)
+          checkString(o.parents[i], 'parent', l, `parents[${i}]`);
       }
       return v2Fields(o);
     } catch (e) {
       if (e instanceof MemwardenError)
-        this.ctx.metrics.recordRejected(e.code === 'INPUT_TOO_LARGE' ? 'oversize' : 'invalid_input');
+        this.ctx.metrics.recordRejected(
+          e.code === 'INPUT_TOO_LARGE' ? 'oversize' : 'invalid_input',
+        );
       throw e;
     }
   }
@@ -472,9 +520,13 @@ export class WritePath {
     if (p === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     if (!mayWriteTier(p.kind, d.tier)) {
       this.ctx.metrics.recordRejected('tier_not_allowed');
-      throw new MemwardenError('AUTH_FORBIDDEN', `a ${p.kind} principal may not write tier ${d.tier}`, {
-        details: { reason: 'tier_not_allowed', tier: d.tier, kind: p.kind },
-      });
+      throw new MemwardenError(
+        'AUTH_FORBIDDEN',
+        `a ${p.kind} principal may not write tier ${d.tier}`,
+        {
+          details: { reason: 'tier_not_allowed', tier: d.tier, kind: p.kind },
+        },
+      );
     }
     if (d.opts.lineageOverride === true && p.kind !== 'operator') {
       this.ctx.metrics.recordRejected('lineage_override');
@@ -500,7 +552,9 @@ export class WritePath {
           throw new MemwardenError(
             'INPUT_INVALID',
             `a ${d.tier} memory may live at most ${ceiling} ms (${ttl === null ? 'never expiring' : `${ttl} ms`} asked)`,
-            { details: { field: 'ttlMs', reason: 'ttl_ceiling', tier: d.tier, ceilingMs: ceiling } },
+            {
+              details: { field: 'ttlMs', reason: 'ttl_ceiling', tier: d.tier, ceilingMs: ceiling },
+            },
           );
         }
         return { next: { ...d, ttl } };
@@ -572,7 +626,10 @@ export class WritePath {
           return { hold: [{ reason: 'extraction_failed', detail: e.code }], draft: d };
         }
         if (facts.length === 0)
-          return { hold: [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }], draft: d };
+          return {
+            hold: [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }],
+            draft: d,
+          };
         const { embedding: _e, ...rest } = d.opts;
         return {
           fanout: facts.map((fact) => ({
@@ -606,7 +663,8 @@ export class WritePath {
       name: 'screening',
       run: async (d) => {
         const findings: HoldFinding[] = [];
-        for (const s of this.d.screens) for (const f of s.screen(d.screenText, d.tier)) findings.push(f);
+        for (const s of this.d.screens)
+          for (const f of s.screen(d.screenText, d.tier)) findings.push(f);
         if (this.d.detection !== undefined) {
           const embedding = d.embedding ?? (await this.embed(d.screenText));
           const seen = new Set(findings.map((f) => f.reason));
@@ -640,7 +698,10 @@ export class WritePath {
     return {
       name: 'dedupe',
       run: async (d) => {
-        if (!d.storeEmbedding || d.sup !== undefined) return { next: d };
+        // A keyed write (a store item addressed by its key, issue 23) is its own identity: it is
+        // never merged into, nor UPDATEs, another memory — a put under one key must not
+        // overwrite another key's item.
+        if (!d.storeEmbedding || d.sup !== undefined || d.opts.keyed === true) return { next: d };
         const embedding = d.embedding ?? (await this.embed(d.content));
         const v2 = d.v2 ?? {};
         const fact: NewFact = {
@@ -718,7 +779,14 @@ export class WritePath {
       name: 'dedupe',
       run: async (d) => {
         const threshold = this.ctx.retention.nearDuplicateThreshold;
-        if (threshold === null || d.tier === 'OPERATOR' || !d.storeEmbedding || d.sup !== undefined)
+        // A keyed write (a store item addressed by its key) is its own identity: not a near-copy.
+        if (
+          threshold === null ||
+          d.tier === 'OPERATOR' ||
+          !d.storeEmbedding ||
+          d.sup !== undefined ||
+          d.opts.keyed === true
+        )
           return { next: d };
         const embedding = d.embedding ?? (await this.embed(d.content));
         const dup = await findNearDuplicate(this.ctx.view(d.principal), this.ctx.ledger, {
@@ -731,9 +799,56 @@ export class WritePath {
         if (dup !== undefined) {
           this.ctx.metrics.recordRejected('near_duplicate');
           throw new MemwardenError('STORAGE_CONFLICT', 'a near-duplicate of an existing memory', {
-            details: { reason: 'near_duplicate', of: dup.id, similarity: Number(dup.similarity.toFixed(4)) },
+            details: {
+              reason: 'near_duplicate',
+              of: dup.id,
+              similarity: Number(dup.similarity.toFixed(4)),
+            },
           });
         }
+        return { next: { ...d, embedding } };
+      },
+    };
+  }
+
+  /**
+   * 8b. Flood control (issue 19; keeps SMSR's adversary budget t small): a memory that is
+   * similar (cosine ≥ the policy's similarity, 0.85 by default — paraphrases the 0.97
+   * near-duplicate check lets through) to `maxSimilar` writes already made this window in one
+   * of its buckets is held for review (never lost, never refused). Buckets: an untrusted tier
+   * (EXTERNAL_*) of the principal, any writer that is not a user or operator, and one source
+   * URI of such writes. A user's own writes at a user tier are never counted: a user's
+   * correction is stored. Per process (ADR 0056).
+   */
+  private floodStage(window: FloodWindow): WriteStage {
+    return {
+      name: 'flood',
+      run: async (d) => {
+        if (!d.storeEmbedding || d.sup !== undefined || d.tier === 'OPERATOR') return { next: d };
+        const untrustedTier = d.tier === 'EXTERNAL_TOOL' || d.tier === 'EXTERNAL_WEB';
+        const peer = d.writerKind !== 'user' && d.writerKind !== 'operator';
+        const buckets: string[] = [];
+        if (untrustedTier) buckets.push(`tier:${d.principal}:${d.tier}`);
+        if (peer) buckets.push(`writer:${d.principal}`);
+        if ((untrustedTier || peer) && d.opts.source !== undefined)
+          buckets.push(`source:${d.principal}:${d.opts.source}`);
+        if (buckets.length === 0) return { next: d };
+        const embedding = d.embedding ?? (await this.embed(d.content));
+        const nowMs = Number(this.ctx.clock.nowNs() / 1_000_000n);
+        const c = window.check(buckets, embedding, nowMs);
+        if (c.overBudget) {
+          this.ctx.metrics.recordRejected('flood');
+          return {
+            hold: [
+              {
+                reason: 'flood',
+                detail: `${c.similar} similar writes this window in ${c.bucket?.split(':')[0] ?? 'a bucket'} (budget ${window.policy.maxSimilar})`,
+              },
+            ],
+            draft: { ...d, embedding },
+          };
+        }
+        window.record(buckets, embedding, nowMs);
         return { next: { ...d, embedding } };
       },
     };
@@ -779,7 +894,8 @@ export class WritePath {
             },
           );
         } catch (e) {
-          if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED') this.ctx.metrics.recordRejected('quota');
+          if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED')
+            this.ctx.metrics.recordRejected('quota');
           // A consolidation UPDATE whose target was superseded meanwhile (a concurrent update of
           // the same memory): decide again against the memory as it now is.
           const attempt = d.attempt ?? 0;
@@ -797,7 +913,12 @@ export class WritePath {
         this.ctx.metrics.recordWrite(tier);
         // Rolling calibration: a stored trusted memory joins its principal's benign reference.
         if (embedding !== undefined)
-          this.d.detection?.stored(d.principal, { content: d.content, tier, label: lineage.label, embedding });
+          this.d.detection?.stored(d.principal, {
+            content: d.content,
+            tier,
+            label: lineage.label,
+            embedding,
+          });
         if (d.lineage?.basis === 'override')
           await this.ctx.audit(d.principal, 'lineage.override', receipt.entry.id, {
             parents: [...lineage.parents],

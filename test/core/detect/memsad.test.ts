@@ -73,6 +73,12 @@ describe('Memsad', () => {
     const cal = m.calibration!;
     expect(cal.threshold).toBeCloseTo(cal.mean + 2 * cal.std, 6);
     expect(cal.epsilon).toBeGreaterThan(0);
+    // Issue 19: ε carries Theorem 11's κ·σ term (the threshold's σ is estimated too), not only
+    // the mean's tolerance. δ = 0.05 split over the four sub-events: x = ln(4/δ).
+    const x = Math.log(4 / 0.05);
+    const meanTerm = cal.std * Math.sqrt((2 * x) / cal.n);
+    const stdTerm = 2 * cal.std * (2 * Math.sqrt(x / cal.n) + (2 * x) / cal.n);
+    expect(cal.epsilon).toBeCloseTo(meanTerm + stdTerm, 9);
     const fp = Array.from({ length: 200 }, () => randVec(r, d)).filter(
       (v) => m.detect(v).flagged,
     ).length;
@@ -133,7 +139,9 @@ describe('Memsad incremental rolling recalibration', () => {
   const d = 24;
   /** A history that drifts: queries near one centre, then near another. */
   const stream = (r: () => number, n: number, centres: Float32Array[], noise: number) =>
-    Array.from({ length: n }, (_, i) => near(r, centres[Math.floor((i * centres.length) / n)]!, noise));
+    Array.from({ length: n }, (_, i) =>
+      near(r, centres[Math.floor((i * centres.length) / n)]!, noise),
+    );
 
   it('equals a full recomputation after any interleaving of queries and recalibrations (differential)', () => {
     fc.assert(
@@ -148,7 +156,9 @@ describe('Memsad incremental rolling recalibration', () => {
           const r = rng(seed);
           // Few distinct directions, so ties and repeated maxima happen.
           const centres = Array.from({ length: 3 }, () => randVec(r, d));
-          const reference = Array.from({ length: refs }, () => near(r, centres[Math.floor(r() * 3)]!, r() < 0.3 ? 0 : 0.8));
+          const reference = Array.from({ length: refs }, () =>
+            near(r, centres[Math.floor(r() * 3)]!, r() < 0.3 ? 0 : 0.8),
+          );
           const inc = new Memsad({ dimensions: d, capacity, mode, kappa: 2, simd });
           const held: Float32Array[] = [];
           for (let i = 0; i < capacity; i++) {
@@ -160,7 +170,10 @@ describe('Memsad incremental rolling recalibration', () => {
           for (const k of bursts) {
             for (let i = 0; i < k; i++) {
               // Repeated queries: equal similarities in several slots.
-              const q = r() < 0.2 && held.length > 0 ? held.at(-1)! : near(r, centres[Math.floor(r() * 3)]!, 0.6);
+              const q =
+                r() < 0.2 && held.length > 0
+                  ? held.at(-1)!
+                  : near(r, centres[Math.floor(r() * 3)]!, 0.6);
               inc.observeQuery(q);
               held.push(q);
             }

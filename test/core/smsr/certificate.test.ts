@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isMemwardenError } from '../../../src/core/errors.js';
 import {
   binomial,
   certificate,
@@ -112,11 +111,17 @@ describe('Theorem 2 certificate', () => {
         expect.objectContaining({ code: 'INPUT_INVALID' }),
       );
     }
-    try {
-      planPoolSize(1, 0, 5, 5);
-    } catch (e) {
-      expect(isMemwardenError(e) && e.code).toBe('INPUT_INVALID');
-    }
+    // Issue 19: this was a try/catch that passed when nothing was thrown.
+    expect(() => planPoolSize(1, 0, 5, 5)).toThrow(
+      expect.objectContaining({ code: 'INPUT_INVALID' }),
+    );
+    expect(() => planPoolSize(1, 1.5, 5, 5)).toThrow(
+      expect.objectContaining({ code: 'INPUT_INVALID' }),
+    );
+    // Unreachable within maxM.
+    expect(() => planPoolSize(5, 1e-12, 5, 5, { maxM: 64 })).toThrow(
+      expect.objectContaining({ code: 'INPUT_INVALID' }),
+    );
   });
 
   it('rationalToNumber is exact for dyadics and close otherwise', () => {
