@@ -604,16 +604,22 @@ describe('MemwardenStore: TTL as LangGraph documents it', () => {
 });
 
 describe('Memory: keyed writes', () => {
-  it('an addressed write is not refused as a near-duplicate; an unaddressed one still is', async () => {
+  it('an addressed write skips the dedupe stage (no NOOP/UPDATE onto another key); an unaddressed one is consolidated', async () => {
     const p = (await mem.createPrincipal('user', 'keyed')).id;
     const text = 'the quarterly report is due on the first friday of march';
     const a = await mem.add(text, { principal: p, source: 'kv://a', keyed: true });
     const b = await mem.add(text, { principal: p, source: 'kv://b', keyed: true });
     expect(a.status).toBe('stored');
     expect(b.status).toBe('stored');
-    await expect(mem.add(text, { principal: p })).rejects.toMatchObject({
-      code: 'STORAGE_CONFLICT',
-    });
+    if (a.status !== 'stored' || b.status !== 'stored') return;
+    // Consolidation (issue 20) would make b a NOOP onto kv://a's item: a keyed put never is.
+    expect(b.event).toBe('ADD');
+    expect(b.memory.id).not.toBe(a.memory.id);
+    expect(b.memory.source).toBe('kv://b');
+    // An unaddressed write of the same text is already remembered: NOOP, nothing written.
+    const c = await mem.add(text, { principal: p });
+    expect(c.status).toBe('stored');
+    if (c.status === 'stored') expect(c.event).toBe('NOOP');
   });
 });
 
