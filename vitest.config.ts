@@ -6,6 +6,8 @@ export default defineConfig({
     // The long fault trials run as their own step: `npm run test:faults` (vitest.faults.config.ts).
     exclude: ['test/faults/**', '**/node_modules/**'],
     testTimeout: 30_000,
+    // Opening PGlite (WASM) in a hook takes seconds on a loaded 2-core machine.
+    hookTimeout: 60_000,
     pool: 'forks',
     // No test reads outside the repository (issue 24): see the file.
     setupFiles: ['test/setup/confine-reads.ts'],

@@ -16,7 +16,6 @@ import { PgliteWorker } from '../../src/adapters/pglite/worker.js';
 import { storageConformanceCases } from '../../src/testing/storage-conformance.js';
 import { resetPglite } from './helpers-pglite.js';
 
-
 describe('PGlite backend conformance (in memory, shared instance)', () => {
   let db: PGlite;
   beforeAll(async () => {
@@ -46,7 +45,7 @@ describe('PGlite backend conformance (in memory, shared instance)', () => {
     const { rows } = await db.query<{ version: number }>(
       'SELECT version FROM schema_migrations ORDER BY version',
     );
-    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 50]);
+    expect(rows.map((r) => r.version)).toEqual([1, 2, 3, 10, 20, 50]);
   });
 });
 

@@ -34,7 +34,9 @@ function serve(
     const t = setTimeout(() => rej(new Error(`serve did not start: ${out}`)), 90_000);
     const poll = setInterval(() => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
+      // The logger's 'memwarden serving' line is written asynchronously: it may follow the
+      // listening line (plain stdout) by a moment.
+      if (m && out.includes('memwarden serving')) {
         clearTimeout(t);
         clearInterval(poll);
         res({ child, url: m[1]!, out: () => out });

@@ -186,7 +186,7 @@ describe('memwarden eval injections: the default data path', () => {
     const { join, resolve } = await import('node:path');
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const env = process.env.MEMWARDEN_EVAL_DATA;
-    expect(DATA_ROOT).toBe(resolve(env ?? resolve(root, '../shared/data')));
+    expect(DATA_ROOT).toBe(resolve(env ?? resolve(root, '..', 'shared', 'data')));
     expect(DEFAULT_DEV).toBe(join(DATA_ROOT, 'injections/dev.jsonl'));
     expect(DEFAULT_LOCOMO).toBe(join(DATA_ROOT, 'locomo/locomo-dev5.json'));
   });

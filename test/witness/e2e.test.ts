@@ -114,6 +114,8 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
     });
     expect(r.status).toBe(201);
   };
+  /** Leaves the log held before the first write (registry statements, ADR 0033). */
+  let base = 0;
   const served = async (): Promise<{ size: number; note: string }> => {
     const r = await fetch(`${serveUrl}/v1/log/checkpoint`, {
       headers: { authorization: `Bearer ${apiKey}` },
@@ -158,9 +160,11 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
   }, 120_000);
 
   it('serves checkpoints cosigned by both witnesses; clients can require two', async () => {
+    // The log already holds the principal's signed registry statement(s) (ADR 0033).
+    base = (await served()).size;
     for (let i = 0; i < 3; i++) await write(`fact ${i}`);
     const cp = await served();
-    expect(cp.size).toBe(3);
+    expect(cp.size).toBe(base + 3);
     const r = verifyCosignedCheckpoint(cp.note, { logKey, witnesses: vkeys, minCosignatures: 2 });
     expect(r.cosignatures.map((c) => c.name)).toEqual(['w1.test/witness', 'w2.test/witness']);
     await write('fact 3');
@@ -227,7 +231,7 @@ describe('witnessed log, end to end (built CLI, real processes)', () => {
     await startServe(); // a fresh publisher: asks from old size 0
     await write('fact 5');
     const cp = await served();
-    expect(cp.size).toBe(6);
+    expect(cp.size).toBe(base + 6);
     const r = verifyCosignedCheckpoint(cp.note, { logKey, witnesses: vkeys, minCosignatures: 2 });
     expect(r.cosignatures).toHaveLength(2);
     expect((await check(2)).code).toBe(0);

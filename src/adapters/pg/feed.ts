@@ -159,6 +159,9 @@ export class PgFeed implements StoreFeed {
       ...this.config,
       keepAlive: true,
       application_name: FEED_APPLICATION,
+      // Catch-up reads are sent ahead of their answers (pg's pipeline mode), as the comment on
+      // scanEntries says; without it pg warns on stderr for each queued query (CLI output).
+      pipeline: true,
     });
     c.on('error', () => this.fail(c));
     c.on('end', () => this.fail(c));
