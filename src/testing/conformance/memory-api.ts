@@ -214,7 +214,8 @@ export const memoryApiCases: readonly ConformanceCase[] = [
         await b.putEntry(meta('none', 2, { content: 'nothing relevant here' }));
         const lex = await b.searchEntries({ text: 'zebra quantum', nowNs: NOW, limit: 10 });
         assert.deepEqual(hitIds(lex), ['both', 'one']);
-        for (const h of lex) assert.ok(h.lexicalScore! > 0 && h.lexicalScore! < 1);
+        // BM25 (ADR 0050): positive and finite, not bounded by 1.
+        for (const h of lex) assert.ok(h.lexicalScore! > 0 && Number.isFinite(h.lexicalScore));
         assert.ok(lex[0]!.lexicalScore! > lex[1]!.lexicalScore!);
         assert.equal(lex[0]!.vectorScore, undefined);
         assert.deepEqual(await b.searchEntries({ text: 'absent', nowNs: NOW, limit: 5 }), []);
@@ -353,14 +354,28 @@ export const memoryApiCases: readonly ConformanceCase[] = [
         assert.equal(await b.quotaUsed('user:a', 'USER_VERIFIED', D), 1);
         assert.equal(await b.quotaUsed('user:b', 'USER_OBSERVED', D), 3);
         // A full row refuses everything and stays as it is; a limit below 1 admits nothing.
-        assert.deepEqual(await consume([d('user:b', 3), d('user:c', 0), d('user:b', 3)]), [false, false, false]);
+        assert.deepEqual(await consume([d('user:b', 3), d('user:c', 0), d('user:b', 3)]), [
+          false,
+          false,
+          false,
+        ]);
         assert.equal(await b.quotaUsed('user:b', 'USER_OBSERVED', D), 3);
         assert.equal(await b.quotaUsed('user:c', 'USER_OBSERVED', D), 0);
         // More demands than the limit on a fresh row: exactly the first `limit`.
-        assert.deepEqual(await consume(Array.from({ length: 6 }, () => d('user:d', 4))), [true, true, true, true, false, false]);
+        assert.deepEqual(await consume(Array.from({ length: 6 }, () => d('user:d', 4))), [
+          true,
+          true,
+          true,
+          true,
+          false,
+          false,
+        ]);
         assert.equal(await b.quotaUsed('user:d', 'USER_OBSERVED', D), 4);
         // Mixed limits on one row: each demand against its own limit, in order.
-        assert.deepEqual(await consume([d('user:e', 1), d('user:e', 1), d('user:e', 3), d('user:e', 2)]), [true, false, true, false]);
+        assert.deepEqual(
+          await consume([d('user:e', 1), d('user:e', 1), d('user:e', 3), d('user:e', 2)]),
+          [true, false, true, false],
+        );
         assert.equal(await b.quotaUsed('user:e', 'USER_OBSERVED', D), 2);
         assert.deepEqual(await consume([]), []);
         // Many rows in one batch (one multi-row statement): fresh rows, then every row crossing
@@ -368,11 +383,20 @@ export const memoryApiCases: readonly ConformanceCase[] = [
         const many = Array.from({ length: 300 }, (_, i) => `user:m${i}`);
         const twice = many.flatMap((p) => [d(p, 3), d(p, 3)]);
         assert.ok((await consume(twice)).every((x) => x));
-        assert.deepEqual(await consume(twice), many.flatMap(() => [true, false]));
+        assert.deepEqual(
+          await consume(twice),
+          many.flatMap(() => [true, false]),
+        );
         assert.equal(await b.quotaUsed('user:m299', 'USER_OBSERVED', D), 3);
         // Bad input changes nothing.
-        await rejectsWith(consume([d('user:f', 2), { ...d('user:f', 2), tier: 'NOPE' as SourceTier }]), 'INPUT_INVALID');
-        await rejectsWith(consume([d('user:f', 2), { ...d('user:f', 2), limit: 1.5 }]), 'INPUT_INVALID');
+        await rejectsWith(
+          consume([d('user:f', 2), { ...d('user:f', 2), tier: 'NOPE' as SourceTier }]),
+          'INPUT_INVALID',
+        );
+        await rejectsWith(
+          consume([d('user:f', 2), { ...d('user:f', 2), limit: 1.5 }]),
+          'INPUT_INVALID',
+        );
         assert.equal(await b.quotaUsed('user:f', 'USER_OBSERVED', D), 0);
       }),
   },
@@ -381,19 +405,34 @@ export const memoryApiCases: readonly ConformanceCase[] = [
     run: (f) =>
       withBackend(f, async (b) => {
         const D = '2025-02-02';
-        const d = (principal: string, limit: number) => ({ principal, tier: 'USER_OBSERVED' as const, dayKey: D, limit });
+        const d = (principal: string, limit: number) => ({
+          principal,
+          tier: 'USER_OBSERVED' as const,
+          dayKey: D,
+          limit,
+        });
         // 8 concurrent batches of 7 demands against a limit of 20: exactly 20 admitted, and
         // within each batch the admitted ones come first (queue order).
         const results = await Promise.all(
-          Array.from({ length: 8 }, () => quotas(b)(Array.from({ length: 7 }, () => d('user:a', 20)))),
+          Array.from({ length: 8 }, () =>
+            quotas(b)(Array.from({ length: 7 }, () => d('user:a', 20))),
+          ),
         );
         assert.equal(results.flat().filter((x) => x).length, 20);
-        for (const r of results) assert.deepEqual(r, [...r].sort((x, y) => Number(y) - Number(x)));
+        for (const r of results)
+          assert.deepEqual(
+            r,
+            [...r].sort((x, y) => Number(y) - Number(x)),
+          );
         assert.equal(await b.quotaUsed('user:a', 'USER_OBSERVED', D), 20);
         // A transaction that fails counts nothing; one that commits counts what it admitted.
         await assert.rejects(
           b.transaction(async (tx) => {
-            assert.deepEqual(await quotas(tx)([d('user:b', 2), d('user:b', 2), d('user:b', 2)]), [true, true, false]);
+            assert.deepEqual(await quotas(tx)([d('user:b', 2), d('user:b', 2), d('user:b', 2)]), [
+              true,
+              true,
+              false,
+            ]);
             assert.equal(await tx.quotaUsed('user:b', 'USER_OBSERVED', D), 2);
             throw new Error('abort');
           }),
@@ -457,7 +496,8 @@ export const memoryApiCases: readonly ConformanceCase[] = [
     name: 'audit events append in batches, in order, all or nothing',
     run: (f) =>
       withBackend(f, async (b) => {
-        if (b.appendAudits === undefined) throw new Error('appendAudits missing: every shipped backend has it');
+        if (b.appendAudits === undefined)
+          throw new Error('appendAudits missing: every shipped backend has it');
         await b.appendAudits([]);
         const ev = (id: string, atNs: bigint, subject?: string) => ({
           id,
@@ -514,21 +554,43 @@ export const memoryApiCases: readonly ConformanceCase[] = [
         assert.deepEqual(ids(await b.listAudit({ limit: 10, subject: 'e1' })), ['a2']);
         assert.deepEqual(ids(await b.listAudit({ limit: 1 })), ['a1']);
         // filters by actor and by action prefix (literal: '%' and '_' are not wildcards), newest first
-        await b.appendAudit({ id: 'g1', atNs: 30n, actor: 'user:a', action: 'gate.deny', details: {} });
-        await b.appendAudit({ id: 'g2', atNs: 40n, actor: 'user:b', action: 'gate.allow', details: {} });
+        await b.appendAudit({
+          id: 'g1',
+          atNs: 30n,
+          actor: 'user:a',
+          action: 'gate.deny',
+          details: {},
+        });
+        await b.appendAudit({
+          id: 'g2',
+          atNs: 40n,
+          actor: 'user:b',
+          action: 'gate.allow',
+          details: {},
+        });
         await b.appendAudit({ id: 'g3', atNs: 50n, actor: 'user:a', action: 'gatex', details: {} });
-        await b.appendAudit({ id: 'g4', atNs: 50n, actor: 'user:a', action: 'gate.allow', details: {} });
-        assert.deepEqual(ids(await b.listAudit({ limit: 10, actionPrefix: 'gate.' })), ['g1', 'g2', 'g4']);
+        await b.appendAudit({
+          id: 'g4',
+          atNs: 50n,
+          actor: 'user:a',
+          action: 'gate.allow',
+          details: {},
+        });
+        assert.deepEqual(ids(await b.listAudit({ limit: 10, actionPrefix: 'gate.' })), [
+          'g1',
+          'g2',
+          'g4',
+        ]);
         assert.deepEqual(ids(await b.listAudit({ limit: 10, actionPrefix: 'gate_' })), []);
         assert.deepEqual(ids(await b.listAudit({ limit: 10, actionPrefix: 'gate%' })), []);
         assert.deepEqual(
           ids(await b.listAudit({ limit: 10, actionPrefix: 'gate.', newestFirst: true })),
           ['g4', 'g2', 'g1'],
         );
-        assert.deepEqual(
-          ids(await b.listAudit({ limit: 2, actor: 'user:a', newestFirst: true })),
-          ['g4', 'g3'],
-        );
+        assert.deepEqual(ids(await b.listAudit({ limit: 2, actor: 'user:a', newestFirst: true })), [
+          'g4',
+          'g3',
+        ]);
         assert.deepEqual(
           ids(await b.listAudit({ limit: 10, actor: 'user:a', actionPrefix: 'gate.' })),
           ['g1', 'g4'],
