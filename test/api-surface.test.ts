@@ -82,7 +82,7 @@ describe('public API surface', () => {
       'SeededRandom',
       'storageConformanceCases',
     ]);
-    for (const sub of ['server', 'llm', 'ai-sdk', 'langgraph', 'mcp', 'embeddings', 'testing/llm', 'eval/memlineage']) {
+    for (const sub of ['server', 'llm', 'ai-sdk', 'langgraph', 'mcp', 'mem0', 'embeddings', 'testing/llm', 'eval/memlineage']) {
       expect(Object.keys(await import(`memwarden/${sub}`)).sort()).toMatchSnapshot(sub);
     }
   });
