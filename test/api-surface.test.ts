@@ -84,7 +84,7 @@ describe('public API surface', () => {
       'SeededRandom',
       'storageConformanceCases',
     ]);
-    for (const sub of ['server', 'llm', 'ai-sdk', 'langgraph', 'mcp', 'embeddings', 'testing/llm', 'eval/memlineage', 'smsr']) {
+    for (const sub of ['server', 'llm', 'ai-sdk', 'langgraph', 'mcp', 'mem0', 'embeddings', 'testing/llm', 'eval/memlineage', 'smsr']) {
       expect(Object.keys(await import(`memwarden/${sub}`)).sort()).toMatchSnapshot(sub);
     }
   });
