@@ -75,7 +75,7 @@ async function world(backend: 'pglite' | 'memory'): Promise<World> {
     principal: alice,
     reason: 'typo',
   });
-  e.a5v2 = upd.id;
+  e.a5v2 = upd.versionId; // the row of the new version (the memory id is stable, ADR 0049)
   await mem.delete(e.a4!, { principal: alice, reason: 'wrong' });
   clock.advance(10_000_000_000n); // a3 expired
   const tamper = async (id: string, what: 'bytes' | 'kind'): Promise<void> => {
@@ -135,7 +135,7 @@ describe.each(['pglite', 'memory'] as const)('investigation listing (%s)', (back
     expect(status[w.e.a5!]).toBe('superseded');
     expect(status[w.e.a3!]).toBe('expired');
     expect(status[w.e.b2!]).toBe('live');
-    expect(all.rows.every((r) => r.verified && r.memory?.id === r.id)).toBe(true);
+    expect(all.rows.every((r) => r.verified && r.memory?.versionId === r.id)).toBe(true);
     // Pages of 2 concatenate to the same list, none repeated.
     expect(ids(await everyPage(w.mem, { principal: w.ops, limit: 2 }))).toEqual(newestFirst);
     // A write between two pages does not shift the next page.
@@ -271,7 +271,7 @@ describe.each(['pglite', 'memory'] as const)('investigation listing (%s)', (back
     expect(opened.row).toMatchObject({
       verified: true,
       status: 'live',
-      memory: { id: w.e.a5v2, ns: w.alice },
+      memory: { id: w.e.a5, versionId: w.e.a5v2, ns: w.alice },
     });
     expect(opened.proof?.leafIndex).toBe(opened.row.leafIndex);
     expect(opened.lineage?.root).toBe(w.e.a5v2);
