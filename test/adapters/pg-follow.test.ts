@@ -60,7 +60,7 @@ describe.skipIf(url === undefined)(
         retention: { renewOnUse: false },
       });
     const ids = async (m: Memory, q: string, principal = alice): Promise<string[]> =>
-      (await m.search(q, { principal, limit: 5 })).results.map((r) => r.memory.id);
+      (await m.search(q, { principal, limit: 5 })).results.map((r) => r.memory.versionId);
 
     beforeAll(async () => {
       admin = new pg.Client({ connectionString: url });
@@ -132,15 +132,16 @@ describe.skipIf(url === undefined)(
       ).toBeGreaterThanOrEqual(0);
 
       const v1 = await a.add('my dentist is doctor Silva', { principal: alice });
-      const id1 = v1.status === 'stored' ? v1.memory.id : '';
+      const id1 = v1.status === 'stored' ? v1.memory.versionId : '';
       expect(
         await within(2_000, async () => (await ids(b, 'my dentist is doctor Silva')).includes(id1)),
       ).toBeGreaterThanOrEqual(0);
+      // The memory keeps its id across versions (ADR 0049): the model must serve the new version.
       const v2 = await a.update(id1, 'my dentist is doctor Costa', { principal: alice });
       expect(
         await within(2_000, async () => {
           const got = await ids(b, 'my dentist is doctor Costa');
-          return got.includes(v2.id) && !got.includes(id1);
+          return got.includes(v2.versionId) && !got.includes(id1);
         }),
       ).toBeGreaterThanOrEqual(0);
       // B's writes reach A the same way.
