@@ -148,8 +148,26 @@ describe.each(rawStores('truth'))('signed truth, cached columns on $name', ({ na
           ['superseded_by cleared on the old version', v1],
           ['expires_ns cleared on an expiring entry', expiring],
         ];
+        // A memory keeps its id across versions (ADR 0049): `get(v1)` serves the memory's live
+        // version — which must be the signed successor, never the tampered old version.
+        const current = await mem.get(v1, { principal: w.alice });
+        expect(current?.content).toBe('alice leads the billing service');
+        expect(current?.versionId).not.toBe(v1);
         for (const [what, id] of cases) {
           const got = await mem.get(id, { principal: w.alice });
+          if (id === v1) {
+            const oldServed = got?.versionId === v1;
+            recordHostile({
+              suite: 'signed-truth',
+              family: 'state column tampering',
+              case: what,
+              channel: name,
+              held: !oldServed,
+              outcome: oldServed ? 'resurrected' : 'the signed successor is served',
+            });
+            expect(oldServed, what).toBe(false);
+            continue;
+          }
           const events = await dropEvents(mem, id);
           recordHostile({
             suite: 'signed-truth',
@@ -163,7 +181,7 @@ describe.each(rawStores('truth'))('signed truth, cached columns on $name', ({ na
           expect(events, `${what}: reported`).toBeGreaterThan(0);
         }
         const hits = await mem.search('alice', { principal: w.alice, limit: 10 });
-        const ids = hits.results.map((h) => h.memory.id);
+        const ids = hits.results.map((h) => h.memory.versionId);
         expect(ids).not.toContain(gone);
         expect(ids).not.toContain(v1);
       } finally {
