@@ -136,11 +136,15 @@ describe.skipIf(url === undefined)(
       expect(
         await within(2_000, async () => (await ids(b, 'my dentist is doctor Silva')).includes(id1)),
       ).toBeGreaterThanOrEqual(0);
+      const version1 = v1.status === 'stored' ? v1.memory.versionId : '';
       const v2 = await a.update(id1, 'my dentist is doctor Costa', { principal: alice });
+      // The memory id is stable across versions (ADR 0049): the versions tell them apart.
       expect(
         await within(2_000, async () => {
-          const got = await ids(b, 'my dentist is doctor Costa');
-          return got.includes(v2.id) && !got.includes(id1);
+          const got = (
+            await b.search('my dentist is doctor Costa', { principal: alice, limit: 5 })
+          ).results.map((x) => x.memory.versionId);
+          return got.includes(v2.versionId) && !got.includes(version1);
         }),
       ).toBeGreaterThanOrEqual(0);
       // B's writes reach A the same way.
