@@ -123,14 +123,52 @@ export function combinedStats(parts: readonly LexicalIndex[]): Bm25Stats {
   };
 }
 
+/** A term's postings: document slots and their term frequencies, in typed arrays. */
+interface Postings {
+  slots: Int32Array;
+  tfs: Int32Array;
+  len: number;
+  /** Postings whose document was removed (compacted lazily). */
+  dead: number;
+}
+
+/** A held document: its distinct terms and their frequencies (for exact scores and removal). */
+interface Doc {
+  readonly slot: number;
+  readonly terms: string[];
+  readonly tfs: number[];
+  readonly len: number;
+}
+
+const MIN_SLOTS = 64;
+
 /**
  * An incremental inverted index for BM25 over integer document keys: postings per term,
  * removal by key (postings are compacted lazily), exact scores for any held document.
+ *
+ * Layout (ADR 0074): each document gets a dense internal slot; postings are typed arrays of
+ * slots and term frequencies, a document's length and its key sit in typed arrays by slot. A
+ * search accumulates scores in a reused `Float64Array` by slot — no per-posting `Map` lookups —
+ * then keeps the best `k` in a bounded heap, asking `accept` only about a document that would
+ * enter it. The scores are the same floating-point sums, term by term in query order, as the
+ * one-`Map` version this replaced (100,000 documents: ≈ 30 ms → well under 1 ms a query).
+ * Removed slots are reused only by a full re-slotting, once they outnumber the live ones.
  */
 export class LexicalIndex implements Bm25Stats {
-  private readonly postings = new Map<string, { keys: number[]; tfs: number[]; dead: number }>();
-  private readonly docs = new Map<number, { terms: string[]; tfs: number[]; len: number }>();
+  private readonly postings = new Map<string, Postings>();
+  private readonly docs = new Map<number, Doc>();
   private totalLen = 0;
+  /** Slots handed out (live and removed). */
+  private slots = 0;
+  /** Length in tokens by slot; −1 for a removed document. */
+  private docLen = new Int32Array(MIN_SLOTS);
+  /** The key by slot. */
+  private slotKey = new Float64Array(MIN_SLOTS);
+  /** Search scratch: scores by slot, and the search that last touched each slot. */
+  private acc = new Float64Array(0);
+  private stamp = new Int32Array(0);
+  private epoch = 0;
+  private touched = new Int32Array(0);
 
   get n(): number {
     return this.docs.size;
@@ -147,7 +185,7 @@ export class LexicalIndex implements Bm25Stats {
 
   df(term: string): number {
     const p = this.postings.get(term);
-    return p === undefined ? 0 : p.keys.length - p.dead;
+    return p === undefined ? 0 : p.len - p.dead;
   }
 
   has(key: number): boolean {
@@ -160,15 +198,10 @@ export class LexicalIndex implements Bm25Stats {
     const tf = termFrequencies(tokens);
     const terms = [...tf.keys()];
     const tfs = terms.map((t) => tf.get(t) as number);
-    this.docs.set(key, { terms, tfs, len: tokens.length });
+    const slot = this.slotFor(key, tokens.length);
+    this.docs.set(key, { slot, terms, tfs, len: tokens.length });
     this.totalLen += tokens.length;
-    for (let i = 0; i < terms.length; i++) {
-      const t = terms[i] as string;
-      let p = this.postings.get(t);
-      if (p === undefined) this.postings.set(t, (p = { keys: [], tfs: [], dead: 0 }));
-      p.keys.push(key);
-      p.tfs.push(tfs[i] as number);
-    }
+    for (let i = 0; i < terms.length; i++) this.post(terms[i] as string, slot, tfs[i] as number);
   }
 
   remove(key: number): void {
@@ -176,27 +209,83 @@ export class LexicalIndex implements Bm25Stats {
     if (d === undefined) return;
     this.docs.delete(key);
     this.totalLen -= d.len;
+    this.docLen[d.slot] = -1;
     for (const t of d.terms) {
       const p = this.postings.get(t);
       if (p === undefined) continue;
       p.dead++;
-      if (p.dead === p.keys.length) this.postings.delete(t);
-      else if (p.dead * 2 > p.keys.length && p.keys.length > 16) this.compact(p);
+      if (p.dead === p.len) this.postings.delete(t);
+      else if (p.dead * 2 > p.len && p.len > 16) this.compact(p);
     }
+    // Removed slots outnumber the live ones: hand out slots afresh (postings rebuilt).
+    if (this.slots > MIN_SLOTS && this.slots > 2 * this.docs.size) this.reslot();
   }
 
-  private compact(p: { keys: number[]; tfs: number[]; dead: number }): void {
-    const keys: number[] = [];
-    const tfs: number[] = [];
-    for (let i = 0; i < p.keys.length; i++) {
-      if (this.docs.has(p.keys[i] as number)) {
-        keys.push(p.keys[i] as number);
-        tfs.push(p.tfs[i] as number);
-      }
+  private slotFor(key: number, len: number): number {
+    if (this.slots === this.docLen.length) {
+      const cap = this.docLen.length * 2;
+      const l = new Int32Array(cap);
+      l.set(this.docLen);
+      this.docLen = l;
+      const k = new Float64Array(cap);
+      k.set(this.slotKey);
+      this.slotKey = k;
     }
-    p.keys = keys;
-    p.tfs = tfs;
+    const slot = this.slots++;
+    this.docLen[slot] = len;
+    this.slotKey[slot] = key;
+    return slot;
+  }
+
+  private post(term: string, slot: number, f: number): void {
+    let p = this.postings.get(term);
+    if (p === undefined) {
+      p = { slots: new Int32Array(4), tfs: new Int32Array(4), len: 0, dead: 0 };
+      this.postings.set(term, p);
+    }
+    if (p.len === p.slots.length) {
+      const s = new Int32Array(p.len * 2);
+      s.set(p.slots);
+      p.slots = s;
+      const f2 = new Int32Array(p.len * 2);
+      f2.set(p.tfs);
+      p.tfs = f2;
+    }
+    p.slots[p.len] = slot;
+    p.tfs[p.len] = f;
+    p.len++;
+  }
+
+  private compact(p: Postings): void {
+    let w = 0;
+    for (let i = 0; i < p.len; i++) {
+      const s = p.slots[i] as number;
+      if ((this.docLen[s] as number) < 0) continue;
+      p.slots[w] = s;
+      p.tfs[w] = p.tfs[i] as number;
+      w++;
+    }
+    p.len = w;
     p.dead = 0;
+  }
+
+  /** Give every held document a fresh dense slot (in slot order) and rebuild the postings. */
+  private reslot(): void {
+    const held = [...this.docs.entries()].sort((a, b) => a[1].slot - b[1].slot);
+    this.postings.clear();
+    this.slots = 0;
+    const cap = Math.max(MIN_SLOTS, 2 ** Math.ceil(Math.log2(held.length + 1)));
+    this.docLen = new Int32Array(cap);
+    this.slotKey = new Float64Array(cap);
+    this.acc = new Float64Array(0);
+    this.stamp = new Int32Array(0);
+    this.touched = new Int32Array(0);
+    for (const [key, d] of held) {
+      const slot = this.slotFor(key, d.len);
+      this.docs.set(key, { ...d, slot });
+      for (let i = 0; i < d.terms.length; i++)
+        this.post(d.terms[i] as string, slot, d.tfs[i] as number);
+    }
   }
 
   /** BM25 of a held document (0 when it matches no term or is not held); `stats` default: this index's. */
@@ -223,22 +312,98 @@ export class LexicalIndex implements Bm25Stats {
     accept: (key: number) => boolean,
     stats: Bm25Stats = this,
   ): { key: number; score: number }[] {
-    const acc = new Map<number, number>();
+    if (k <= 0 || this.docs.size === 0) return [];
+    if (this.acc.length < this.slots) {
+      const cap = this.docLen.length;
+      this.acc = new Float64Array(cap);
+      this.stamp = new Int32Array(cap);
+      this.touched = new Int32Array(cap);
+      this.epoch = 0;
+    }
+    const acc = this.acc;
+    const stamp = this.stamp;
+    const touched = this.touched;
+    const docLen = this.docLen;
+    if (this.epoch === 0x7fffffff) {
+      stamp.fill(0);
+      this.epoch = 0;
+    }
+    const epoch = ++this.epoch;
+    const avgLen = stats.avgLen;
+    let nt = 0;
     for (const t of terms) {
       const p = this.postings.get(t);
       if (p === undefined) continue;
       const termIdf = idf(stats.n, stats.df(t));
-      for (let i = 0; i < p.keys.length; i++) {
-        const key = p.keys[i] as number;
-        const d = this.docs.get(key);
-        if (d === undefined) continue; // removed, not compacted yet
-        const f = p.tfs[i] as number;
-        acc.set(key, (acc.get(key) ?? 0) + termScore(termIdf, f, lengthNorm(d.len, stats.avgLen)));
+      const slots = p.slots;
+      const tfs = p.tfs;
+      for (let i = 0; i < p.len; i++) {
+        const s = slots[i] as number;
+        const len = docLen[s] as number;
+        if (len < 0) continue; // removed, not compacted yet
+        const add = termScore(termIdf, tfs[i] as number, lengthNorm(len, avgLen));
+        if (stamp[s] !== epoch) {
+          stamp[s] = epoch;
+          acc[s] = add;
+          touched[nt++] = s;
+        } else acc[s] = (acc[s] as number) + add;
+      }
+    }
+    // The best k accepted: a min-heap on (score, −key); `accept` is asked only about a
+    // document that would enter it.
+    const hs = new Float64Array(k);
+    const hk = new Float64Array(k);
+    let size = 0;
+    const worse = (i: number, j: number): boolean =>
+      (hs[i] as number) < (hs[j] as number) ||
+      ((hs[i] as number) === (hs[j] as number) && (hk[i] as number) > (hk[j] as number));
+    const swap = (i: number, j: number): void => {
+      const s = hs[i] as number;
+      hs[i] = hs[j] as number;
+      hs[j] = s;
+      const x = hk[i] as number;
+      hk[i] = hk[j] as number;
+      hk[j] = x;
+    };
+    const down = (i: number): void => {
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= size) return;
+        const r = l + 1;
+        const m = r < size && worse(r, l) ? r : l;
+        if (!worse(m, i)) return;
+        swap(m, i);
+        i = m;
+      }
+    };
+    for (let j = 0; j < nt; j++) {
+      const s = touched[j] as number;
+      const score = acc[s] as number;
+      if (!(score > 0)) continue;
+      const key = this.slotKey[s] as number;
+      if (size === k) {
+        const ws = hs[0] as number;
+        if (score < ws || (score === ws && key > (hk[0] as number))) continue;
+      }
+      if (!accept(key)) continue;
+      if (size < k) {
+        hs[size] = score;
+        hk[size] = key;
+        for (let i = size++; i > 0;) {
+          const up = (i - 1) >> 1;
+          if (!worse(i, up)) break;
+          swap(i, up);
+          i = up;
+        }
+      } else {
+        hs[0] = score;
+        hk[0] = key;
+        down(0);
       }
     }
     const out: { key: number; score: number }[] = [];
-    for (const [key, score] of acc) if (score > 0 && accept(key)) out.push({ key, score });
+    for (let i = 0; i < size; i++) out.push({ key: hk[i] as number, score: hs[i] as number });
     out.sort((a, b) => b.score - a.score || a.key - b.key);
-    return out.length > k ? out.slice(0, k) : out;
+    return out;
   }
 }

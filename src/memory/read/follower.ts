@@ -169,8 +169,9 @@ export class LogFollower {
   /** Integrate leaves [seen, target). */
   private async catchUp(target: number): Promise<void> {
     try {
-      // A run this process committed is reported by its own transaction as it ends.
-      await this.localCommits.settled();
+      // A run this process committed is reported by its own transaction as it ends; only one
+      // that took the head below `target` can hold a leaf of [seen, target).
+      await this.localCommits.settled(target);
       const from = this.seen;
       for (let i = from; i < target;) {
         if (this.local.has(i)) {

@@ -32,25 +32,29 @@ type Emit = (changes: readonly EntryChange[]) => void;
  * to be reported" from "committed by another process" (ADR 0037).
  */
 export class LocalCommits {
-  /** Open transactions that hold the log head (their `lockLogHead` answered). */
-  private readonly holding = new Set<Promise<unknown>>();
-  /** A transaction `run` (its promise) took the log head: track it until it ends. */
-  heldHead(run: Promise<unknown>): void {
+  /** Open transactions that hold the log head (their `lockLogHead` answered), by the size it had. */
+  private readonly holding = new Map<Promise<unknown>, number>();
+  /** A transaction `run` (its promise) took the log head at `size`: track it until it ends. */
+  heldHead(run: Promise<unknown>, size: number): void {
     if (this.holding.has(run)) return;
-    this.holding.add(run);
+    this.holding.set(run, size);
     const done = (): void => {
       this.holding.delete(run);
     };
     run.then(done, done);
   }
   /**
-   * Settles once every transaction that holds the log head now has ended (and reported). Only
-   * those can have appended a committed leaf: one still waiting for the head appends after
-   * every size announced so far.
+   * Settles once every transaction that holds the log head now and took it below `below` (all
+   * of them when omitted) has ended (and reported). Only those can have appended a committed
+   * leaf under `below`: one still waiting for the head, or holding it at a size ≥ `below`,
+   * appends at or after `below` (ADR 0074: a catch-up no longer waits a whole commit of this
+   * process that cannot hold any leaf it reads).
    */
-  settled(): Promise<void> {
-    if (this.holding.size === 0) return Promise.resolve();
-    return Promise.allSettled([...this.holding]).then(() => undefined);
+  settled(below = Number.POSITIVE_INFINITY): Promise<void> {
+    const wait: Promise<unknown>[] = [];
+    for (const [run, size] of this.holding) if (size < below) wait.push(run);
+    if (wait.length === 0) return Promise.resolve();
+    return Promise.allSettled(wait).then(() => undefined);
   }
 }
 
@@ -63,8 +67,8 @@ function decorate<S extends StorageBackend>(
   emit: Emit,
   inTx: boolean,
   local: LocalCommits | undefined,
-  /** In a root transaction with `local`: report that it took the log head. */
-  heldHead?: () => void,
+  /** In a root transaction with `local`: report that it took the log head (at that size). */
+  heldHead?: (size: number) => void,
 ): S {
   const o: Partial<Record<keyof StorageBackend, unknown>> = {
     putEntry: async (e: StoredEntry): Promise<void> => {
@@ -87,13 +91,13 @@ function decorate<S extends StorageBackend>(
     transaction: <T>(fn: (tx: StorageBackend) => Promise<T>): Promise<T> => {
       // Nested: the backend joins the enclosing transaction, so its changes join that buffer.
       if (inTx) return inner.transaction((tx) => fn(decorate(tx, emit, true, local, heldHead)));
-      const box: { run?: Promise<T>; held?: boolean } = {};
+      const box: { run?: Promise<T>; held?: number } = {};
       const took =
         local === undefined
           ? undefined
-          : (): void => {
-              box.held = true;
-              if (box.run !== undefined) local.heldHead(box.run);
+          : (size: number): void => {
+              box.held = size;
+              if (box.run !== undefined) local.heldHead(box.run, size);
             };
       const run = (box.run = (async () => {
         const buffer: EntryChange[] = [];
@@ -104,7 +108,7 @@ function decorate<S extends StorageBackend>(
         if (buffer.length > 0) emit(buffer); // committed
         return r;
       })());
-      if (box.held === true) local?.heldHead(run);
+      if (box.held !== undefined) local?.heldHead(run, box.held);
       return run;
     },
   };
@@ -124,7 +128,7 @@ function decorate<S extends StorageBackend>(
   if (inTx && heldHead !== undefined && lockLogHead !== undefined) {
     o.lockLogHead = async (): Promise<number> => {
       const size = await lockLogHead.call(inner);
-      heldHead();
+      heldHead(size);
       return size;
     };
   }

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type Bm25Stats,
+  LexicalIndex,
+  bm25,
+  combinedStats,
+  queryTerms,
+  termFrequencies,
+  tokenize,
+} from '../../../src/core/text/index.js';
+import { mulberry32 } from '../../../src/core/prng.js';
+
+/** The definition: BM25 of every held document, filtered, best first, ties by the smaller key. */
+function reference(
+  held: Map<number, string>,
+  terms: readonly string[],
+  k: number,
+  accept: (key: number) => boolean,
+  stats: Bm25Stats,
+): { key: number; score: number }[] {
+  const out: { key: number; score: number }[] = [];
+  for (const [key, text] of held) {
+    const tokens = tokenize(text);
+    const score = bm25(terms, termFrequencies(tokens), tokens.length, stats);
+    if (score > 0 && accept(key)) out.push({ key, score });
+  }
+  out.sort((a, b) => b.score - a.score || a.key - b.key);
+  return out.slice(0, k);
+}
+
+const WORDS = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'.split(' ');
+function text(r: () => number): string {
+  const n = 1 + Math.floor(r() * 8);
+  return Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ');
+}
+
+describe('LexicalIndex (ADR 0074)', () => {
+  it('returns exactly the reference BM25 ranking through adds, removals and re-slotting', () => {
+    const r = mulberry32(21);
+    const a = new LexicalIndex();
+    const b = new LexicalIndex();
+    const heldA = new Map<number, string>();
+    const heldB = new Map<number, string>();
+    let next = 0;
+    for (let round = 0; round < 12; round++) {
+      // Grow, then remove most (past half: postings compact, slots are handed out afresh).
+      for (let i = 0; i < 300; i++) {
+        const key = next++;
+        const t = text(r);
+        const [idx, held] = r() < 0.8 ? [a, heldA] : [b, heldB];
+        idx.add(key, t);
+        held.set(key, t);
+      }
+      for (const key of [...heldA.keys()]) {
+        if (r() < (round % 3 === 2 ? 0.85 : 0.3)) {
+          a.remove(key);
+          heldA.delete(key);
+        }
+      }
+      expect(a.n).toBe(heldA.size);
+      const stats = combinedStats([a, b]);
+      for (let q = 0; q < 20; q++) {
+        const terms = queryTerms(text(r));
+        const k = 1 + Math.floor(r() * 12);
+        const odd = (key: number): boolean => key % 3 !== 0;
+        expect(a.search(terms, k, odd, stats)).toEqual(reference(heldA, terms, k, odd, stats));
+        expect(a.search(terms, k, () => true)).toEqual(reference(heldA, terms, k, () => true, a));
+        for (const h of a.search(terms, k, () => true, stats))
+          expect(a.score(h.key, terms, stats)).toBe(h.score);
+      }
+    }
+  });
+
+  it('asks accept only about documents that could enter the top k, and still fills it', () => {
+    const idx = new LexicalIndex();
+    for (let i = 0; i < 1000; i++) idx.add(i, i < 10 ? 'alpha alpha alpha beta' : 'alpha beta');
+    const asked: number[] = [];
+    // The ten best are refused: the next ten (ties: the smaller keys) fill the answer.
+    const hits = idx.search(['alpha'], 10, (key) => (asked.push(key), key >= 10));
+    expect(hits.map((h) => h.key)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    expect(asked.length).toBeLessThan(1000);
+  });
+
+  it('re-adding a removed key and a document without terms behave', () => {
+    const idx = new LexicalIndex();
+    idx.add(1, 'the and of'); // stop words only: held, matches nothing
+    idx.add(2, 'alpha');
+    idx.add(2, 'beta'); // already held: unchanged
+    expect(idx.search(['beta'], 5, () => true)).toEqual([]);
+    idx.remove(2);
+    expect(idx.df('alpha')).toBe(0);
+    idx.add(2, 'beta');
+    expect(idx.search(['beta'], 5, () => true).map((h) => h.key)).toEqual([2]);
+    expect(idx.search(['alpha'], 5, () => true)).toEqual([]);
+    expect(idx.n).toBe(2);
+  });
+});
