@@ -10,9 +10,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { registerEval } from '../../src/cli/eval.js';
 import { MemwardenError } from '../../src/core/errors.js';
 import {
   EVAL_DATA_ENV,
@@ -21,6 +19,7 @@ import {
   evalDataFile,
   evalDataRoot,
 } from '../../src/eval/data-root.js';
+import { runEval } from '../helpers/eval-cli.js';
 
 const fixture = (p: string): string => fileURLToPath(new URL(`../fixtures/${p}`, import.meta.url));
 const data = mkdtempSync(join(tmpdir(), 'mw-eval-data-'));
@@ -35,23 +34,8 @@ afterAll(() => {
 });
 afterEach(() => void vi.unstubAllEnvs());
 
-/** Run `memwarden eval …` in-process; resolves with stdout, rejects with the action's error. */
-async function evalCli(...args: string[]): Promise<string> {
-  const out: string[] = [];
-  const so = vi
-    .spyOn(process.stdout, 'write')
-    .mockImplementation((s) => (out.push(String(s)), true));
-  const se = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  try {
-    const program = new Command().exitOverride();
-    registerEval(program);
-    await program.parseAsync(['node', 'memwarden', 'eval', ...args]);
-    return out.join('');
-  } finally {
-    so.mockRestore();
-    se.mockRestore();
-  }
-}
+/** stdout of `memwarden eval ARGS`; rejects with the action's error. */
+const evalCli = async (...args: string[]): Promise<string> => (await runEval(args)).out;
 
 async function missing(run: Promise<unknown>): Promise<MemwardenError> {
   const e: unknown = await run.then(
