@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench [-- --json] [-- --only GROUP]` — the benchmark command of ../shared/BENCH.md.
+ * `npm run bench [-- --json] [-- --only GROUP]`: the benchmark command.
  * Prints a readable table, or exactly one JSON object `{ figures, ratios, machine }` with --json.
  * Progress goes to stderr so stdout stays machine-readable.
  */

@@ -112,10 +112,14 @@ function stream(pools, seed, n) {
   return out;
 }
 
-/** Growth calibrations and screening: CPU µs per growth calibration and per screened write. */
-async function detection(m, writes) {
-  const storage = await m.mb.MemoryBackend.open();
-  const random = new m.dbl.SeededRandom('bench-wcpu');
+/**
+ * A memory on the in-memory backend (`readModel`: behind the read model, as `Memory.open`
+ * wires it), its ledger seeded with `seed`, and `memory` options on top of the wiring.
+ */
+async function openMemory(m, seed, { readModel, embedder, memory = {} }) {
+  const raw = await m.mb.MemoryBackend.open();
+  const storage = readModel ? m.rm.withReadModel(raw) : raw;
+  const random = new m.dbl.SeededRandom(seed);
   const clock = m.sys.systemClock;
   const ledger = await m.ledm.Ledger.open({
     storage,
@@ -123,9 +127,18 @@ async function detection(m, writes) {
     clock,
     random,
   });
-  const embedder = benchEmbedder(m);
-  const mem = new m.memm.Memory({ ledger, storage, embedder, clock, random });
+  const mem = new m.memm.Memory({ ledger, storage, embedder, clock, random, ...memory });
   const who = (await mem.createPrincipal('user', 'bench')).id;
+  return { storage, random, clock, ledger, mem, who };
+}
+
+/** Growth calibrations and screening: CPU µs per growth calibration and per screened write. */
+async function detection(m, writes) {
+  const embedder = benchEmbedder(m);
+  const { storage, random, clock, ledger, who } = await openMemory(m, 'bench-wcpu', {
+    readModel: false,
+    embedder,
+  });
   const ctx = new m.ctxm.MemoryContext(
     ledger,
     storage,
@@ -187,25 +200,11 @@ async function detection(m, writes) {
 
 /** Near-duplicate checks against a principal's 1,000 stored entries through the read model. */
 async function nearDup(m, writes, probes) {
-  const storage = m.rm.withReadModel(await m.mb.MemoryBackend.open());
-  const random = new m.dbl.SeededRandom('bench-wcpu-nd');
-  const clock = m.sys.systemClock;
-  const ledger = await m.ledm.Ledger.open({
-    storage,
-    keys: new m.dbl.MemoryKeySource(),
-    clock,
-    random,
+  const { storage, clock, ledger, mem, who } = await openMemory(m, 'bench-wcpu-nd', {
+    readModel: true,
+    embedder: new m.emb.DeterministicEmbedder(D),
+    memory: { retention: m.cfg.retentionConfig({ nearDuplicateThreshold: null }) },
   });
-  const embedder = new m.emb.DeterministicEmbedder(D);
-  const mem = new m.memm.Memory({
-    ledger,
-    storage,
-    embedder,
-    clock,
-    random,
-    retention: m.cfg.retentionConfig({ nearDuplicateThreshold: null }),
-  });
-  const who = (await mem.createPrincipal('user', 'bench')).id;
   for (const w of writes.slice(0, MAX))
     await mem.add(w.content, { principal: who, embedding: w.embedding, verbatim: true });
   const model = m.rm.readModelOf(storage);
@@ -229,25 +228,11 @@ async function nearDup(m, writes, probes) {
 
 /** CPU µs per whole `Memory.add` over a principal's write stream (see the module comment). */
 async function addPath(m, writes) {
-  const storage = m.rm.withReadModel(await m.mb.MemoryBackend.open());
-  const random = new m.dbl.SeededRandom('bench-wcpu-add');
-  const clock = m.sys.systemClock;
-  const ledger = await m.ledm.Ledger.open({
-    storage,
-    keys: new m.dbl.MemoryKeySource(),
-    clock,
-    random,
+  const { mem, who } = await openMemory(m, 'bench-wcpu-add', {
+    readModel: true,
+    embedder: new m.emb.DeterministicEmbedder(D),
+    memory: { autoDetection: { recalibrateIntervalMs: 0, persistQueries: false } },
   });
-  const embedder = new m.emb.DeterministicEmbedder(D);
-  const mem = new m.memm.Memory({
-    ledger,
-    storage,
-    embedder,
-    clock,
-    random,
-    autoDetection: { recalibrateIntervalMs: 0, persistQueries: false },
-  });
-  const who = (await mem.createPrincipal('user', 'bench')).id;
   // Warm-up (JIT, the principal's detection and read-model partition), not timed.
   for (const w of writes.slice(0, 100))
     await mem

@@ -2,9 +2,11 @@
  * Train the instruction screen (issue 22, ADR 0040) and regenerate
  * src/core/detect/instruction-model.ts — the weights and per-tier thresholds memwarden ships.
  *
- *   npm run build && node scripts/train-instruction-screen.mjs [DEV_JSONL] && npm run build
+ *   npm run build && node scripts/train-instruction-screen.mjs [DEV_JSONL | --data DIR] && npm run build
  *
- * DEV_JSONL defaults to ../shared/data/injections/dev.jsonl. Only rows whose corpus may be
+ * DEV_JSONL defaults to injections/dev.jsonl in the data folder (`--data DIR`, else
+ * MEMWARDEN_EVAL_DATA); with neither the script stops with EVAL_DATA_MISSING — no folder beside
+ * the checkout is guessed (src/eval/data-root.ts). Only rows whose corpus may be
  * redistributed train anything (src/eval/injections/corpus.ts: the MIT-licensed BIPIA, ASB,
  * InjecAgent, AgentDojo and PoisonedRAG rows); LoCoMo (CC BY-NC 4.0) and AgentDojo's user task
  * prompts are never read into the weights. The project's own hand-written texts join them
@@ -21,10 +23,24 @@ import { DiskEmbeddingCache } from '../dist/eval/detect/cache.js';
 import { trainingData } from '../dist/eval/injections/data.js';
 import { TIER_BUDGETS, trainScreen } from '../dist/eval/injections/train.js';
 import { readInjections } from '../dist/eval/injections/corpus.js';
+import { INJECTIONS_DEV, evalDataFile, existingEvalFile } from '../dist/eval/data-root.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const dev = process.argv[2] ?? `${here}../../shared/data/injections/dev.jsonl`;
 const log = (m) => process.stderr.write(`train-instruction-screen: ${m}\n`);
+const args = process.argv.slice(2);
+const dataAt = args.indexOf('--data');
+let dev;
+try {
+  dev =
+    dataAt >= 0
+      ? evalDataFile(INJECTIONS_DEV, args[dataAt + 1] ?? '')
+      : args[0] !== undefined
+        ? existingEvalFile(args[0])
+        : evalDataFile(INJECTIONS_DEV, undefined);
+} catch (e) {
+  log(`error ${e.code ?? 'ERROR'}: ${e.message}`);
+  process.exit(2);
+}
 
 const rows = readInjections(dev);
 const embedder = new DiskEmbeddingCache(
@@ -86,5 +102,8 @@ ${Object.entries(model.thresholds)
 };
 `;
 const file = fileURLToPath(new URL('../src/core/detect/instruction-model.ts', import.meta.url));
-writeFileSync(file, await prettier.format(src, { ...(await prettier.resolveConfig(file)), filepath: file }));
+writeFileSync(
+  file,
+  await prettier.format(src, { ...(await prettier.resolveConfig(file)), filepath: file }),
+);
 log('wrote src/core/detect/instruction-model.ts');

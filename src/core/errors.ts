@@ -72,6 +72,9 @@ export const ErrorCodes = [
   'LLM_MALFORMED',
   'LLM_UNAVAILABLE',
   'EMBEDDING_FAILED',
+  // evaluation harnesses
+  /** An eval was run without its data folder (`--data DIR` / `MEMWARDEN_EVAL_DATA`) or the file is absent. */
+  'EVAL_DATA_MISSING',
   // generic input validation at the edges
   'INPUT_INVALID',
   'INPUT_TOO_LARGE',

@@ -93,6 +93,8 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   // input at the edges
   INPUT_INVALID: 400,
   INPUT_TOO_LARGE: 413,
+  // the eval harnesses' data folder (CLI only; the server never raises it)
+  EVAL_DATA_MISSING: 400,
   // edge only
   ROUTE_NOT_FOUND: 404,
   UNSUPPORTED_MEDIA_TYPE: 415,

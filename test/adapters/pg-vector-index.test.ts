@@ -12,33 +12,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgBackend } from '../../src/adapters/pg/index.js';
 import type { StoredEntry } from '../../src/ports/storage.js';
+import { entry, point } from '../helpers/vector-points.js';
 
 const url = process.env.MEMWARDEN_TEST_DATABASE_URL;
 const run = `mwvi_${process.pid}_${Date.now().toString(36)}`;
-
-/** Clustered unit vectors (deterministic), as in test/adapters/vector-index.test.ts. */
-function point(i: number, clusters = 20): Float32Array {
-  let s = (i * 2654435761) >>> 0;
-  const r = (): number => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
-  const c = i % clusters;
-  const v = new Float32Array(384);
-  for (let k = 0; k < 384; k++) v[k] = (k % clusters === c ? 1 : 0) + 0.15 * r();
-  const n = Math.hypot(...v);
-  return v.map((x) => x / n);
-}
-
-const entry = (i: number, owner: string): StoredEntry => ({
-  id: `${owner}-${i}`,
-  owner,
-  tier: 'USER_OBSERVED',
-  bytes: new Uint8Array([i & 0xff]),
-  leafIndex: i,
-  macKid: 'm',
-  mac: new Uint8Array(32),
-  writer: owner,
-  content: `entry ${i}`,
-  embedding: point(i),
-});
 
 let hasVector = false;
 beforeAll(async () => {

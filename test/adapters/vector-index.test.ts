@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteBackend } from '../../src/adapters/pglite/index.js';
 import { nextCheckAt, planIndex } from '../../src/adapters/sql/vector-index.js';
 import type { StoredEntry } from '../../src/ports/storage.js';
+import { entry, point } from '../helpers/vector-points.js';
 
 describe('vector index policy', () => {
   it('exact below the threshold, lists ≈ √rows at it, rebuild once rows double', () => {
@@ -19,30 +20,6 @@ describe('vector index policy', () => {
     expect(nextCheckAt(0, undefined, 10_000)).toBe(10_000);
     expect(nextCheckAt(10_000, 100, 10_000)).toBe(20_000);
   });
-});
-
-/** Clustered unit vectors (deterministic). */
-function point(i: number, clusters = 20): Float32Array {
-  let s = (i * 2654435761) >>> 0;
-  const r = (): number => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
-  const c = i % clusters;
-  const v = new Float32Array(384);
-  for (let k = 0; k < 384; k++) v[k] = (k % clusters === c ? 1 : 0) + 0.15 * r();
-  const n = Math.hypot(...v);
-  return v.map((x) => x / n);
-}
-
-const entry = (i: number, owner: string): StoredEntry => ({
-  id: `${owner}-${i}`,
-  owner,
-  tier: 'USER_OBSERVED',
-  bytes: new Uint8Array([i & 0xff]),
-  leafIndex: i,
-  macKid: 'm',
-  mac: new Uint8Array(32),
-  writer: owner,
-  content: `entry ${i}`,
-  embedding: point(i),
 });
 
 describe('PGlite IVFFlat maintenance', () => {
@@ -166,9 +143,7 @@ describe('PGlite IVFFlat maintenance off the write path (onWrite: false, ADR 002
     // crosses 2·24² and rebuilds.
     await b.transaction(async (tx) => {
       await tx.putEntries!(es.slice(600));
-      await tx.putEntries!(
-        Array.from({ length: 352 }, (_, i) => entry(800 + i, 'user:a')),
-      );
+      await tx.putEntries!(Array.from({ length: 352 }, (_, i) => entry(800 + i, 'user:a')));
     });
     await b.maintainVectorIndex(); // joins (or follows) the automatic run
     expect(await indexes()).toEqual(['entries_emb_ivf_34']);
@@ -184,7 +159,9 @@ describe('PGlite IVFFlat maintenance off the write path (onWrite: false, ADR 002
     for (let q = 0; q < 10; q++) {
       const approx = new Set(
         (
-          await b.asPrincipal('user:a').searchEntries({ embedding: point(2000 + q), nowNs: 1n, limit: 40 })
+          await b
+            .asPrincipal('user:a')
+            .searchEntries({ embedding: point(2000 + q), nowNs: 1n, limit: 40 })
         ).map((h) => h.entry.id),
       );
       found += exact[q]!.filter((id) => approx.has(id)).length;
@@ -198,11 +175,16 @@ describe('PGlite IVFFlat maintenance off the write path (onWrite: false, ADR 002
   it('Memory.open: the read model turns write-path builds off; readModel:false keeps them', async () => {
     const { Memory } = await import('../../src/open.js');
     const tracker = (m: { storageBackend: unknown }) =>
-      (m.storageBackend as unknown as { s: { index: { onWrite: boolean; auto: boolean } } }).s.index;
+      (m.storageBackend as unknown as { s: { index: { onWrite: boolean; auto: boolean } } }).s
+        .index;
     const dir = await import('node:fs').then((fs) =>
       fs.mkdtempSync(`${(process.env.TMPDIR ?? '/tmp').replace(/\/$/, '')}/mw-vi-`),
     );
-    const withModel = await Memory.open({ dataDir: dir, ephemeral: true, embedder: 'deterministic' });
+    const withModel = await Memory.open({
+      dataDir: dir,
+      ephemeral: true,
+      embedder: 'deterministic',
+    });
     expect(tracker(withModel)).toMatchObject({ auto: true, onWrite: false });
     await withModel.close();
     const without = await Memory.open({

@@ -5,31 +5,15 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { registerEval } from '../../src/cli/eval.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runEval } from '../helpers/eval-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-eval-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('registerEval', () => {
   it('writes CSVs, summary.json and a self-contained report.html', async () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const so = vi
-      .spyOn(process.stdout, 'write')
-      .mockImplementation((s) => (out.push(String(s)), true));
-    const se = vi
-      .spyOn(process.stderr, 'write')
-      .mockImplementation((s) => (err.push(String(s)), true));
-    try {
-      const program = new Command().exitOverride();
-      registerEval(program);
-      await program.parseAsync(['node', 'memwarden', 'eval', 'memlineage', '--out', dir, '--json']);
-    } finally {
-      so.mockRestore();
-      se.mockRestore();
-    }
+    const { out, err } = await runEval(['memlineage', '--out', dir, '--json']);
     const files = readdirSync(dir).sort();
     expect(files).toEqual(
       expect.arrayContaining([
@@ -49,8 +33,8 @@ describe('registerEval', () => {
     const html = readFileSync(join(dir, 'report.html'), 'utf8');
     expect(html).toContain('<svg');
     expect(html).not.toMatch(/(src|href)=["']https?:/);
-    const summary = JSON.parse(out.join('')) as { checks: Record<string, boolean> };
+    const summary = JSON.parse(out) as { checks: Record<string, boolean> };
     expect(Object.values(summary.checks).every(Boolean)).toBe(true);
-    expect(err.join('')).toContain('[memlineage]');
+    expect(err).toContain('[memlineage]');
   }, 300_000); // the harness includes the adaptive suite (issue 18): ~40 s on a busy 2-core machine
 });

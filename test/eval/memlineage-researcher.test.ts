@@ -6,10 +6,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAiCompatibleProvider } from '../../src/adapters/llm/index.js';
-import { registerEval } from '../../src/cli/eval.js';
 import { isMemwardenError } from '../../src/core/errors.js';
 import {
   LlmAgent,
@@ -21,6 +19,7 @@ import {
   wilson,
 } from '../../src/eval/memlineage/index.js';
 import { startMockOpenAiServer, type MockOpenAiServer } from '../../src/testing/llm/index.js';
+import { runEval } from '../helpers/eval-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mw-eval-r-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,25 +41,7 @@ const SPECS = [
   }),
 ].join('\n');
 
-async function cli(args: string[]): Promise<{ out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const so = vi
-    .spyOn(process.stdout, 'write')
-    .mockImplementation((s) => (out.push(String(s)), true));
-  const se = vi
-    .spyOn(process.stderr, 'write')
-    .mockImplementation((s) => (err.push(String(s)), true));
-  try {
-    const program = new Command().exitOverride();
-    registerEval(program);
-    await program.parseAsync(['node', 'memwarden', 'eval', 'memlineage', ...args]);
-  } finally {
-    so.mockRestore();
-    se.mockRestore();
-  }
-  return { out: out.join(''), err: err.join('') };
-}
+const cli = (args: string[]) => runEval(['memlineage', ...args]);
 
 describe('attack specs (JSONL)', () => {
   it('parses specs; a bad line is INPUT_INVALID naming the line', () => {

@@ -15,17 +15,12 @@
  * Needs MEMWARDEN_TEST_DATABASE_URL and a build (`npm run build`); skipped locally without the
  * URL, FAILS under CI without it.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServeProcess, pgProcesses } from '../helpers/pg-processes.js';
 
 const url = process.env.MEMWARDEN_TEST_DATABASE_URL;
 const ci = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
-const BIN = resolve('dist/cli/main.js');
 const WRITERS = 8;
 const TRIALS = 4;
 
@@ -35,60 +30,16 @@ describe('pg two-process kill: test database configured', () => {
   });
 });
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  /** What it printed until it listened (its startup log lines). */
-  log: string;
-}
+type Server = ServeProcess;
 
 describe.skipIf(url === undefined)(
   'two serve processes on PostgreSQL, killed and restarted',
   () => {
-    const schema = `mwkill_${process.pid}_${Date.now().toString(36)}`;
-    const dbUrl = `${url}${url?.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema},public`)}`;
-    const data = mkdtempSync(join(tmpdir(), 'mw-pgkill-'));
-    const env = {
-      ...process.env,
-      MEMWARDEN_EMBEDDER: 'deterministic',
-      MEMWARDEN_DATABASE_URL: '',
-      MEMWARDEN_DATA: '',
-    };
-    const children: ChildProcess[] = [];
+    const procs = pgProcesses(url, 'mwkill');
     let apiKey = '';
-
-    const cli = (...args: string[]): string => {
-      const r = spawnSync(process.execPath, [BIN, ...args, '--data', data, '--postgres', dbUrl], {
-        env,
-        encoding: 'utf8',
-      });
-      if (r.status !== 0 && !(args[0] === 'audit' && r.status === 1))
-        throw new Error(`memwarden ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    };
-
-    function start(): Promise<Server> {
-      const child = spawn(
-        process.execPath,
-        [BIN, 'serve', '--data', data, '--postgres', dbUrl, '--port', '0'],
-        { env, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      children.push(child);
-      return new Promise((res, rej) => {
-        let out = '';
-        const t = setTimeout(() => rej(new Error(`serve did not start: ${out}`)), 90_000);
-        child.stdout!.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /listening on (http:\/\/\S+)/.exec(out);
-          if (m) {
-            clearTimeout(t);
-            setTimeout(() => res({ child, url: m[1]!, log: out }), 50); // the lines after it
-          }
-        });
-        child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-        child.once('exit', (code) => rej(new Error(`serve exited ${code}: ${out}`)));
-      });
-    }
+    // `audit` exits 1 when it has findings: the test reads them instead of failing here.
+    const cli = (...args: string[]): string => procs.cli(args, args[0] === 'audit' ? [0, 1] : [0]);
+    const start = (): Promise<Server> => procs.serve(50);
 
     const kill = (s: Server): Promise<void> =>
       new Promise((r) => {
@@ -105,22 +56,12 @@ describe.skipIf(url === undefined)(
       });
 
     beforeAll(async () => {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`CREATE SCHEMA ${schema}`);
-      await c.end();
+      await procs.createSchema();
       apiKey = (JSON.parse(cli('principals', 'add', 'killer', '--json')) as { apiKey: string })
         .apiKey;
     }, 120_000);
 
-    afterAll(async () => {
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-      rmSync(data, { recursive: true, force: true });
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await c.end();
-    });
+    afterAll(() => procs.stop('SIGKILL'));
 
     it('no acknowledged write is lost and the log stays one', { timeout: 600_000 }, async () => {
       const servers: Server[] = [await start(), await start()];

@@ -178,16 +178,3 @@ describe('memwarden eval injections: the default stack per tier on the fixture',
     }
   }, 300_000);
 });
-
-describe('memwarden eval injections: the default data path', () => {
-  it('resolves beside the package (or MEMWARDEN_EVAL_DATA), not from the working directory', async () => {
-    const { DATA_ROOT, DEFAULT_DEV, DEFAULT_LOCOMO } =
-      await import('../../src/eval/injections/index.js');
-    const { join, resolve } = await import('node:path');
-    const root = fileURLToPath(new URL('../..', import.meta.url));
-    const env = process.env.MEMWARDEN_EVAL_DATA;
-    expect(DATA_ROOT).toBe(resolve(env ?? resolve(root, '..', 'shared', 'data')));
-    expect(DEFAULT_DEV).toBe(join(DATA_ROOT, 'injections/dev.jsonl'));
-    expect(DEFAULT_LOCOMO).toBe(join(DATA_ROOT, 'locomo/locomo-dev5.json'));
-  });
-});

@@ -10,12 +10,7 @@
  * Needs MEMWARDEN_TEST_DATABASE_URL and a build (`npm run build`); skipped locally without the
  * URL, FAILS under CI without it.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromBase64 } from '../../src/core/bytes.js';
 import { verifyEd25519 } from '../../src/core/crypto/ed25519.js';
@@ -26,10 +21,10 @@ import {
   verifyInclusion,
 } from '../../src/core/merkle/index.js';
 import { leafHash } from '../../src/core/merkle/hash.js';
+import { pgProcesses } from '../helpers/pg-processes.js';
 
 const url = process.env.MEMWARDEN_TEST_DATABASE_URL;
 const ci = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
-const BIN = resolve('dist/cli/main.js');
 const PROCESSES = 3;
 const WRITERS = 12;
 const WRITES_EACH = 20;
@@ -48,50 +43,11 @@ interface Checkpoint {
 }
 
 describe.skipIf(url === undefined)('several serve processes share one PostgreSQL', () => {
-  const schema = `mwso_${process.pid}_${Date.now().toString(36)}`;
-  const dbUrl = `${url}${url?.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema},public`)}`;
-  const data = mkdtempSync(join(tmpdir(), 'mw-scale-'));
-  const env = {
-    ...process.env,
-    MEMWARDEN_EMBEDDER: 'deterministic',
-    MEMWARDEN_DATABASE_URL: '',
-    MEMWARDEN_DATA: '',
-  };
-  const children: ChildProcess[] = [];
+  const procs = pgProcesses(url, 'mwso');
   const urls: string[] = [];
   let apiKey = '';
-
-  const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, [BIN, ...args, '--data', data, '--postgres', dbUrl], {
-      env,
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`memwarden ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
-
-  function startServe(): Promise<string> {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'serve', '--data', data, '--postgres', dbUrl, '--port', '0'],
-      { env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    children.push(child);
-    return new Promise((res, rej) => {
-      let out = '';
-      const t = setTimeout(() => rej(new Error(`serve did not start: ${out}`)), 90_000);
-      child.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /listening on (http:\/\/\S+)/.exec(out);
-        if (m) {
-          clearTimeout(t);
-          res(m[1]!);
-        }
-      });
-      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-      child.once('exit', (code) => rej(new Error(`serve exited ${code}: ${out}`)));
-    });
-  }
+  const cli = (...args: string[]): string => procs.cli(args);
+  const startServe = async (): Promise<string> => (await procs.serve()).url;
 
   const get = async (base: string, path: string): Promise<any> => {
     const r = await fetch(base + path, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -100,10 +56,7 @@ describe.skipIf(url === undefined)('several serve processes share one PostgreSQL
   };
 
   beforeAll(async () => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`CREATE SCHEMA ${schema}`);
-    await c.end();
+    await procs.createSchema();
     // Keys (the log's checkpoint key, the MAC key, the principal's key) are created once, in
     // the key folder every process shares; the schema is migrated by this first open.
     apiKey = (JSON.parse(cli('principals', 'add', 'scaler', '--json')) as { apiKey: string })
@@ -111,23 +64,7 @@ describe.skipIf(url === undefined)('several serve processes share one PostgreSQL
     urls.push(...(await Promise.all(Array.from({ length: PROCESSES }, () => startServe()))));
   }, 180_000);
 
-  afterAll(async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((r) => {
-            if (c.exitCode !== null) return r();
-            c.once('exit', () => r());
-            c.kill('SIGTERM');
-          }),
-      ),
-    );
-    rmSync(data, { recursive: true, force: true });
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
-  });
+  afterAll(() => procs.stop('SIGTERM'));
 
   it(
     'one log: every acknowledged write is provable from every process; all checkpoints are consistent',

@@ -1,35 +1,35 @@
 /**
  * @module eval/injections/cli
- * `memwarden eval injections [DEV_JSONL]`: registered on the `eval` command. Writes
+ * `memwarden eval injections [DEV_JSONL] [--data DIR]`: registered on the `eval` command. Writes
  * `report.json`, `report.html` and `summary.txt` to `--out`, the summary to stdout, progress
- * to stderr. DEV_JSONL defaults to injections/dev.jsonl in the data folder — MEMWARDEN_EVAL_DATA,
- * else ../shared/data beside the package (resolved from this module's location, so the command
- * means the same file from any working directory); `--locomo` (default locomo/locomo-dev5.json
- * there, skipped when absent) adds the warm default stack and the detector-contribution table.
+ * to stderr. DEV_JSONL defaults to injections/dev.jsonl in the data folder — `--data DIR`, else
+ * `MEMWARDEN_EVAL_DATA`; with neither (and no DEV_JSONL) the command stops with
+ * `EVAL_DATA_MISSING` (eval/data-root.ts: no folder is guessed). `--locomo` (default
+ * locomo/locomo-dev5.json in the data folder, skipped when absent) adds the warm default stack
+ * and the detector-contribution table.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
 import { MemwardenError } from '../../core/errors.js';
+import {
+  EVAL_DATA_ENV,
+  INJECTIONS_DEV,
+  LOCOMO_DEV5,
+  evalDataFile,
+  evalDataRoot,
+  existingEvalFile,
+} from '../data-root.js';
 import { makeEmbedder } from '../detect/cli.js';
 import { htmlReport, textSummary } from './report.js';
 import { runInjectionsEval } from './run.js';
-
-/** The package root: this module is src/eval/injections/cli.ts or dist/eval/injections/cli.js. */
-export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-/** The public data folder: MEMWARDEN_EVAL_DATA, else ../shared/data beside the package. */
-export const DATA_ROOT = resolve(
-  process.env.MEMWARDEN_EVAL_DATA ?? resolve(PACKAGE_ROOT, '../shared/data'),
-);
-export const DEFAULT_DEV = join(DATA_ROOT, 'injections/dev.jsonl');
-export const DEFAULT_LOCOMO = join(DATA_ROOT, 'locomo/locomo-dev5.json');
 
 interface Opts {
   readonly embedder: string;
   readonly out: string;
   readonly cache: string;
-  readonly locomo: string;
+  readonly data?: string;
+  readonly locomo?: string;
   readonly cv: boolean;
   readonly proactiveKappa?: string;
 }
@@ -40,7 +40,11 @@ export function registerEvalInjections(parent: Command): Command {
     .description(
       'write screening on public prompt-injection corpora: TPR / FPR per source and tier, ROC per tier, keyword baseline, cross-validation',
     )
-    .argument('[dev]', 'the corpus (JSONL {text, label, source, category})', DEFAULT_DEV)
+    .argument(
+      '[dev]',
+      `the corpus (JSONL {text, label, source, category}); default ${INJECTIONS_DEV} in the data folder`,
+    )
+    .option('--data <dir>', `the data folder (else ${EVAL_DATA_ENV})`)
     .addOption(
       new Option('--embedder <kind>', 'embedding model')
         .choices(['minilm', 'deterministic'])
@@ -48,8 +52,7 @@ export function registerEvalInjections(parent: Command): Command {
     )
     .option(
       '--locomo <file>',
-      'LoCoMo file for the MemSAD / probes reference and query history',
-      DEFAULT_LOCOMO,
+      `LoCoMo file for the MemSAD / probes reference and query history (default ${LOCOMO_DEV5} in the data folder; skipped when absent)`,
     )
     .option('--no-cv', 'skip cross-validation (quick run)')
     .option(
@@ -58,7 +61,7 @@ export function registerEvalInjections(parent: Command): Command {
     )
     .option('--out <dir>', 'report folder', 'eval-out/injections')
     .option('--cache <dir>', 'embedding cache folder', '.cache/eval-embeddings')
-    .action(async (dev: string, o: Opts) => {
+    .action(async (devArg: string | undefined, o: Opts) => {
       const log = (m: string): void => {
         process.stderr.write(`eval injections: ${m}\n`);
       };
@@ -68,9 +71,17 @@ export function registerEvalInjections(parent: Command): Command {
           'INPUT_INVALID',
           `--proactive-kappa must be a positive number, got ${o.proactiveKappa}`,
         );
-      const locomo = existsSync(o.locomo) ? o.locomo : undefined;
+      const dev =
+        devArg === undefined
+          ? evalDataFile(INJECTIONS_DEV, o.data)
+          : existingEvalFile(resolve(devArg));
+      const root = evalDataRoot(o.data);
+      const locomoPath = o.locomo ?? (root === undefined ? undefined : join(root, LOCOMO_DEV5));
+      const locomo = locomoPath !== undefined && existsSync(locomoPath) ? locomoPath : undefined;
       if (locomo === undefined)
-        log(`no LoCoMo file at ${o.locomo}: detector contributions skipped`);
+        log(
+          `no LoCoMo file ${locomoPath === undefined ? '(no --locomo, no data folder)' : `at ${locomoPath}`}: detector contributions skipped`,
+        );
       const report = await runInjectionsEval({
         data: dev,
         embedder: makeEmbedder(o.embedder),

@@ -1,6 +1,6 @@
 /**
  * @module eval/injections/corpus
- * The public injection corpora of issue 22 (`../shared/data/injections/dev.jsonl`, one
+ * The public injection corpora of issue 22 (`injections/dev.jsonl` in the eval data folder, one
  * `{id, text, label, source, category}` a line) sorted into the groups the screen is trained
  * and measured by, with each group's licence and its role:
  *

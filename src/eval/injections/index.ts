@@ -3,7 +3,7 @@
  * The write screen on public prompt-injection corpora (issue 22, `memwarden eval injections`)
  * and the instruction screen's training procedure.
  */
-export { registerEvalInjections, DATA_ROOT, DEFAULT_DEV, DEFAULT_LOCOMO } from './cli.js';
+export { registerEvalInjections } from './cli.js';
 export {
   runInjectionsEval,
   keywordFlag,

@@ -1,15 +1,17 @@
 /**
  * @module eval/locomo
- * `memwarden eval locomo [path]`: evidence recall@5 / @10 per LoCoMo category for default
+ * `memwarden eval locomo [path] [--data DIR]`: evidence recall@5 / @10 per LoCoMo category for default
  * memwarden, undefended dense retrieval and BM25 in one run (issue 20). Progress on stderr;
  * the table on stdout (`--json`: the report as JSON); `--out DIR` writes `report.json` and
- * `report.html` (with the charts).
+ * `report.html` (with the charts). `path` defaults to locomo/locomo-dev5.json in the data folder
+ * (`--data DIR`, else `MEMWARDEN_EVAL_DATA`); with neither the command stops with
+ * `EVAL_DATA_MISSING` — no folder is guessed (eval/data-root.ts).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
 import { DeterministicEmbedder, LocalMiniLmEmbedder } from '../../adapters/embeddings/index.js';
+import { EVAL_DATA_ENV, LOCOMO_DEV5, evalDataFile, existingEvalFile } from '../data-root.js';
 import { loadLocomo } from './data.js';
 import { htmlReport, textTable } from './report.js';
 import { runLocomo } from './run.js';
@@ -24,14 +26,12 @@ export {
 export { runLocomo, SYSTEMS, KS, type LocomoReport, type Cell } from './run.js';
 export { htmlReport, textTable, checks } from './report.js';
 
-/** The default data path: the shared LoCoMo dev split beside the repository. */
-export const DEFAULT_LOCOMO = '../shared/data/locomo/locomo-dev5.json';
-
 export function registerEvalLocomo(parent: Command): Command {
   return parent
     .command('locomo')
     .description('LoCoMo evidence recall@5/@10 per category: memwarden, undefended dense, BM25')
-    .argument('[path]', 'the LoCoMo JSON file', DEFAULT_LOCOMO)
+    .argument('[path]', `the LoCoMo JSON file; default ${LOCOMO_DEV5} in the data folder`)
+    .option('--data <dir>', `the data folder (else ${EVAL_DATA_ENV})`)
     .addOption(
       new Option('--embedder <kind>', 'embedding model (all three systems)')
         .choices(['minilm', 'deterministic'])
@@ -42,13 +42,20 @@ export function registerEvalLocomo(parent: Command): Command {
     .option('--json', 'print the report as JSON instead of the table')
     .action(
       async (
-        path: string,
-        o: { embedder: string; conversations?: string; out?: string; json?: boolean },
+        pathArg: string | undefined,
+        o: {
+          embedder: string;
+          data?: string;
+          conversations?: string;
+          out?: string;
+          json?: boolean;
+        },
       ) => {
         const progress = (line: string): void => void process.stderr.write(`[locomo] ${line}\n`);
-        // The default is relative to the repository (the package root), not to the caller's cwd.
-        if (path === DEFAULT_LOCOMO)
-          path = resolve(fileURLToPath(new URL('../../../', import.meta.url)), DEFAULT_LOCOMO);
+        const path =
+          pathArg === undefined
+            ? evalDataFile(LOCOMO_DEV5, o.data)
+            : existingEvalFile(resolve(pathArg));
         const data = loadLocomo(path);
         progress(`${data.length} conversations from ${path}`);
         const embedder =

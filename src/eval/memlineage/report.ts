@@ -11,6 +11,9 @@ import { KS, SCHEDULES, TAUS, type Results } from './run.js';
 
 /** The paper's value of a cell, or '—' where the paper has none. */
 const pv = (x: unknown): string => (x === undefined || x === null ? '—' : String(x));
+/** Each of our cells followed by the paper's value for it (`—` where the paper has none). */
+const besidePaper = (ours: readonly unknown[], paper: readonly unknown[]): unknown[] =>
+  ours.flatMap((x, i) => [x, pv(paper[i])]);
 
 const h = (s: unknown): string =>
   String(s).replace(
@@ -159,14 +162,7 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
         return [
           x.defense,
           x.summary_trust,
-          x.eq1_trust,
-          pv(p[0]),
-          x.parents,
-          pv(p[1]),
-          x.tool,
-          pv(p[2]),
-          x.fired,
-          pv(p[3]),
+          ...besidePaper([x.eq1_trust, x.parents, x.tool, x.fired], p),
         ];
       }),
     ),
@@ -259,7 +255,7 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
       ['profile', 'attack blocked', 'paper', 'benign kept', 'paper', 'mixed kept', 'paper'],
       Object.entries(t9).map(([k, v]) => {
         const p = (PAPER.table9 as Record<string, readonly string[]>)[k] ?? [];
-        return [k, v[0], pv(p[0]), v[1], pv(p[1]), v[2], pv(p[2])];
+        return [k, ...besidePaper([v[0], v[1], v[2]], p)];
       }),
     ),
     '<h2>Table 10 and the 13-action mixed-context matrix</h2>',
@@ -281,16 +277,8 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
       r.mixed.map((m) => {
         const p = m.workload === 'banking_transfer' ? (PAPER.table10[m.scenario] ?? []) : [];
         const auth = m.authority_verdict === 'repair_and_retry' ? 'repair' : m.authority_verdict;
-        return [
-          m.workload,
-          m.scenario,
-          m.taint_verdict,
-          pv(p[0]),
-          auth,
-          pv(p[1]),
-          m.authority_recovered === 1 ? 'yes' : 'no',
-          pv(p[2]),
-        ];
+        const recovered = m.authority_recovered === 1 ? 'yes' : 'no';
+        return [m.workload, m.scenario, ...besidePaper([m.taint_verdict, auth, recovered], p)];
       }),
     ),
     '<h2>Table 11 — adaptive laundering boundaries</h2>',
@@ -324,12 +312,7 @@ export function renderReport(r: Results, s: Record<string, unknown>): string {
         return [
           x.scenario,
           x.mitigation,
-          x.default_fired,
-          pv(p[0]),
-          x.strict_propagated,
-          pv(p[1]),
-          x.strict_fired,
-          pv(p[2]),
+          ...besidePaper([x.default_fired, x.strict_propagated, x.strict_fired], p),
           x.full_strict_fired,
         ];
       }),

@@ -47,6 +47,9 @@ function decide(
 }
 
 const email = (to: string) => ({ to, body: 'Payment details attached.' });
+/** The default gate on `send_email(to)` with one trusted memory in the context. */
+const emailWithTrusted = (memory: string, to: string) =>
+  decide(defaultGate, [trusted(1, memory)], 'send_email', email(to));
 
 describe('issue 18 finding: the paraphrased address', () => {
   for (const [name, gate] of GATES)
@@ -211,12 +214,7 @@ describe('one test per adaptive-attacker family: never allowed, and the untruste
 
 describe('fail closed: a governed value that traces to nothing is Require-User, never Allow', () => {
   it('send_email to an address no segment and no request mentions → require_user (untraced_value)', () => {
-    const v = decide(
-      defaultGate,
-      [trusted(1, 'Team lunch on Friday.')],
-      'send_email',
-      email('someone@elsewhere.example'),
-    );
+    const v = emailWithTrusted('Team lunch on Friday.', 'someone@elsewhere.example');
     expect([v.kind, v.reason]).toEqual(['require_user', 'untraced_value']);
     expect(v.audit.untracedParams).toEqual(['to']);
   });
@@ -227,12 +225,7 @@ describe('fail closed: a governed value that traces to nothing is Require-User, 
     expect(v.kind).toBe('allow');
   });
   it('a value merely near a trusted value does not trace (homoglyph of the user’s contact)', () => {
-    const v = decide(
-      defaultGate,
-      [trusted(1, 'Contact: alice@example.com')],
-      'send_email',
-      email('alice@exаmple.com'),
-    );
+    const v = emailWithTrusted('Contact: alice@example.com', 'alice@exаmple.com');
     expect(v.kind).toBe('require_user');
   });
   it('untraced can be configured to deny; it can never be configured to allow', () => {
@@ -289,12 +282,7 @@ describe('benign: the user’s own values, spelled any way in trusted memory, di
     ]);
   });
   it('an internationalised address in trusted memory traces its punycode form', () => {
-    const v = decide(
-      defaultGate,
-      [trusted(1, 'Contact: info@bücher.example')],
-      'send_email',
-      email('info@xn--bcher-kva.example'),
-    );
+    const v = emailWithTrusted('Contact: info@bücher.example', 'info@xn--bcher-kva.example');
     expect(v.kind).toBe('allow');
   });
 });
