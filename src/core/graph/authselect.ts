@@ -226,22 +226,6 @@ export function authSelectPpr(
     { ...sel, oneSided: false, held, budgetSweeps: budget, rhoFloor: held.rho },
     opts.push,
   );
-    console.error(
-      'first',
-      first.nodes !== undefined,
-      first.sweeps.toFixed(2),
-      first.margin.toExponential(2),
-      'rho',
-      first.rho.toExponential(2),
-      'eps',
-      first.eps.toExponential(2),
-      'held',
-      held.rho.toExponential(2),
-      'g1',
-      g1.rho.toExponential(2),
-      g1.eps.toExponential(2),
-      g1.margin.toExponential(2),
-    );
   let g2 = first;
   if (first.nodes === undefined && first.sweeps < budget) {
     for (let v = 0; v < n; v++) ra[v]! += rest[v]!;
@@ -256,13 +240,6 @@ export function authSelectPpr(
     );
     g2 = { ...g2, sweeps: g2.sweeps + first.sweeps };
   }
-    console.error(
-      '  g2',
-      g2.nodes !== undefined,
-      g2.sweeps.toFixed(2),
-      g2.eps.toExponential(2),
-      g2.margin.toExponential(2),
-    );
   let authNodes = g2.nodes;
   let replayIterations = g2.sweeps;
   if (authNodes === undefined) {
