@@ -136,7 +136,7 @@ export async function run({ log }) {
     fullIt += r.fullIterations;
   }
   log(
-    `attacked modes ${JSON.stringify(modes)}, diverged ${diverged}/${attacked.length}, replay/full work (passes over the arcs) ${round(replayIt, 2)}/${round(fullIt, 2)}`,
+    `attacked modes ${JSON.stringify(modes)}, diverged ${diverged}/${attacked.length}, replay/full work per query (passes over the arcs) ${round(replayIt / attacked.length, 2)}/${round(fullIt / attacked.length, 2)}`,
   );
   log(`background (1% U) modes ${JSON.stringify(bgModes)}`);
 
