@@ -20,6 +20,7 @@
  * `MEMWARDEN_BENCH_BASELINE=<old dist>` times the old build's PPR and AuthSelect in the same
  * batches (`*_baseline_*`, `*_new_over_baseline`).
  */
+import { pathToFileURL } from 'node:url';
 import * as NEW from '../dist/core/graph/index.js';
 import { measureInterleavedUs, round } from './lib.mjs';
 
@@ -156,9 +157,7 @@ export async function run({ log }) {
   };
   const baseDir = process.env.MEMWARDEN_BENCH_BASELINE;
   if (baseDir) {
-    const OLD = await import(
-      new URL(`file://${baseDir.replace(/\/$/, '')}/core/graph/index.js`).href
-    );
+    const OLD = await import(pathToFileURL(`${baseDir}/core/graph/index.js`).href);
     const O = setup(OLD);
     log(`baseline: ${baseDir}`);
     fns.basePpr = (i) => OLD.pprSelect(O.clean.view('full'), O.qs[i % O.qs.length]);
