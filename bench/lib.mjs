@@ -37,6 +37,36 @@ export async function measureAsyncUs(fn, { perBatch = 100, batches = 21, warmup 
   return median(samples);
 }
 
+/**
+ * Interleaved timing of several operations: each batch runs `perBatch` calls of every function
+ * in turn, so all of them see the same machine load. Returns, per name, the median per-call wall
+ * time and CPU time (µs), and `ratio(a, b)`: the median over batches of time(a)/time(b).
+ */
+export function measureInterleavedUs(fns, { perBatch = 4, batches = 25, warmup = 2 } = {}) {
+  const names = Object.keys(fns);
+  for (const n of names) for (let i = 0; i < warmup * perBatch; i++) fns[n](i);
+  const wall = Object.fromEntries(names.map((n) => [n, []]));
+  const cpu = Object.fromEntries(names.map((n) => [n, []]));
+  let k = 0;
+  for (let b = 0; b < batches; b++) {
+    for (const n of names) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      for (let i = 0; i < perBatch; i++) fns[n](k + i);
+      const t = performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      wall[n].push((t * 1000) / perBatch);
+      cpu[n].push((c.user + c.system) / perBatch);
+    }
+    k += perBatch;
+  }
+  return {
+    wallUs: Object.fromEntries(names.map((n) => [n, median(wall[n])])),
+    cpuUs: Object.fromEntries(names.map((n) => [n, median(cpu[n])])),
+    ratio: (a, b) => median(wall[a].map((x, i) => x / wall[b][i])),
+  };
+}
+
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

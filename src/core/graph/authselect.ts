@@ -18,6 +18,14 @@
  *    certified against the residual's error bound — L1, or per node in the degree-weighted max
  *    norm (see `replayDelta`) — or δ has converged to the base tolerance. The result is what an
  *    independent PPR on G_A selects.
+ *
+ * Both steps now run on the certified push of `core/graph/push` (ADR 0068): the G selection is
+ * pushed only until its top-k is certified, the skip certificate uses the push's per-node upper
+ * bounds on π_G, and the replay continues the *same* push state on G_A (estimate kept, residual
+ * re-expressed for M_A on the tainted columns) until the G_A top-k is certified. Where a
+ * certificate cannot separate a near-tie within the work budget, the power-iteration algorithm
+ * above (`authSelectPprPower`, the reference) answers. Every answer is the one the reference
+ * gives; only `mode` (which certificate settled it) and the work counters can differ.
  */
 import { type Authority, meetAuthority } from '../trust.js';
 import {
@@ -29,6 +37,13 @@ import {
   topK,
   transitionStep,
 } from './ppr.js';
+import {
+  moveResidual,
+  pushUntilCertified,
+  residualBounds,
+  sparseReset,
+  upperBound,
+} from './push.js';
 import { type Csr, type GraphIndex, isAuthenticated } from './structure.js';
 
 /** One selection: node numbers best first. */
@@ -48,8 +63,12 @@ export interface AuthSelectResult {
   readonly diverged: boolean;
   /** `clean`: no unauthenticated structure; `certified`: margin bound proved no divergence. */
   readonly mode: ReplayMode;
-  /** Transition applications spent on the replay (0 unless `replayed`). */
+  /**
+   * Work spent on the replay (0 unless `replayed`), in transition applications: one unit is one
+   * pass over the view's arcs, so push work is fractional.
+   */
   readonly replayIterations: number;
+  /** Work spent on the selection on G, in the same unit. */
   readonly fullIterations: number;
   /** PPR mass on G of every node (what `full` was ranked by), for scoring the selection. */
   readonly fullScores?: Float64Array;
@@ -81,23 +100,180 @@ export function sameSet(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 
-/** The top-k PPR selection on one view (HippoRAG2: passages ranked by their own mass). */
-export function pprSelect(
-  g: Csr,
-  q: PprQuery,
-  opts: PprOptions = {},
-): { nodes: number[]; scores: Float64Array; iterations: number } {
+/** A PPR selection: the ranked top-k and the scores it was ranked by. */
+export interface PprSelection {
+  readonly nodes: number[];
+  /** PPR mass per node: the push estimate (within `errorBound`) or the power iteration's. */
+  readonly scores: Float64Array;
+  /** Work in transition applications (passes over the arcs; fractional for push). */
+  readonly iterations: number;
+  /** Upper bound on ‖scores − π‖₁. */
+  readonly errorBound: number;
+}
+
+/**
+ * The top-k PPR selection on one view (HippoRAG2: passages ranked by their own mass), in rank
+ * order. Certified push (see the module comment of `push.ts`); the order is the one the power
+ * iteration at `opts.tol` gives ({@link pprSelectPower}), which answers the near-ties.
+ */
+export function pprSelect(g: Csr, q: PprQuery, opts: PprOptions = {}): PprSelection {
+  if (opts.push === false) return pprSelectPower(g, q, opts);
+  const d = opts.damping ?? PPR_DAMPING;
+  const tol = opts.tol ?? 1e-8;
+  if (!(d >= 0 && d < 1)) throw new RangeError('damping must be in [0, 1)');
+  const s = sparseReset(g.n, q.seeds);
+  const p = new Float64Array(g.n);
+  const r = new Float64Array(g.n);
+  for (let i = 0; i < s.nodes.length; i++) r[s.nodes[i]!] = s.weights[i]!;
+  const run = pushUntilCertified(
+    g,
+    p,
+    r,
+    d,
+    s,
+    {
+      candidates: q.candidates,
+      k: q.k,
+      ordered: true,
+      oneSided: true,
+      slack: (tol * d) / (1 - d),
+    },
+    opts.push,
+  );
+  if (run.nodes === undefined) {
+    const ref = pprSelectPower(g, q, opts);
+    return { ...ref, iterations: ref.iterations + run.sweeps };
+  }
+  let mass = 0;
+  for (let v = 0; v < g.n; v++) mass += r[v]!;
+  return { nodes: run.nodes, scores: p, iterations: run.sweeps, errorBound: mass };
+}
+
+/** The reference selection: power iteration to `opts.tol`, then the top-k of its scores. */
+export function pprSelectPower(g: Csr, q: PprQuery, opts: PprOptions = {}): PprSelection {
   const s = resetVector(g.n, q.seeds);
   const r = personalizedPageRank(g, s, opts);
   return {
     nodes: topK(r.scores, q.candidates, q.k).nodes,
     scores: r.scores,
     iterations: r.iterations,
+    errorBound: r.errorBound,
   };
 }
 
 /** AuthSelect over PPR on an index (see the module comment). */
 export function authSelectPpr(
+  index: GraphIndex,
+  q: PprQuery,
+  opts: PprOptions = {},
+): AuthSelectResult {
+  if (opts.push === false) return authSelectPprPower(index, q, opts);
+  const d = opts.damping ?? PPR_DAMPING;
+  const tol = opts.tol ?? 1e-8;
+  if (!(d >= 0 && d < 1)) throw new RangeError('damping must be in [0, 1)');
+  const ordered = q.ordered ?? true;
+  const same = ordered ? sameOrder : sameSet;
+  const full = index.view('full');
+  const n = full.n;
+  const s = sparseReset(n, q.seeds);
+  const p = new Float64Array(n);
+  const r = new Float64Array(n);
+  for (let i = 0; i < s.nodes.length; i++) r[s.nodes[i]!] = s.weights[i]!;
+  const slack = (tol * d) / (1 - d);
+  const sel = { candidates: q.candidates, k: q.k, ordered, slack };
+  const g1 = pushUntilCertified(full, p, r, d, s, { ...sel, oneSided: true }, opts.push);
+  if (g1.nodes === undefined) {
+    const ref = authSelectPprPower(index, q, opts);
+    return { ...ref, fullIterations: ref.fullIterations + g1.sweeps };
+  }
+  const base = { full: g1.nodes, fullIterations: g1.sweeps, fullScores: p };
+  if (index.unauthenticatedCount === 0) {
+    return { ...base, auth: g1.nodes, diverged: false, mode: 'clean', replayIterations: 0 };
+  }
+  const auth = index.view('auth');
+  const tainted = index.taintedNodes();
+  // Skip certificate on exact scores: ‖π_G − π_{G_A}‖₁ ≤ 2d/(1 − d)·Σ π_G(u)·φ_u, with π_G(u)
+  // bounded above by the push certificate.
+  let u = 0;
+  for (let i = 0; i < tainted.length; i++) {
+    const v = tainted[i]!;
+    const sf = full.strength[v]!;
+    if (sf > 0) u += upperBound(p, full.strength, g1.rho, g1.iso, v) * (1 - auth.strength[v]! / sf);
+  }
+  if (g1.margin > (2 * d * u) / (1 - d) + slack) {
+    return { ...base, auth: g1.nodes, diverged: false, mode: 'certified', replayIterations: 0 };
+  }
+  // Replay on G_A from the same state: π_A = p + Π_A(r) + Π_A(c), c = d/(1 − d)·(M_A − M_G)·p.
+  // First push only c (local to the unauthenticated writes) and hold r — non-negative, so it only
+  // widens the interval upwards; if that cannot certify, push r as well.
+  const pa = Float64Array.from(p);
+  const ra = new Float64Array(n);
+  const rest = Float64Array.from(r);
+  for (let i = 0; i < tainted.length; i++) {
+    const v = tainted[i]!;
+    ra[v] = rest[v]!;
+    rest[v] = 0;
+  }
+  moveResidual(full, auth, p, ra, d, s, tainted);
+  const held = { r: rest, ...residualBounds(auth, rest) };
+  const budget = opts.push?.budgetSweeps ?? 4;
+  const first = pushUntilCertified(
+    auth,
+    pa,
+    ra,
+    d,
+    s,
+    { ...sel, oneSided: false, held, budgetSweeps: budget, rhoFloor: held.rho },
+    opts.push,
+  );
+  let g2 = first;
+  if (first.nodes === undefined && first.sweeps < budget) {
+    for (let v = 0; v < n; v++) ra[v]! += rest[v]!;
+    g2 = pushUntilCertified(
+      auth,
+      pa,
+      ra,
+      d,
+      s,
+      { ...sel, oneSided: false, budgetSweeps: budget - first.sweeps, eps0: first.eps },
+      opts.push,
+    );
+    g2 = { ...g2, sweeps: g2.sweeps + first.sweeps };
+  }
+  let authNodes = g2.nodes;
+  let replayIterations = g2.sweeps;
+  if (authNodes === undefined) {
+    // A near-tie on G_A: the reference replay, from an accurate π_G.
+    const pf = personalizedPageRank(full, resetVector(n, q.seeds), opts);
+    const rd = replayDelta(
+      full,
+      auth,
+      pf.scores,
+      resetVector(n, q.seeds),
+      tainted,
+      d,
+      q,
+      tol,
+      pf.errorBound,
+      opts.maxIter ?? 200,
+    );
+    authNodes = rd.nodes;
+    replayIterations += pf.iterations + rd.iterations;
+  }
+  return {
+    ...base,
+    auth: authNodes,
+    diverged: !same(g1.nodes, authNodes),
+    mode: 'replayed',
+    replayIterations,
+  };
+}
+
+/**
+ * The reference AuthSelect over PPR: power iteration on G, the margin certificate, and the delta
+ * replay by Richardson steps (see the module comment).
+ */
+export function authSelectPprPower(
   index: GraphIndex,
   q: PprQuery,
   opts: PprOptions = {},
@@ -117,11 +293,7 @@ export function authSelectPpr(
   }
   const auth = index.view('auth');
   // Tainted nodes: endpoints of unauthenticated writes; Σ π(u)·φ_u over them.
-  const tainted = new Set<number>();
-  for (const e of index.unauthenticatedEdges()) {
-    tainted.add(e.a);
-    tainted.add(e.b);
-  }
+  const tainted = index.taintedNodes();
   let u = 0;
   for (const v of tainted) {
     const sf = full.strength[v]!;
@@ -157,7 +329,7 @@ function replayDelta(
   auth: Csr,
   pf: Float64Array,
   s: Float64Array,
-  tainted: ReadonlySet<number>,
+  tainted: Iterable<number>,
   d: number,
   q: PprQuery,
   tol: number,

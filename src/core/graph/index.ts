@@ -25,15 +25,19 @@ export {
 export {
   type AuthSelectResult,
   type PprQuery,
+  type PprSelection,
   type ReplayMode,
   type Selection,
   authSelect,
   authSelectPpr,
+  authSelectPprPower,
   divergenceAuthority,
   pprSelect,
+  pprSelectPower,
   sameOrder,
   sameSet,
 } from './authselect.js';
+export { type PushTuning } from './push.js';
 export {
   type CommunityOptions,
   type CommunitySelection,

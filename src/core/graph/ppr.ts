@@ -11,6 +11,7 @@
  * the CSR (`core/graph/structure`). Since ‖d·M‖₁ ≤ d, the error after a step whose change is δ
  * is at most δ·d/(1 − d) — the bound every certificate in `authselect.ts` builds on.
  */
+import type { PushTuning } from './push.js';
 import type { Csr } from './structure.js';
 
 /** Damping as the paper pins it (Appendix C, Table VIII: "PPR damping 0.5"). */
@@ -28,6 +29,12 @@ export interface PprOptions {
   /** Stop when the L1 change of one step is below this. Default 1e-8. */
   readonly tol?: number;
   readonly maxIter?: number;
+  /**
+   * Selections (`pprSelect`, `authSelectPpr`) run the certified push of `core/graph/push` and
+   * fall back to this power iteration only for near-ties; `false` forces the power iteration
+   * (the reference). Either way the selection is the one the power iteration at `tol` gives.
+   */
+  readonly push?: PushTuning | false;
 }
 
 export interface PprResult {

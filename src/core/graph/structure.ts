@@ -110,6 +110,7 @@ export class GraphIndex {
   private authView: Csr | undefined;
   /** Bumped on every mutation; the eval and caches key on it. */
   private version = 0;
+  private taint: { readonly version: number; readonly nodes: Int32Array } | undefined;
 
   /** Add (or look up) a node; a node's own authority is that of the write that created it. */
   addNode(id: string, kind: NodeKind, authority: Authority): number {
@@ -192,6 +193,21 @@ export class GraphIndex {
   }
   unauthenticatedEdges(): IterableIterator<EdgeRecord> {
     return this.unauth.values();
+  }
+  /**
+   * Endpoints of the unauthenticated edges (the only nodes whose column of M differs between G
+   * and G_A), ascending, computed once per revision.
+   */
+  taintedNodes(): Int32Array {
+    if (this.taint?.version !== this.version) {
+      const set = new Set<number>();
+      for (const e of this.unauth.values()) {
+        set.add(e.a);
+        set.add(e.b);
+      }
+      this.taint = { version: this.version, nodes: Int32Array.from(set).sort() };
+    }
+    return this.taint.nodes;
   }
   allEdges(): IterableIterator<EdgeRecord> {
     return this.edges.values();

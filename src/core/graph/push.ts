@@ -1,0 +1,386 @@
+/**
+ * @module core/graph/push
+ * Personalized PageRank by residual push (Andersen–Chung–Lang forward push, relaxed in
+ * Gauss–Seidel sweeps over the CSR), stopped as soon as the top-k is *certified* — the exact PPR
+ * vector provably has the same top-k as the estimate — instead of after a fixed tolerance on the
+ * whole vector. ADR 0068 gives the measurements behind this choice.
+ *
+ * The convention is that of `ppr.ts` (igraph, AuthSelect App. C): π = (1 − d)·s + d·M·π with
+ * M = W·D⁻¹ and dangling (isolated) columns resetting to s. Write Π(r) = (1 − d)(I − d·M)⁻¹·r,
+ * so π = Π(s). Push keeps an estimate p and a residual r with the invariant
+ *
+ *     π = p + Π(r)                                                            (exact)
+ *
+ * starting from p = 0, r = s. Pushing node u moves (1 − d)·r_u into p_u and d·r_u along u's
+ * column of M (to u's neighbours in proportion to the edge weights; to s when u is isolated);
+ * Π(e_u) = (1 − d)·e_u + d·Π(M·e_u) keeps the invariant. A relaxation at level ε pushes until
+ * |r_u| ≤ ε·S_u on every non-isolated node (S_u its strength) and |r_u| ≤ ε on isolated ones.
+ *
+ * Error certificate (per node). For a non-isolated u the walk never leaves u's component, and an
+ * undirected walk is reversible: S_u·Π(e_u)(v) = S_v·Π(e_v)(u). Hence, with
+ * ρ = max over non-isolated u of |r_u|/S_u and R = Σ over isolated u of |r_u|,
+ *
+ *     |π_v − p_v| ≤ S_v·ρ + R,   and π_v ≥ p_v when r ≥ 0.
+ *
+ * A top-k read from p is the exact top-k when every compared pair is separated by more than the
+ * two bounds (plus `slack`, the reference power iteration's own error, so the answer is also the
+ * one the power iteration at that tolerance gives). Otherwise ε is lowered and the relaxation
+ * continues from where it stopped (no work is thrown away). A budget bounds the work: past it
+ * (near-ties the certificate cannot separate) the caller falls back to the power iteration.
+ *
+ * The same machinery replays on the authenticated subgraph G_A from the G state (AuthSelect):
+ * the estimate p is kept and the residual is re-expressed for M_A, r_A = r + d/(1 − d)·(M_A −
+ * M_G)·p — non-zero only on the columns of unauthenticated-write endpoints — and pushed with
+ * signed residuals (the bound then holds on |π − p| from both sides).
+ */
+import type { Csr } from './structure.js';
+
+/** Per-view data derived once per CSR snapshot (views are immutable, so a WeakMap is exact). */
+interface Derived {
+  /** Nodes with strength 0 (dangling: their column of M resets to s). */
+  readonly isolated: Int32Array;
+  /** Σ strength (twice the total edge weight). */
+  readonly volume: number;
+}
+
+const derivedCache = new WeakMap<Csr, Derived>();
+
+function derived(g: Csr): Derived {
+  let d = derivedCache.get(g);
+  if (d === undefined) {
+    const iso: number[] = [];
+    let volume = 0;
+    for (let v = 0; v < g.n; v++) {
+      const s = g.strength[v]!;
+      if (s === 0) iso.push(v);
+      volume += s;
+    }
+    d = { isolated: Int32Array.from(iso), volume };
+    derivedCache.set(g, d);
+  }
+  return d;
+}
+
+/** A normalised sparse reset vector s (the seeds). */
+export interface SparseReset {
+  readonly nodes: Int32Array;
+  readonly weights: Float64Array;
+}
+
+/**
+ * Relax (p, r) on `g` at level `eps`: Gauss–Seidel sweeps in node order, pushing every node over
+ * its threshold, until a sweep pushes nothing. Returns the arc work done (arcs scanned). Signed
+ * residuals are allowed (the threshold is on |r_u|). No allocation.
+ */
+export function relax(
+  g: Csr,
+  p: Float64Array,
+  r: Float64Array,
+  d: number,
+  eps: number,
+  s: SparseReset,
+): number {
+  const { n, offsets, targets, weights, strength, invStrength } = g;
+  const keep = 1 - d;
+  const sn = s.nodes;
+  const sw = s.weights;
+  let work = 0;
+  for (;;) {
+    let pushed = 0;
+    for (let u = 0; u < n; u++) {
+      const ru = r[u]!;
+      // Isolated nodes have strength 0, so any non-zero residual enters; they have their own level.
+      if (!(Math.abs(ru) > eps * strength[u]!)) continue;
+      const inv = invStrength[u]!;
+      if (inv === 0) {
+        if (!(Math.abs(ru) > eps)) continue;
+        r[u] = 0;
+        p[u]! += keep * ru;
+        const c = d * ru;
+        for (let i = 0; i < sn.length; i++) r[sn[i]!]! += c * sw[i]!;
+        pushed++;
+        continue;
+      }
+      r[u] = 0;
+      p[u]! += keep * ru;
+      const c = d * ru * inv;
+      const end = offsets[u + 1]!;
+      const start = offsets[u]!;
+      for (let k = start; k < end; k++) r[targets[k]!]! += c * weights[k]!;
+      work += end - start;
+      pushed++;
+    }
+    if (pushed === 0) return work;
+  }
+}
+
+/** The certificate's two constants for a residual: ρ = max |r_u|/S_u (non-isolated), R = Σ_isolated |r_u|. */
+export function residualBounds(g: Csr, r: Float64Array): { rho: number; iso: number } {
+  const inv = g.invStrength;
+  let rho = 0;
+  for (let u = 0; u < g.n; u++) {
+    const t = Math.abs(r[u]!) * inv[u]!;
+    if (t > rho) rho = t;
+  }
+  let iso = 0;
+  const isolated = derived(g).isolated;
+  for (let i = 0; i < isolated.length; i++) iso += Math.abs(r[isolated[i]!]!);
+  return { rho, iso };
+}
+
+/** A residual the certificate accounts for, with its bound constants (see `residualBounds`). */
+export interface ResidualPart {
+  readonly r: Float64Array;
+  readonly rho: number;
+  readonly iso: number;
+}
+
+/**
+ * Bound on |Π(r)(c)| for a residual part, two levels deep: with F(v) = Σ_x (|r_x|/S_x)·Π(e_v)(x),
+ * |Π(r)(c)| ≤ S_c·F(c) + R and F(c) = (1 − d)|r_c|/S_c + d·Σ_u (w_cu/S_c)·F(u), F ≤ ρ, so
+ * |Π(r)(c)| ≤ (1 − d)|r_c| + d(1 − d)·Σ_u w_cu·|r_u|/S_u + d²·S_c·ρ + R (never above S_c·ρ + R).
+ */
+function partBound(g: Csr, x: ResidualPart, d: number, c: number): number {
+  const crude = g.strength[c]! * x.rho;
+  if (crude === 0) return x.iso;
+  const r = x.r;
+  const inv = g.invStrength;
+  let near = 0;
+  for (let k = g.offsets[c]!; k < g.offsets[c + 1]!; k++) {
+    const t = g.targets[k]!;
+    near += g.weights[k]! * Math.abs(r[t]!) * inv[t]!;
+  }
+  const fine = (1 - d) * Math.abs(r[c]!) + d * (1 - d) * near + d * d * crude;
+  return Math.min(fine, crude) + x.iso;
+}
+
+/**
+ * The top `k` of `candidates` by the estimate `p` (ties by node number, as `topK`) and the
+ * certified margin: the smallest separation, on the *exact* scores, between compared pairs —
+ * consecutive pairs of the top-k when `ordered`, and the k-th against every other candidate.
+ * π = p + Π(pushed) + Π(held): `pushed` may be signed (unless `oneSided`), `held` is
+ * non-negative. Positive means the exact top-k (in order when `ordered`) is `nodes`; Infinity
+ * when nothing is compared. `scratch` is a zeroed Uint8Array of length n, returned zeroed.
+ */
+export function certifiedTopK(
+  g: Csr,
+  p: Float64Array,
+  d: number,
+  pushed: ResidualPart,
+  oneSided: boolean,
+  held: ResidualPart | undefined,
+  candidates: ArrayLike<number>,
+  k: number,
+  ordered: boolean,
+  scratch: Uint8Array,
+): { nodes: number[]; margin: number } {
+  const nodes = topByEstimate(p, candidates, k);
+  const lo = (c: number): number => (oneSided ? p[c]! : p[c]! - partBound(g, pushed, d, c));
+  const hi = (c: number): number =>
+    p[c]! + partBound(g, pushed, d, c) + (held === undefined ? 0 : partBound(g, held, d, c));
+  let margin = Infinity;
+  if (ordered)
+    for (let i = 0; i + 1 < nodes.length; i++)
+      margin = Math.min(margin, lo(nodes[i]!) - hi(nodes[i + 1]!));
+  if (candidates.length > nodes.length && nodes.length > 0) {
+    let low = Infinity;
+    for (const c of nodes) {
+      low = Math.min(low, lo(c));
+      scratch[c] = 1;
+    }
+    // Cheap crude bound first; the two-level bound only where the crude one reaches `low`.
+    const crudeRho = pushed.rho + (held?.rho ?? 0);
+    const crudeIso = pushed.iso + (held?.iso ?? 0);
+    let high = -Infinity;
+    for (let i = 0; i < candidates.length; i++) {
+      const c = candidates[i]!;
+      if (scratch[c] === 1) continue;
+      let h = p[c]! + g.strength[c]! * crudeRho + crudeIso;
+      if (h >= low && h > high) h = hi(c);
+      if (h > high) high = h;
+    }
+    for (const c of nodes) scratch[c] = 0;
+    if (high > -Infinity) margin = Math.min(margin, low - high);
+  }
+  return { nodes, margin };
+}
+
+/** The k best candidates by score, descending, ties by node number (O(|candidates|·k)). */
+function topByEstimate(scores: Float64Array, candidates: ArrayLike<number>, k: number): number[] {
+  const want = Math.min(k, candidates.length);
+  const best: number[] = [];
+  if (want <= 0) return best;
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i]!;
+    const sc = scores[c]!;
+    if (best.length === want) {
+      const last = best[want - 1]!;
+      const ls = scores[last]!;
+      if (sc < ls || (sc === ls && c > last)) continue;
+      best.pop();
+    }
+    let j = best.length;
+    while (j > 0) {
+      const o = best[j - 1]!;
+      const os = scores[o]!;
+      if (os > sc || (os === sc && o < c)) break;
+      j--;
+    }
+    best.splice(j, 0, c);
+  }
+  return best;
+}
+
+/** Tuning of the certified push (defaults measured in ADR 0068). */
+export interface PushTuning {
+  /** First relaxation level, as a multiple of 1/volume (the mean of π_v/S_v). Default 0.1. */
+  readonly startScale?: number;
+  /** Each refinement divides ε by this. Default 2. */
+  readonly factor?: number;
+  /** Give up (caller falls back to power iteration) past this many arcs·(1/|arcs|). Default 4. */
+  readonly budgetSweeps?: number;
+}
+
+export interface PushRun {
+  /** Certified top-k (undefined when the budget ran out first). */
+  readonly nodes: number[] | undefined;
+  readonly margin: number;
+  /** The residual's bound constants (ρ, R) at the end. */
+  readonly rho: number;
+  readonly iso: number;
+  /** Arc work in units of one full sweep over the view's arcs. */
+  readonly sweeps: number;
+  readonly eps: number;
+}
+
+export interface PushGoal {
+  readonly candidates: ArrayLike<number>;
+  readonly k: number;
+  readonly ordered: boolean;
+  /** The residual is non-negative (p is then a lower bound). */
+  readonly oneSided: boolean;
+  /** Required certified margin (the reference's own error). */
+  readonly slack: number;
+  /**
+   * A second, non-negative residual that is *not* pushed (its Π only adds mass): its bound
+   * constants widen the interval upwards only.
+   */
+  readonly held?: ResidualPart;
+  /** Arc work allowed, in sweeps (default the tuning's `budgetSweeps`). */
+  readonly budgetSweeps?: number;
+  /** First level (default `startScale`/volume). */
+  readonly eps0?: number;
+  /**
+   * Stop (uncertified) once the pushed residual's ρ is below this: with a held residual, pushing
+   * further cannot narrow the interval much.
+   */
+  readonly rhoFloor?: number;
+}
+
+/**
+ * Relax (p, r) on `g` at decreasing levels until the top-k of p is certified with `margin >
+ * slack`, or the work budget is spent. `margin` is what the last certificate proved.
+ */
+export function pushUntilCertified(
+  g: Csr,
+  p: Float64Array,
+  r: Float64Array,
+  d: number,
+  s: SparseReset,
+  goal: PushGoal,
+  tuning: PushTuning = {},
+): PushRun {
+  const { volume } = derived(g);
+  const factor = tuning.factor ?? 2;
+  const arcs = Math.max(1, g.targets.length);
+  const budget = (goal.budgetSweeps ?? tuning.budgetSweeps ?? 4) * arcs;
+  let eps = goal.eps0 ?? (tuning.startScale ?? 0.1) / Math.max(volume, 1);
+  const scratch = new Uint8Array(g.n);
+  let work = 0;
+  for (;;) {
+    work += relax(g, p, r, d, eps, s);
+    const { rho, iso } = residualBounds(g, r);
+    const c = certifiedTopK(
+      g,
+      p,
+      d,
+      { r, rho, iso },
+      goal.oneSided,
+      goal.held,
+      goal.candidates,
+      goal.k,
+      goal.ordered,
+      scratch,
+    );
+    if (c.margin > goal.slack)
+      return { nodes: c.nodes, margin: c.margin, rho, iso, sweeps: work / arcs, eps };
+    if (work > budget || !(eps > 0) || rho < (goal.rhoFloor ?? 0))
+      return { nodes: undefined, margin: c.margin, rho, iso, sweeps: work / arcs, eps };
+    eps /= factor;
+  }
+}
+
+/** Add d/(1 − d)·(M_A − M_G)·p on the columns of `tainted` to `r` (the residual moved to G_A). */
+export function moveResidual(
+  full: Csr,
+  auth: Csr,
+  p: Float64Array,
+  r: Float64Array,
+  d: number,
+  s: SparseReset,
+  tainted: ArrayLike<number>,
+): void {
+  const f = d / (1 - d);
+  for (let i = 0; i < tainted.length; i++) {
+    const v = tainted[i]!;
+    const x = f * p[v]!;
+    if (x === 0) continue;
+    const invF = full.invStrength[v]!;
+    if (invF === 0) continue; // dangling in G, hence in G_A: identical columns
+    for (let k = full.offsets[v]!; k < full.offsets[v + 1]!; k++)
+      r[full.targets[k]!]! -= x * full.weights[k]! * invF;
+    const invA = auth.invStrength[v]!;
+    if (invA === 0) {
+      for (let j = 0; j < s.nodes.length; j++) r[s.nodes[j]!]! += x * s.weights[j]!;
+    } else {
+      for (let k = auth.offsets[v]!; k < auth.offsets[v + 1]!; k++)
+        r[auth.targets[k]!]! += x * auth.weights[k]! * invA;
+    }
+  }
+}
+
+/** Upper bound on π_v from a push state (for the skip certificate's Σ π·φ). */
+export function upperBound(
+  p: Float64Array,
+  strength: Float64Array,
+  rho: number,
+  iso: number,
+  v: number,
+): number {
+  return p[v]! + strength[v]! * rho + iso;
+}
+
+/** Sparse normalised reset from seeds (same validation and normalisation as `resetVector`). */
+export function sparseReset(
+  n: number,
+  seeds: readonly { node: number; weight: number }[],
+): SparseReset {
+  const acc = new Map<number, number>();
+  let total = 0;
+  for (const x of seeds) {
+    if (x.node < 0 || x.node >= n || !(x.weight > 0)) continue;
+    acc.set(x.node, (acc.get(x.node) ?? 0) + x.weight);
+    total += x.weight;
+  }
+  if (total === 0)
+    throw new RangeError('PPR needs at least one in-range seed with positive weight');
+  const nodes = new Int32Array(acc.size);
+  const weights = new Float64Array(acc.size);
+  let i = 0;
+  for (const [node, w] of acc) {
+    nodes[i] = node;
+    weights[i] = w / total;
+    i++;
+  }
+  return { nodes, weights };
+}
