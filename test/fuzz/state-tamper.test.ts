@@ -134,7 +134,11 @@ describe('coordinated state-column tampering (fuzzed)', () => {
           const m = await fresh();
           // Deleted and superseded stay gone whatever the columns say.
           expect(await m.get(ids.gone, { principal: alice })).toBeUndefined();
-          expect(await m.get(ids.old, { principal: alice })).toBeUndefined();
+          // The memory keeps its id across versions (ADR 0049): its signed successor is what
+          // `get` serves, never the superseded version whatever its columns say.
+          const cur = await m.get(ids.old, { principal: alice });
+          expect(cur?.versionId).not.toBe(ids.old);
+          expect(cur?.content).toBe('alice leads billing');
           // Another principal never reads alice's memory.
           for (const id of Object.values(ids))
             expect(await m.get(id, { principal: bob })).toBeUndefined();
