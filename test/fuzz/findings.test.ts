@@ -79,8 +79,9 @@ describe('fuzz findings on the real memory (PGlite)', () => {
     const size = mem.ledger.size;
     const next = await mem.update(r.memory.id, 'the deployment allows refunds up to 20 EUR', { principal: ops });
     expect(mem.ledger.size).toBe(size + 1);
-    expect(next.supersedes).toBe(r.memory.id);
-    expect(await mem.get(r.memory.id, { principal: ops })).toBeUndefined();
+    expect(next.supersedes).toBe(r.memory.versionId);
+    // The memory keeps its id (ADR 0049): reading it serves the new version, not the old.
+    expect((await mem.get(r.memory.id, { principal: ops }))?.versionId).toBe(next.versionId);
     expect((await mem.get(next.id, { principal: alice }))?.content).toContain('20 EUR'); // readable by all
     expect((await mem.history(next.id, { principal: ops })).map((e) => e.action)).toEqual(['add', 'update']);
     // …and still only by its owner: a user may read it, never change it.

@@ -77,6 +77,12 @@ export class SearchEngine {
         'query must be a non-empty string of at most 8192 chars',
       );
     }
+    // Same on every ranking and backend: PostgreSQL text cannot hold U+0000, and an answer must
+    // not depend on whether the read model or the database served the search.
+    if (query.includes('\u0000'))
+      throw new MemwardenError('INPUT_INVALID', 'query must not contain U+0000', {
+        details: { field: 'query' },
+      });
     // Mem0-style filters and the scope shortcuts (INPUT_INVALID before anything is read).
     const filter = readFilter(opts);
     const recency = checkRecency(opts.recency);
