@@ -93,6 +93,20 @@ describe('AuthSelect evaluation', () => {
     expect(a['agent_no_lineage_default_policy']!.misdirected.authselect).toBe(
       a['agent_no_lineage_default_policy']!.misdirected.none,
     );
+    // Issue 19 (left open at stop 25): the agent-principal case through the product — attack
+    // relations written through Memory's graph write path after the scripted agent read the
+    // attacker's web page on a thread; harm 0 with AuthSelect, over-block 0 on the clean
+    // questions; without lineage the default policy admits the agent (disclosed).
+    const p = res.summary.product!;
+    expect(p.producedBy).toMatch(/^scripted agent/);
+    expect(p.questions).toBe(derived.attempted);
+    expect(p.clean.overblock).toBe(0);
+    const [lin, noLin] = p.arms;
+    expect(lin!.attempted).toBeGreaterThan(0);
+    expect(lin!.misdirected.none).toBeGreaterThan(0); // the attack works on the plain selection
+    expect(lin!.misdirected.authselect).toBe(0);
+    expect(lin!.blocked).toBe(0);
+    expect(noLin!.misdirected.authselect).toBe(noLin!.misdirected.none);
     const t = new TransferLedger();
     t.commit('A', 'x');
     t.commit('B', 'y');

@@ -190,6 +190,30 @@ ${table(
   ]),
 )}`
 }
+${
+  s.product === undefined
+    ? ''
+    : `<h3>The same case through the product (Memory's write path and graphSearch)</h3>
+<p>Produced by: ${esc(s.product.producedBy)}. Principal kind ${esc(s.product.principal)}; action <code>${esc(s.product.action)}</code>; ${s.product.questions} transfer questions. Clean questions (no attack): the gate did not allow ${s.product.clean.notAllowed} (it repaired with the authenticated replay), the plain selection answered wrong ${s.product.clean.wrong}, over-blocked (what AuthSelect acts on is not the gold payee) ${s.product.clean.overblock}.</p>
+${table(
+  [
+    'arm',
+    'attempted',
+    'misdirected: none',
+    'misdirected: AuthSelect',
+    'blocked: AuthSelect',
+    'held for review',
+  ],
+  s.product.arms.map((a) => [
+    a.arm,
+    a.attempted,
+    a.misdirected.none,
+    a.misdirected.authselect,
+    a.blocked,
+    a.held,
+  ]),
+)}`
+}
 <h2>Replay cost</h2>
 <p>AuthSelect modes over all selections: clean (no unauthenticated structure, no replay) ${s.replay.clean}, certified by the margin bound ${s.replay.certified}, replayed ${s.replay.replayed}.</p>
 </body></html>

@@ -36,6 +36,7 @@ import { canonicalJson } from '../../memory/graph/objects.js';
 import { GraphMemory, type WriteContext } from '../../memory/graph/graph.js';
 import { Ledger } from '../../memory/log/ledger.js';
 import { ledgerGraph } from './ledger-graph.js';
+import { type ProductCase, runProductCase } from './product.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
 import { ATTACK_ARMS, type AttackArm, type AttackInput, planAttack } from './attacks.js';
 import { type Corpus, type Question, generateCorpus } from './corpus.js';
@@ -136,6 +137,11 @@ export interface AuthSelectEvalSummary {
    * default authentication policy, and without lineage under the users-only policy.
    */
   readonly ledgerAgent?: Readonly<Record<string, LedgerCase>>;
+  /**
+   * The agent-principal live-action case through the product (`Memory`'s write path and
+   * `graphSearch`), scripted agent (issue 19; eval/authselect/product.ts).
+   */
+  readonly product?: ProductCase;
   readonly replay: {
     readonly clean: number;
     readonly certified: number;
@@ -606,6 +612,7 @@ export async function runAuthSelectEval(
     ctx: w.ctx.agent,
   });
   w.policy.current = DEFAULT_GRAPH_AUTH_POLICY;
+  const product = await runProductCase(w.corpus, actionQs, k, log);
 
   // ---- aggregate --------------------------------------------------------------------------
   const defences = {} as Record<Defence, DefenceSummary>;
@@ -684,6 +691,7 @@ export async function runAuthSelectEval(
     criterion,
     ledger: ledgerCase,
     ledgerAgent,
+    product,
     replay,
     runtimeMs: Math.round(performance.now() - t0),
   };
