@@ -825,7 +825,7 @@ export class WritePath {
 
   /**
    * 8b. Flood control (issue 19; keeps SMSR's adversary budget t small): a memory that is
-   * similar (cosine ≥ the policy's similarity, 0.85 by default — paraphrases the 0.97
+   * similar (cosine ≥ the policy's similarity, 0.80 by default — paraphrases the 0.97
    * near-duplicate check lets through) to `maxSimilar` writes already made this window in one
    * of its buckets is held for review (never lost, never refused). Buckets: an untrusted tier
    * (EXTERNAL_*) of the principal, any writer that is not a user or operator, and one source
