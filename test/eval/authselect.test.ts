@@ -63,6 +63,26 @@ describe('AuthSelect evaluation', () => {
     expect(inj.defences.justification_ifc.harm).toBe(0);
   });
 
+  it('corpus counts are the corpus, not the attack grid (issue 19: 138 leftover attack nodes)', () => {
+    const c = res.summary.corpus;
+    // One node per passage and at most one per gazetteer entity: injected attack passages are
+    // not corpus.
+    expect(c.nodes).toBeLessThanOrEqual(c.passages + c.entities);
+    expect(c.nodes).toBeGreaterThan(c.passages);
+  });
+
+  it('the RRF row is re-run under attack, every arm (issue 19)', () => {
+    const r = res.summary.rrfUnderAttack!;
+    for (const arm of ['oracle', 'inject_only', 'adaptive_forged_passage'])
+      expect(r[arm]?.rows, arm).toBeGreaterThan(0);
+    // Structure-only writes cannot move a content-only selection …
+    expect(r['oracle']!.divergence).toBe(0);
+    // … an injected passage can, but it is unauthenticated: any harm is visible, never IFC-blind.
+    for (const a of Object.values(r)) expect(a.blindHarmRows).toBe(0);
+    const crit = res.summary.criterion.find((c) => c.selector === 'rrf')!;
+    expect(crit.rows).toBe(r['oracle']!.rows);
+  });
+
   it('the criterion table: PPR and community open, RRF and node-distance immune', () => {
     const by = Object.fromEntries(res.summary.criterion.map((c) => [c.selector, c]));
     expect(by.ppr!.verdict).toBe('open');

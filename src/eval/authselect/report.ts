@@ -155,6 +155,22 @@ ${table(
     c.verdict,
   ]),
 )}
+${
+  s.rrfUnderAttack === undefined
+    ? ''
+    : `<h3>RRF re-run under every attack arm</h3>
+<p>Semantic + lexical fusion reads no structure: edge writes cannot move it; an arm's injected passage enters its content rankings (unauthenticated, so any harm it causes is visible to IFC).</p>
+${table(
+  ['arm', 'rows', 'divergence', 'harmful rows', 'IFC-blind harmful rows'],
+  Object.entries(s.rrfUnderAttack).map(([arm, a]) => [
+    arm,
+    a.rows,
+    a.divergence,
+    a.harmfulRows,
+    a.blindHarmRows,
+  ]),
+)}`
+}
 <h2>Live action: append-only transfer ledger</h2>
 <p>${s.ledger.attempted} action questions; a compromised peer commits six signed unauthenticated relations; the reader commits <code>commit_action(target)</code> (policy authority A). Hash chain valid: ${s.ledger.chainValid}.</p>
 ${table(

@@ -130,6 +130,13 @@ export interface AuthSelectEvalSummary {
     >
   >;
   readonly criterion: readonly CriterionRow[];
+  /**
+   * RRF (semantic + lexical fusion, no structure) re-run under every attack arm (issue 19): the
+   * injected passage, where an arm has one, enters the content rankings.
+   */
+  readonly rrfUnderAttack?: Readonly<
+    Record<string, { rows: number; divergence: number; harmfulRows: number; blindHarmRows: number }>
+  >;
   readonly ledger: LedgerCase;
   /**
    * The same live-action case with the compromised peer as an `agent` principal (issue 19):
@@ -335,6 +342,10 @@ export async function runAuthSelectEval(
   const log = opts.log ?? (() => {});
   const w = await buildWorld(opts.seed ?? 1, opts.scale ?? 1);
   const { index } = w;
+  // The corpus as built (issue 19: the attack grid's injected passage nodes cannot be removed
+  // from the index, and counting at the end reported 138 of them as corpus).
+  const corpusNodes = index.size;
+  const corpusEdges = index.edgeCount;
   log(
     `corpus: ${w.corpus.passages.length} passages, ${index.size} nodes, ${index.edgeCount} edges`,
   );
@@ -393,6 +404,17 @@ export async function runAuthSelectEval(
   const allPassages = [...w.textOf.keys()];
   const bm25 = new Bm25(allPassages.map((n) => w.textOf.get(n)!));
   const vec = new HashedVectors(allPassages.map((n) => w.textOf.get(n)!));
+  /** RRF over the corpus passages plus an injected one (content-only: edges cannot reach it). */
+  const rrfSelect = (query: string, injected: number | undefined): number[] => {
+    const nodes = injected === undefined ? allPassages : [...allPassages, injected];
+    const texts = nodes.map((n) => w.textOf.get(n)!);
+    const b = injected === undefined ? bm25 : new Bm25(texts);
+    const v = injected === undefined ? vec : new HashedVectors(texts);
+    return reciprocalRankFusion([rankBy(b.scores(query)), rankBy(v.scores(query))])
+      .slice(0, k)
+      .map((x) => nodes[x.item]!);
+  };
+  const rrfAtk = new Map<string, { rows: number; div: number; harmful: number; blind: number }>();
 
   for (const q of cleanCorrect) {
     const seeds = seedNodes(w, q);
@@ -522,6 +544,26 @@ export async function runAuthSelectEval(
             replayMode: res.mode,
           });
         }
+        // Issue 19: the RRF row re-run under attack — every arm, the injected passage (if any)
+        // in the content rankings; RRF reads no structure, so AuthSelect has nothing to replay.
+        let rrfRun: { changed: boolean; harmful: boolean; blind: boolean } | undefined;
+        if (rrfCleanCorrect) {
+          const top = rrfSelect(q.text, injected);
+          const r = rd(top);
+          const harmful = r.answer !== undefined && r.answer !== q.gold;
+          rrfRun = {
+            changed: !sameSet(top, rrfTop),
+            harmful,
+            blind:
+              harmful && r.cited !== undefined && isAuthenticated(index.nodeAuthority(r.cited)),
+          };
+          let a = rrfAtk.get(arm);
+          if (a === undefined) rrfAtk.set(arm, (a = { rows: 0, div: 0, harmful: 0, blind: 0 }));
+          a.rows++;
+          if (rrfRun.changed) a.div++;
+          if (rrfRun.harmful) a.harmful++;
+          if (rrfRun.blind) a.blind++;
+        }
         if (arm === 'oracle') {
           // The selector criterion (§4.3, Table I): same write against each selector.
           const ppr = acc('ppr');
@@ -558,9 +600,12 @@ export async function runAuthSelectEval(
             const ra = rd(sameSet([...full.nodes], [...authC.nodes]) ? full.nodes : authC.nodes);
             if (ra.answer !== q.gold && ra.answer !== undefined) c.asHarm++;
           }
-          if (rrfCleanCorrect) {
+          if (rrfRun !== undefined) {
             const c = acc('rrf');
-            c.rows++; // content-only: the structural write cannot reach it
+            c.rows++;
+            if (rrfRun.changed) c.div++;
+            if (rrfRun.blind) c.blind++;
+            if (rrfRun.harmful) c.asHarm++; // immune mode: AuthSelect acts on the same selection
           }
           if (ndCleanCorrect) {
             const c = acc('node_distance');
@@ -679,8 +724,8 @@ export async function runAuthSelectEval(
       entities: w.corpus.entities.length,
       questions: w.corpus.questions.length,
       cleanCorrect: cleanCorrect.length,
-      nodes: index.size,
-      edges: index.edgeCount,
+      nodes: corpusNodes,
+      edges: corpusEdges,
       generator:
         'eval/authselect/corpus.ts (deterministic synthetic multi-hop + multi-session text)',
     },
@@ -689,6 +734,17 @@ export async function runAuthSelectEval(
     defences,
     arms,
     criterion,
+    rrfUnderAttack: Object.fromEntries(
+      [...rrfAtk].map(([arm, a]) => [
+        arm,
+        {
+          rows: a.rows,
+          divergence: round(a.div / Math.max(1, a.rows)),
+          harmfulRows: a.harmful,
+          blindHarmRows: a.blind,
+        },
+      ]),
+    ),
     ledger: ledgerCase,
     ledgerAgent,
     product,
