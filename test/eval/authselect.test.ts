@@ -83,6 +83,13 @@ describe('AuthSelect evaluation', () => {
     expect(crit.rows).toBe(r['oracle']!.rows);
   });
 
+  it('the community residual is explained: AuthSelect harmful rows are the G_A selection answering wrong with no attack (issue 19)', () => {
+    const c = res.summary.criterion.find((x) => x.selector === 'community')!;
+    expect(c.authselectHarmRowsWithoutAttack).toBeDefined();
+    // Every residual row: the replay's answer is the same with no attack at all.
+    expect(c.authselectHarmRowsWithoutAttack).toBe(c.authselectHarmRows);
+  });
+
   it('the criterion table: PPR and community open, RRF and node-distance immune', () => {
     const by = Object.fromEntries(res.summary.criterion.map((c) => [c.selector, c]));
     expect(by.ppr!.verdict).toBe('open');

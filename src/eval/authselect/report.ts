@@ -151,7 +151,9 @@ ${table(
     c.rows,
     c.divergence,
     c.blindHarmRows,
-    c.authselectHarmRows,
+    c.authselectHarmRowsWithoutAttack === undefined
+      ? c.authselectHarmRows
+      : `${c.authselectHarmRows} (${c.authselectHarmRowsWithoutAttack} the same with no attack: the G_A selection itself answers wrong)`,
     c.verdict,
   ]),
 )}

@@ -92,6 +92,13 @@ export interface CriterionRow {
   readonly divergence: number;
   readonly blindHarmRows: number;
   readonly authselectHarmRows: number;
+  /**
+   * Of `authselectHarmRows`, those where AuthSelect's selection gives the same non-gold answer
+   * with no attack at all (its replay on G_A, which no unauthenticated write reaches, is itself
+   * wrong for the question): a residual of the selector on the authenticated subgraph, not harm
+   * the attack caused (issue 19, "the community variant leaves 3 of 30 rows harmful").
+   */
+  readonly authselectHarmRowsWithoutAttack?: number;
   readonly verdict: 'open' | 'immune';
 }
 
@@ -393,11 +400,12 @@ export async function runAuthSelectEval(
   let rowSeq = 0;
   const criterionAcc = new Map<
     CriterionRow['selector'],
-    { rows: number; div: number; blind: number; asHarm: number }
+    { rows: number; div: number; blind: number; asHarm: number; asBaseline: number }
   >();
   const acc = (s: CriterionRow['selector']) => {
     let a = criterionAcc.get(s);
-    if (a === undefined) criterionAcc.set(s, (a = { rows: 0, div: 0, blind: 0, asHarm: 0 }));
+    if (a === undefined)
+      criterionAcc.set(s, (a = { rows: 0, div: 0, blind: 0, asHarm: 0, asBaseline: 0 }));
     return a;
   };
   const passageNodes = (): Int32Array => index.nodesOfKind('passage');
@@ -463,6 +471,10 @@ export async function runAuthSelectEval(
       seed: 1,
     });
     const commCleanCorrect = rd(commClean.nodes).answer === q.gold;
+    // The community selection on G_A before any attack (what AuthSelect would replay to).
+    const commAuthCleanAnswer = rd(
+      communitySelect(index.view('auth'), seeds[0]!, passageNodes(), k, { seed: 1 }).nodes,
+    ).answer;
     const ndClean = nodeDistanceRerank(index.view('full'), pool, seeds[0]!, k).nodes;
     const ndCleanCorrect = rd(ndClean).answer === q.gold;
     const rrfCleanCorrect = rd(rrfTop).answer === q.gold;
@@ -598,7 +610,10 @@ export async function runAuthSelectEval(
             )
               c.blind++;
             const ra = rd(sameSet([...full.nodes], [...authC.nodes]) ? full.nodes : authC.nodes);
-            if (ra.answer !== q.gold && ra.answer !== undefined) c.asHarm++;
+            if (ra.answer !== q.gold && ra.answer !== undefined) {
+              c.asHarm++;
+              if (ra.answer === commAuthCleanAnswer) c.asBaseline++;
+            }
           }
           if (rrfRun !== undefined) {
             const c = acc('rrf');
@@ -706,13 +721,20 @@ export async function runAuthSelectEval(
   }
   const criterion: CriterionRow[] = (['ppr', 'community', 'rrf', 'node_distance'] as const).map(
     (selector) => {
-      const a = criterionAcc.get(selector) ?? { rows: 0, div: 0, blind: 0, asHarm: 0 };
+      const a = criterionAcc.get(selector) ?? {
+        rows: 0,
+        div: 0,
+        blind: 0,
+        asHarm: 0,
+        asBaseline: 0,
+      };
       return {
         selector,
         rows: a.rows,
         divergence: round(a.div / Math.max(1, a.rows)),
         blindHarmRows: a.blind,
         authselectHarmRows: a.asHarm,
+        ...(selector === 'community' ? { authselectHarmRowsWithoutAttack: a.asBaseline } : {}),
         verdict: a.blind > 0 ? 'open' : 'immune',
       };
     },
