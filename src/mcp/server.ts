@@ -38,7 +38,7 @@ import type {
 } from '../memory/api.js';
 import type { Verdict } from '../core/smsr/index.js';
 import { voteOn } from '../memory/read/smoothing.js';
-import type { WriteContext } from '../memory/graph/graph.js';
+import type { GraphLineage, WriteContext } from '../memory/graph/graph.js';
 import {
   KG_TOOL_SCHEMAS,
   type KgDeleteEntitiesResult,
@@ -50,7 +50,7 @@ import {
 } from '../memory/graph/knowledge-graph.js';
 import type { GraphToolResult, PrincipalGraph } from '../memory/graph/principal-graph.js';
 import type { PrincipalRecord } from '../ports/storage.js';
-import { MCP_TOOLS, MEMORY_TOOL_NAMES, type MemoryToolName } from './tools.js';
+import { KG_LINEAGE_TOOLS, MCP_TOOLS, MEMORY_TOOL_NAMES, type MemoryToolName } from './tools.js';
 
 /**
  * What the MCP server needs of a memory (`Memory.open()` returns one). No ledger: every write
@@ -106,7 +106,8 @@ export class McpBackend {
 
   /** Run a knowledge-graph tool for `ctx.principal` through the write path. */
   async graphCall(name: string, args: unknown, ctx: WriteContext): Promise<GraphToolResult> {
-    return (await this.memory.graph(ctx.principal)).call(name, args, ctx.tier);
+    const { principal, tier, ...lineage } = ctx;
+    return (await this.memory.graph(principal)).call(name, args, tier, lineage);
   }
 }
 
@@ -681,7 +682,11 @@ export async function callTool(
   try {
     if (isMemoryTool(name)) return await memoryTool(b, principal, name, args);
     if (isKgTool(name)) {
-      const r = await b.graphCall(name, args ?? {}, { principal, tier: b.tier });
+      const r = await b.graphCall(name, args ?? {}, {
+        principal,
+        tier: b.tier,
+        ...(KG_LINEAGE_TOOLS.has(name) ? graphLineageArgs(args) : {}),
+      });
       if (KG_WRITES.has(name)) b.graphChanged(principal);
       return kgResult(name, r);
     }
@@ -689,6 +694,17 @@ export async function callTool(
   } catch (e) {
     return toolError(e);
   }
+}
+
+/** The optional lineage arguments of a structure-adding graph tool (issue 19). */
+function graphLineageArgs(raw: unknown): GraphLineage {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return {};
+  const a = raw as Record<string, unknown>;
+  return {
+    ...opt('threadId', optStr(a, 'threadId', 256)),
+    ...opt('parents', optStrs(a, 'parents')),
+    ...opt('fromLastRetrieval', optBool(a, 'fromLastRetrieval')),
+  };
 }
 
 const ToolsCallEnvelope = z.object({

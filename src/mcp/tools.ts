@@ -589,11 +589,45 @@ export const KG_OUTPUT_SCHEMAS: Record<KgToolName, Record<string, unknown>> = {
   open_nodes: kgGraph,
 };
 
+/**
+ * memwarden's optional lineage arguments on the graph tools that add structure (issue 19),
+ * beside the reference's: what the written objects derive from. A reference client that never
+ * sends them is unaffected.
+ */
+export const KG_LINEAGE_TOOLS: ReadonlySet<string> = new Set([
+  'create_entities',
+  'create_relations',
+  'add_observations',
+]);
+const kgLineageProperties = {
+  threadId: {
+    type: 'string',
+    description:
+      "The thread whose last search_memory / graph_search this was derived from: its hits become the objects' parents (their trust is inherited)",
+  },
+  parents: {
+    ...strs,
+    description:
+      'Entry ids the objects were derived from (memories read); the lowest trust among them is inherited',
+  },
+  fromLastRetrieval: {
+    type: 'boolean',
+    description: 'Derived from the last search made without a threadId (its hits become parents)',
+  },
+} as const;
+
+const kgInputSchema = (name: KgToolName): Tool['inputSchema'] => {
+  const s = structuredClone(KG_TOOL_SCHEMAS[name]) as unknown as Tool['inputSchema'];
+  if (KG_LINEAGE_TOOLS.has(name))
+    s.properties = { ...s.properties, ...structuredClone(kgLineageProperties) };
+  return s;
+};
+
 const kgTools: readonly Tool[] = (Object.keys(KG_TOOL_SCHEMAS) as KgToolName[]).map((name) => ({
   name,
   title: KG_TITLES[name],
   description: KG_DESCRIPTIONS[name],
-  inputSchema: structuredClone(KG_TOOL_SCHEMAS[name]) as unknown as Tool['inputSchema'],
+  inputSchema: kgInputSchema(name),
   outputSchema: structuredClone(KG_OUTPUT_SCHEMAS[name]) as unknown as Tool['outputSchema'],
   annotations: KG_ANNOTATIONS[name],
 }));

@@ -152,7 +152,7 @@ export interface MemoryOptions {
   readonly graphAuthPolicy?: GraphAuthPolicy;
   /**
    * Flood control on the write path (issue 19, ADR 0056): default `DEFAULT_FLOOD_POLICY` (two
-   * mutually similar writes per hour per bucket at cosine ≥ 0.85); null turns it off.
+   * mutually similar writes per hour per bucket at cosine ≥ 0.80); null turns it off.
    */
   readonly floodControl?: FloodPolicy | null;
 }

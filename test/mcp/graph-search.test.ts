@@ -11,6 +11,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
+import { toolErrorCode } from '../../src/mcp/server.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import type { Ledger } from '../../src/memory/log/ledger.js';
 import type { Memory } from '../../src/memory/memory.js';
@@ -87,7 +88,7 @@ describe('MCP graph_search (issue 19)', () => {
     ]) {
       const r = await call(args);
       expect(r.isError, JSON.stringify(args)).toBe(true);
-      expect(text(r)).toMatch(/^error INPUT_INVALID/);
+      expect(toolErrorCode(r)).toBe('INPUT_INVALID'); // codes, never messages (issue 23 moved it to _meta)
     }
   });
 });

@@ -151,10 +151,28 @@ ${table(
     c.rows,
     c.divergence,
     c.blindHarmRows,
-    c.authselectHarmRows,
+    c.authselectHarmRowsWithoutAttack === undefined
+      ? c.authselectHarmRows
+      : `${c.authselectHarmRows} (${c.authselectHarmRowsWithoutAttack} the same with no attack: the G_A selection itself answers wrong)`,
     c.verdict,
   ]),
 )}
+${
+  s.rrfUnderAttack === undefined
+    ? ''
+    : `<h3>RRF re-run under every attack arm</h3>
+<p>Semantic + lexical fusion reads no structure: edge writes cannot move it; an arm's injected passage enters its content rankings (unauthenticated, so any harm it causes is visible to IFC).</p>
+${table(
+  ['arm', 'rows', 'divergence', 'harmful rows', 'IFC-blind harmful rows'],
+  Object.entries(s.rrfUnderAttack).map(([arm, a]) => [
+    arm,
+    a.rows,
+    a.divergence,
+    a.harmfulRows,
+    a.blindHarmRows,
+  ]),
+)}`
+}
 <h2>Live action: append-only transfer ledger</h2>
 <p>${s.ledger.attempted} action questions; a compromised peer commits six signed unauthenticated relations; the reader commits <code>commit_action(target)</code> (policy authority A). Hash chain valid: ${s.ledger.chainValid}.</p>
 ${table(
@@ -187,6 +205,30 @@ ${table(
     c.misdirected.justification_ifc,
     c.misdirected.authselect,
     c.blocked.authselect,
+  ]),
+)}`
+}
+${
+  s.product === undefined
+    ? ''
+    : `<h3>The same case through the product (Memory's write path and graphSearch)</h3>
+<p>Produced by: ${esc(s.product.producedBy)}. Principal kind ${esc(s.product.principal)}; action <code>${esc(s.product.action)}</code>; ${s.product.questions} transfer questions. Clean questions (no attack): the gate did not allow ${s.product.clean.notAllowed} (it repaired with the authenticated replay), the plain selection answered wrong ${s.product.clean.wrong}, over-blocked (what AuthSelect acts on is not the gold payee) ${s.product.clean.overblock}.</p>
+${table(
+  [
+    'arm',
+    'attempted',
+    'misdirected: none',
+    'misdirected: AuthSelect',
+    'blocked: AuthSelect',
+    'held for review',
+  ],
+  s.product.arms.map((a) => [
+    a.arm,
+    a.attempted,
+    a.misdirected.none,
+    a.misdirected.authselect,
+    a.blocked,
+    a.held,
   ]),
 )}`
 }

@@ -36,6 +36,7 @@ import { canonicalJson } from '../../memory/graph/objects.js';
 import { GraphMemory, type WriteContext } from '../../memory/graph/graph.js';
 import { Ledger } from '../../memory/log/ledger.js';
 import { ledgerGraph } from './ledger-graph.js';
+import { type ProductCase, runProductCase } from './product.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
 import { ATTACK_ARMS, type AttackArm, type AttackInput, planAttack } from './attacks.js';
 import { type Corpus, type Question, generateCorpus } from './corpus.js';
@@ -91,6 +92,13 @@ export interface CriterionRow {
   readonly divergence: number;
   readonly blindHarmRows: number;
   readonly authselectHarmRows: number;
+  /**
+   * Of `authselectHarmRows`, those where AuthSelect's selection gives the same non-gold answer
+   * with no attack at all (its replay on G_A, which no unauthenticated write reaches, is itself
+   * wrong for the question): a residual of the selector on the authenticated subgraph, not harm
+   * the attack caused (issue 19, "the community variant leaves 3 of 30 rows harmful").
+   */
+  readonly authselectHarmRowsWithoutAttack?: number;
   readonly verdict: 'open' | 'immune';
 }
 
@@ -129,6 +137,13 @@ export interface AuthSelectEvalSummary {
     >
   >;
   readonly criterion: readonly CriterionRow[];
+  /**
+   * RRF (semantic + lexical fusion, no structure) re-run under every attack arm (issue 19): the
+   * injected passage, where an arm has one, enters the content rankings.
+   */
+  readonly rrfUnderAttack?: Readonly<
+    Record<string, { rows: number; divergence: number; harmfulRows: number; blindHarmRows: number }>
+  >;
   readonly ledger: LedgerCase;
   /**
    * The same live-action case with the compromised peer as an `agent` principal (issue 19):
@@ -136,6 +151,11 @@ export interface AuthSelectEvalSummary {
    * default authentication policy, and without lineage under the users-only policy.
    */
   readonly ledgerAgent?: Readonly<Record<string, LedgerCase>>;
+  /**
+   * The agent-principal live-action case through the product (`Memory`'s write path and
+   * `graphSearch`), scripted agent (issue 19; eval/authselect/product.ts).
+   */
+  readonly product?: ProductCase;
   readonly replay: {
     readonly clean: number;
     readonly certified: number;
@@ -329,6 +349,10 @@ export async function runAuthSelectEval(
   const log = opts.log ?? (() => {});
   const w = await buildWorld(opts.seed ?? 1, opts.scale ?? 1);
   const { index } = w;
+  // The corpus as built (issue 19: the attack grid's injected passage nodes cannot be removed
+  // from the index, and counting at the end reported 138 of them as corpus).
+  const corpusNodes = index.size;
+  const corpusEdges = index.edgeCount;
   log(
     `corpus: ${w.corpus.passages.length} passages, ${index.size} nodes, ${index.edgeCount} edges`,
   );
@@ -376,17 +400,29 @@ export async function runAuthSelectEval(
   let rowSeq = 0;
   const criterionAcc = new Map<
     CriterionRow['selector'],
-    { rows: number; div: number; blind: number; asHarm: number }
+    { rows: number; div: number; blind: number; asHarm: number; asBaseline: number }
   >();
   const acc = (s: CriterionRow['selector']) => {
     let a = criterionAcc.get(s);
-    if (a === undefined) criterionAcc.set(s, (a = { rows: 0, div: 0, blind: 0, asHarm: 0 }));
+    if (a === undefined)
+      criterionAcc.set(s, (a = { rows: 0, div: 0, blind: 0, asHarm: 0, asBaseline: 0 }));
     return a;
   };
   const passageNodes = (): Int32Array => index.nodesOfKind('passage');
   const allPassages = [...w.textOf.keys()];
   const bm25 = new Bm25(allPassages.map((n) => w.textOf.get(n)!));
   const vec = new HashedVectors(allPassages.map((n) => w.textOf.get(n)!));
+  /** RRF over the corpus passages plus an injected one (content-only: edges cannot reach it). */
+  const rrfSelect = (query: string, injected: number | undefined): number[] => {
+    const nodes = injected === undefined ? allPassages : [...allPassages, injected];
+    const texts = nodes.map((n) => w.textOf.get(n)!);
+    const b = injected === undefined ? bm25 : new Bm25(texts);
+    const v = injected === undefined ? vec : new HashedVectors(texts);
+    return reciprocalRankFusion([rankBy(b.scores(query)), rankBy(v.scores(query))])
+      .slice(0, k)
+      .map((x) => nodes[x.item]!);
+  };
+  const rrfAtk = new Map<string, { rows: number; div: number; harmful: number; blind: number }>();
 
   for (const q of cleanCorrect) {
     const seeds = seedNodes(w, q);
@@ -435,6 +471,10 @@ export async function runAuthSelectEval(
       seed: 1,
     });
     const commCleanCorrect = rd(commClean.nodes).answer === q.gold;
+    // The community selection on G_A before any attack (what AuthSelect would replay to).
+    const commAuthCleanAnswer = rd(
+      communitySelect(index.view('auth'), seeds[0]!, passageNodes(), k, { seed: 1 }).nodes,
+    ).answer;
     const ndClean = nodeDistanceRerank(index.view('full'), pool, seeds[0]!, k).nodes;
     const ndCleanCorrect = rd(ndClean).answer === q.gold;
     const rrfCleanCorrect = rd(rrfTop).answer === q.gold;
@@ -516,6 +556,26 @@ export async function runAuthSelectEval(
             replayMode: res.mode,
           });
         }
+        // Issue 19: the RRF row re-run under attack — every arm, the injected passage (if any)
+        // in the content rankings; RRF reads no structure, so AuthSelect has nothing to replay.
+        let rrfRun: { changed: boolean; harmful: boolean; blind: boolean } | undefined;
+        if (rrfCleanCorrect) {
+          const top = rrfSelect(q.text, injected);
+          const r = rd(top);
+          const harmful = r.answer !== undefined && r.answer !== q.gold;
+          rrfRun = {
+            changed: !sameSet(top, rrfTop),
+            harmful,
+            blind:
+              harmful && r.cited !== undefined && isAuthenticated(index.nodeAuthority(r.cited)),
+          };
+          let a = rrfAtk.get(arm);
+          if (a === undefined) rrfAtk.set(arm, (a = { rows: 0, div: 0, harmful: 0, blind: 0 }));
+          a.rows++;
+          if (rrfRun.changed) a.div++;
+          if (rrfRun.harmful) a.harmful++;
+          if (rrfRun.blind) a.blind++;
+        }
         if (arm === 'oracle') {
           // The selector criterion (§4.3, Table I): same write against each selector.
           const ppr = acc('ppr');
@@ -550,11 +610,17 @@ export async function runAuthSelectEval(
             )
               c.blind++;
             const ra = rd(sameSet([...full.nodes], [...authC.nodes]) ? full.nodes : authC.nodes);
-            if (ra.answer !== q.gold && ra.answer !== undefined) c.asHarm++;
+            if (ra.answer !== q.gold && ra.answer !== undefined) {
+              c.asHarm++;
+              if (ra.answer === commAuthCleanAnswer) c.asBaseline++;
+            }
           }
-          if (rrfCleanCorrect) {
+          if (rrfRun !== undefined) {
             const c = acc('rrf');
-            c.rows++; // content-only: the structural write cannot reach it
+            c.rows++;
+            if (rrfRun.changed) c.div++;
+            if (rrfRun.blind) c.blind++;
+            if (rrfRun.harmful) c.asHarm++; // immune mode: AuthSelect acts on the same selection
           }
           if (ndCleanCorrect) {
             const c = acc('node_distance');
@@ -606,6 +672,7 @@ export async function runAuthSelectEval(
     ctx: w.ctx.agent,
   });
   w.policy.current = DEFAULT_GRAPH_AUTH_POLICY;
+  const product = await runProductCase(w.corpus, actionQs, k, log);
 
   // ---- aggregate --------------------------------------------------------------------------
   const defences = {} as Record<Defence, DefenceSummary>;
@@ -654,13 +721,20 @@ export async function runAuthSelectEval(
   }
   const criterion: CriterionRow[] = (['ppr', 'community', 'rrf', 'node_distance'] as const).map(
     (selector) => {
-      const a = criterionAcc.get(selector) ?? { rows: 0, div: 0, blind: 0, asHarm: 0 };
+      const a = criterionAcc.get(selector) ?? {
+        rows: 0,
+        div: 0,
+        blind: 0,
+        asHarm: 0,
+        asBaseline: 0,
+      };
       return {
         selector,
         rows: a.rows,
         divergence: round(a.div / Math.max(1, a.rows)),
         blindHarmRows: a.blind,
         authselectHarmRows: a.asHarm,
+        ...(selector === 'community' ? { authselectHarmRowsWithoutAttack: a.asBaseline } : {}),
         verdict: a.blind > 0 ? 'open' : 'immune',
       };
     },
@@ -672,8 +746,8 @@ export async function runAuthSelectEval(
       entities: w.corpus.entities.length,
       questions: w.corpus.questions.length,
       cleanCorrect: cleanCorrect.length,
-      nodes: index.size,
-      edges: index.edgeCount,
+      nodes: corpusNodes,
+      edges: corpusEdges,
       generator:
         'eval/authselect/corpus.ts (deterministic synthetic multi-hop + multi-session text)',
     },
@@ -682,8 +756,20 @@ export async function runAuthSelectEval(
     defences,
     arms,
     criterion,
+    rrfUnderAttack: Object.fromEntries(
+      [...rrfAtk].map(([arm, a]) => [
+        arm,
+        {
+          rows: a.rows,
+          divergence: round(a.div / Math.max(1, a.rows)),
+          harmfulRows: a.harmful,
+          blindHarmRows: a.blind,
+        },
+      ]),
+    ),
     ledger: ledgerCase,
     ledgerAgent,
+    product,
     replay,
     runtimeMs: Math.round(performance.now() - t0),
   };

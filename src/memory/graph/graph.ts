@@ -88,8 +88,21 @@ export interface PassageState {
   readonly provenance: Provenance;
 }
 
-/** Who writes, through which channel. */
-export interface WriteContext {
+/**
+ * What a graph write derives from (issue 19): the memory the writer read before writing it.
+ * The write path resolves it as for any write — the explicit `parents` plus the last retrieval
+ * recorded for `threadId` (or, with `fromLastRetrieval`, the one made without a thread) — and
+ * signs the Equation (1) label, so an agent's node or edge derived from tool or web content is
+ * DERIVED_UNTRUSTED and never enters the authenticated subgraph.
+ */
+export interface GraphLineage {
+  readonly threadId?: string;
+  readonly fromLastRetrieval?: boolean;
+  readonly parents?: readonly string[];
+}
+
+/** Who writes, through which channel, derived from what. */
+export interface WriteContext extends GraphLineage {
   readonly principal: string;
   readonly tier: SourceTier;
 }
@@ -176,6 +189,8 @@ export class GraphMemory {
 
   /** entry id → provenance of every folded entry. */
   private readonly provOf = new Map<string, Provenance>();
+  /** Ids of every graph or passage entry listed, folded or not (see `fold`). */
+  private readonly graphEntries = new Set<string>();
   /** entry id → expiry (ns) of every folded entry that expires. */
   private readonly expiryOf = new Map<string, bigint>();
 
@@ -195,6 +210,7 @@ export class GraphMemory {
       for (const s of batch) {
         this.lastLeaf = Math.max(this.lastLeaf, s.leafIndex);
         if (s.kind !== GRAPH_KIND && s.kind !== PASSAGE_KIND) continue;
+        this.graphEntries.add(s.id);
         if (this.opts.visible !== undefined && !this.opts.visible(s)) continue;
         if (this.authorityOf.has(s.id)) continue;
         if (await this.foldStored(s)) folded++;
@@ -250,9 +266,16 @@ export class GraphMemory {
     parents: readonly string[],
     label: TrustLabel,
   ): void {
+    // Min-inheritance over the graph's own derivation closure. A parent that is a graph entry
+    // this fold did not take (unverified, deleted, invisible) makes the object BOTTOM; a parent
+    // outside the graph (a memory the writer read) was verified by the write path, which signed
+    // its trust into this entry's label (`own` already carries it).
     let authority = own;
-    for (const p of parents)
-      authority = meetAuthority(authority, this.authorityOf.get(p) ?? 'BOTTOM');
+    for (const p of parents) {
+      const pa = this.authorityOf.get(p);
+      if (pa !== undefined) authority = meetAuthority(authority, pa);
+      else if (this.graphEntries.has(p)) authority = 'BOTTOM';
+    }
     this.authorityOf.set(id, authority);
     const exp = this.expiryOf.get(id);
     const prov: Provenance = {
@@ -437,6 +460,7 @@ export class GraphMemory {
   private async foldRecord(m: GraphWriteStored): Promise<string> {
     if (m.expiresAt !== undefined)
       this.expiryOf.set(m.id, BigInt(Date.parse(m.expiresAt)) * 1_000_000n);
+    this.graphEntries.add(m.id);
     this.fold(
       m.id,
       m.kind,

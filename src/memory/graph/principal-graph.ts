@@ -15,7 +15,7 @@
  */
 import { renderSegments } from '../../core/render/sentinel.js';
 import { type SourceTier, effectiveAuthority } from '../../core/trust.js';
-import type { EntityState, GraphMemory, Provenance } from './graph.js';
+import type { EntityState, GraphLineage, GraphMemory, Provenance } from './graph.js';
 import type {
   HeldGraphObject,
   KgEntity,
@@ -62,11 +62,20 @@ export class PrincipalGraph {
     this.tools = tools;
   }
 
-  /** Run one knowledge-graph tool as this principal through channel tier `tier`. */
-  call(name: string, args: unknown, tier: SourceTier): Promise<GraphToolResult> {
+  /**
+   * Run one knowledge-graph tool as this principal through channel tier `tier`. A write's
+   * `lineage` names what it derives from (the thread whose retrieval it read, explicit parents):
+   * the write path signs the inherited label into every object of the call (issue 19).
+   */
+  call(
+    name: string,
+    args: unknown,
+    tier: SourceTier,
+    lineage: GraphLineage = {},
+  ): Promise<GraphToolResult> {
     const run = this.chain.then(async (): Promise<GraphToolResult> => {
       await this.graph.refresh();
-      const r = await this.tools.call(name, args, { principal: this.principal, tier });
+      const r = await this.tools.call(name, args, { ...lineage, principal: this.principal, tier });
       if (!READS.has(name)) return r;
       return this.sealed(r.result as KgGraph);
     });

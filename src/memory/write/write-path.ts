@@ -262,20 +262,32 @@ export class WritePath {
    */
   async writeGraph(
     items: readonly GraphWriteItem[],
-    w: { principal: string; tier: SourceTier },
+    w: {
+      principal: string;
+      tier: SourceTier;
+      threadId?: string;
+      fromLastRetrieval?: boolean;
+      parents?: readonly string[];
+    },
   ): Promise<GraphWriteOutcome[]> {
-    const drafts = items.map((it): WriteDraft => ({
-      ...this.draft(it.content, {
-        principal: w.principal,
-        tier: w.tier,
-        kind: it.kind,
-        ...(it.parents === undefined || it.parents.length === 0
-          ? {}
-          : { parents: it.parents, weights: it.parents.map(() => 1) }),
-      }),
-      screenText: it.screenText,
-      noExtraction: true,
-    }));
+    // What the call derives from (issue 19): the writer's explicit parents and its scoped
+    // retrieval, resolved by the lineage stage like any write's; an object's own parents (an
+    // extraction's passage, a synonym's entities) are added.
+    const drafts = items.map((it): WriteDraft => {
+      const parents = [...new Set([...(it.parents ?? []), ...(w.parents ?? [])])];
+      return {
+        ...this.draft(it.content, {
+          principal: w.principal,
+          tier: w.tier,
+          kind: it.kind,
+          ...(w.threadId === undefined ? {} : { threadId: w.threadId }),
+          ...(w.fromLastRetrieval === undefined ? {} : { fromLastRetrieval: w.fromLastRetrieval }),
+          ...(parents.length === 0 ? {} : { parents, weights: parents.map(() => 1) }),
+        }),
+        screenText: it.screenText,
+        noExtraction: true,
+      };
+    });
     // The cheap, synchronous bounds of every item first: a bad item changes nothing.
     const ready: WriteDraft[] = [];
     for (const d of drafts) ready.push(await this.runUntil(this.graphStages, d, 'lineage'));
@@ -813,7 +825,7 @@ export class WritePath {
 
   /**
    * 8b. Flood control (issue 19; keeps SMSR's adversary budget t small): a memory that is
-   * similar (cosine ≥ the policy's similarity, 0.85 by default — paraphrases the 0.97
+   * similar (cosine ≥ the policy's similarity, 0.80 by default — paraphrases the 0.97
    * near-duplicate check lets through) to `maxSimilar` writes already made this window in one
    * of its buckets is held for review (never lost, never refused). Buckets: an untrusted tier
    * (EXTERNAL_*) of the principal, any writer that is not a user or operator, and one source
