@@ -77,9 +77,37 @@ const tempData = (): string => {
   return join(d, 'data');
 };
 
+/** The local names a one-line `import { a, b as c } from '…'` declares (a type import: none). */
+function importedNames(line: string): string[] {
+  const m = /^import\s+(type\s+)?\{([^}]*)\}/.exec(line);
+  if (m === null || m[1] !== undefined) return [];
+  return m[2]!
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '' && !x.startsWith('type '))
+    .map((x) =>
+      x
+        .split(/\s+as\s+/)
+        .at(-1)!
+        .trim(),
+    );
+}
+
 /** Run a `ts` block: imports become dynamic imports, declared Memory objects are closed. */
 async function runTs(b: Block, earlierImports: string[]): Promise<void> {
-  const imports = [...earlierImports, ...b.code.split('\n').filter((l) => l.startsWith('import '))];
+  const own = b.code.split('\n').filter((l) => l.startsWith('import '));
+  // A block's own import shadows an earlier block's of the same name (README: `Memory` from
+  // 'memwarden', later from 'memwarden/mem0'), as in a reader's new file.
+  const ownNames = new Set(own.flatMap(importedNames));
+  const kept = earlierImports.flatMap((l) => {
+    const names = importedNames(l);
+    const left = names.filter((n) => !ownNames.has(n));
+    if (left.length === names.length) return [l];
+    if (left.length === 0) return [];
+    const from = /from\s+(['"][^'"]+['"])/.exec(l)?.[1];
+    return from === undefined ? [] : [`import { ${left.join(', ')} } from ${from};`];
+  });
+  const imports = [...kept, ...own];
   const code = [
     ...new Set(imports),
     ...b.code.split('\n').filter((l) => !l.startsWith('import ')),
@@ -89,7 +117,8 @@ async function runTs(b: Block, earlierImports: string[]): Promise<void> {
   }).outputText;
   js = js.replace(
     /^import \{([^}]*)\} from ['"]([^'"]+)['"];?$/gm,
-    (_m, names: string, from: string) => `const {${names}} = await __import(${JSON.stringify(from)});`,
+    (_m, names: string, from: string) =>
+      `const {${names}} = await __import(${JSON.stringify(from)});`,
   );
   const declared = [...js.matchAll(/^(?:const|let) (\w+) =/gm)].map((m) => m[1] as string);
   js = `try {\n${js}\n} finally {\n${declared
@@ -156,7 +185,8 @@ describe('README and docs code blocks', () => {
   });
 
   it('every json block parses', () => {
-    for (const b of blocks.filter((x) => x.lang === 'json')) expect(() => JSON.parse(b.code), name(b)).not.toThrow();
+    for (const b of blocks.filter((x) => x.lang === 'json'))
+      expect(() => JSON.parse(b.code), name(b)).not.toThrow();
   });
 
   const files = [...new Set(blocks.map((b) => b.file))];
@@ -167,8 +197,10 @@ describe('README and docs code blocks', () => {
       const imports = b.code.split('\n').filter((l) => l.startsWith('import '));
       const before = [...seenImports];
       if (b.lang === 'ts') seenImports.push(...imports);
-      if (b.lang === 'ts' && b.marker === '') it(`runs ${name(b)}`, () => runTs(b, before), 180_000);
-      const shRuns = b.lang === 'sh' && (b.marker === 'run' || (b.marker === '' && b.file === 'README.md'));
+      if (b.lang === 'ts' && b.marker === '')
+        it(`runs ${name(b)}`, () => runTs(b, before), 180_000);
+      const shRuns =
+        b.lang === 'sh' && (b.marker === 'run' || (b.marker === '' && b.file === 'README.md'));
       if (shRuns) it(`runs ${name(b)}`, () => runSh(b), 300_000);
     }
   }
