@@ -70,7 +70,8 @@ function sortKeys(v: unknown): unknown {
   return v;
 }
 
-const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin']);
+// `$exists` is RedisStore's and MongoDB's (a field is present and not undefined), beyond InMemoryStore's.
+const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists']);
 
 function isOperatorObject(v: unknown): v is Record<string, unknown> {
   return (
@@ -106,6 +107,8 @@ function compare(itemValue: unknown, filterValue: unknown): boolean {
         return Array.isArray(v) && v.some((x) => sameJson(itemValue, x));
       case '$nin':
         return !Array.isArray(v) || !v.some((x) => sameJson(itemValue, x));
+      case '$exists':
+        return (itemValue !== undefined) === Boolean(v);
       default:
         return false;
     }
@@ -114,7 +117,8 @@ function compare(itemValue: unknown, filterValue: unknown): boolean {
 
 /**
  * LangGraph's filter: every filter field must match the value's field (exact JSON equality, or
- * the `$eq/$ne/$gt/$gte/$lt/$lte/$in/$nin` operators LangGraph's InMemoryStore accepts).
+ * the `$eq/$ne/$gt/$gte/$lt/$lte/$in/$nin` operators LangGraph's InMemoryStore accepts, and
+ * `$exists` as RedisStore and MongoDBStore accept it).
  * Dotted keys (`"a.b"`) address nested fields.
  */
 export function matchesFilter(

@@ -314,7 +314,7 @@ export class MemwardenStore extends BaseStore {
     for (const op of operations) {
       if ('key' in op && 'value' in op) {
         await this.doPut(await viewFor(op.namespace), op as MemwardenPutOperation, putVectors);
-        out.push(undefined);
+        out.push(null); // a put answers null, as InMemoryStore (and RedisStore) answer it
       } else if ('key' in op) {
         out.push(await this.doGet(await viewFor(op.namespace), op as MemwardenGetOperation));
       } else if ('namespacePrefix' in op) {
