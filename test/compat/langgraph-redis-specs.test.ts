@@ -160,12 +160,12 @@ describe.each(STORES)('%s', (storeName, make) => {
       const store = await make();
       await store.put(['test', 'foo'], 'key1', { data: 'value1' });
       await store.put(['test', 'bar'], 'key2', { data: 'value2' });
-      const r = await store.batch([
+      const r = (await store.batch([
         { namespace: ['test', 'foo'], key: 'key1' },
         { namespace: ['test', 'bar'], key: 'key2', value: { data: 'value2' } },
         { namespace: ['test', 'baz'], key: 'key3', value: { data: 'value3' } },
         { namespace: ['test', 'baz'], key: 'key3' },
-      ] as Operation[]);
+      ] as Operation[])) as unknown[];
       expect(r).toHaveLength(4);
       expect((r[0] as { value: unknown }).value).toEqual({ data: 'value1' });
       expect(r[1]).toBeNull();
@@ -185,12 +185,12 @@ describe.each(STORES)('%s', (storeName, make) => {
       await store.put(['batch', 'test'], 'item1', { value: 1 });
       await store.put(['batch', 'test'], 'item2', { value: 2 });
       await store.put(['batch', 'other'], 'item3', { value: 3 });
-      const r = await store.batch([
+      const r = (await store.batch([
         { namespace: ['batch', 'test'], key: 'item1' },
         { namespace: ['batch', 'test'], key: 'item4', value: { value: 4 } },
         { namespacePrefix: ['batch'], filter: { value: 2 }, limit: 10, offset: 0 },
         { matchConditions: [{ matchType: 'prefix', path: ['batch'] }], limit: 10, offset: 0 },
-      ] as Operation[]);
+      ] as Operation[])) as unknown[];
       expect(r).toHaveLength(4);
       expect((r[0] as { value: unknown }).value).toEqual({ value: 1 });
       expect(r[1]).toBeNull();
@@ -199,12 +199,12 @@ describe.each(STORES)('%s', (storeName, make) => {
     });
     it('keeps the order of operations', async () => {
       const store = await make();
-      const r = await store.batch([
+      const r = (await store.batch([
         { namespace: ['order', 'test'], key: 'item1', value: { step: 1 } },
         { namespace: ['order', 'test'], key: 'item2', value: { step: 2 } },
         { namespace: ['order', 'test'], key: 'item1' },
         { namespace: ['order', 'test'], key: 'item2' },
-      ] as Operation[]);
+      ] as Operation[])) as unknown[];
       expect(r[0]).toBeNull();
       expect(r[1]).toBeNull();
       expect((r[2] as { value: { step: number } }).value.step).toBe(1);
