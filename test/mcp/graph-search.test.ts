@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
+import { McpBackend, createMcpServer, toolErrorCode } from '../../src/mcp/index.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import type { Ledger } from '../../src/memory/log/ledger.js';
 import type { Memory } from '../../src/memory/memory.js';
@@ -87,7 +87,9 @@ describe('MCP graph_search (issue 19)', () => {
     ]) {
       const r = await call(args);
       expect(r.isError, JSON.stringify(args)).toBe(true);
-      expect(text(r)).toMatch(/^error INPUT_INVALID/);
+      // Plain text, the stable code in _meta (issue 23: as the reference server's errors).
+      expect(toolErrorCode(r)).toBe('INPUT_INVALID');
+      expect(text(r)).not.toMatch(/^error /);
     }
   });
 });

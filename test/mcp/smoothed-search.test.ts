@@ -13,7 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSegments } from '../../src/core/render/sentinel.js';
 import { certificate } from '../../src/core/smsr/index.js';
-import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
+import { McpBackend, createMcpServer, toolErrorCode } from '../../src/mcp/index.js';
 import { Memory } from '../../src/open.js';
 
 let dir = '';
@@ -56,7 +56,7 @@ describe('MCP search_memory with smoothing (issue 19)', () => {
       smoothing: { m: 9, k: 3, runs: 5 },
     });
     expect(r.isError).not.toBe(true);
-    const sc = r.structuredContent as Record<string, any>;  
+    const sc = r.structuredContent as Record<string, any>;
     const s = sc.smoothing;
     expect(s.poolSize).toBe(9);
     expect(s.contexts).toHaveLength(5);
@@ -101,7 +101,9 @@ describe('MCP search_memory with smoothing (issue 19)', () => {
     ]) {
       const r = await call('search_memory', { query: 'team', smoothing });
       expect(r.isError, JSON.stringify(smoothing)).toBe(true);
-      expect(text(r)).toMatch(/^error INPUT_INVALID/);
+      // Plain text, the stable code in _meta (issue 23: as the reference server's errors).
+      expect(toolErrorCode(r)).toBe('INPUT_INVALID');
+      expect(text(r)).not.toMatch(/^error /);
     }
     const r = await call('vote_smoothed', {
       t: 1,
@@ -111,6 +113,8 @@ describe('MCP search_memory with smoothing (issue 19)', () => {
       verdicts: ['correct'],
     });
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/^error INPUT_INVALID/);
+    // Plain text, the stable code in _meta (issue 23: as the reference server's errors).
+    expect(toolErrorCode(r)).toBe('INPUT_INVALID');
+    expect(text(r)).not.toMatch(/^error /);
   });
 });
