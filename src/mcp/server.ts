@@ -755,7 +755,15 @@ export function createMcpServer(
         ErrorCode.InvalidParams,
         'error INPUT_INVALID: tools/call needs params { name, arguments? }',
       );
-    return callTool(b, principal, req.data.params.name, req.data.params.arguments);
+    const { name } = req.data.params;
+    // An unknown tool is a protocol error (MCP spec, server/tools § Error Handling: JSON-RPC
+    // −32602, "Unknown tool: …"), as the reference server's SDK answers it; only a known tool's
+    // failure is a tool result with isError. The stable code travels in the error's data.
+    if (!isMemoryTool(name) && !isKgTool(name))
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, {
+        code: 'INPUT_INVALID',
+      });
+    return callTool(b, principal, name, req.data.params.arguments);
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: [

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
@@ -692,6 +692,28 @@ describe('the reference server’s surface beyond its knowledge-graph tests', ()
       /^Entity with name Nobody not found$/,
     );
     expect(toolErrorCode(kg.results.at(-1)!)).toBe('STORAGE_NOT_FOUND');
+  });
+
+  it('an unknown tool is a JSON-RPC error −32602 (the MCP spec’s protocol error), not a tool result', async () => {
+    // MCP spec, server/tools § Error Handling: an unknown tool is a protocol error, its example
+    // `{"code": -32602, "message": "Unknown tool: invalid_tool_name"}`; the reference server's SDK
+    // (McpServer) answers InvalidParams too. A known tool with bad arguments stays a tool error.
+    const c = await clientFor(url, (await freshPrincipal()).apiKey);
+    const err = await c.callTool({ name: 'invalid_tool_name', arguments: {} }).then(
+      (r) => r,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
+    expect((err as McpError).message).toMatch(/Unknown tool: invalid_tool_name/);
+    expect((err as McpError).data).toMatchObject({ code: 'INPUT_INVALID' });
+    const bad = (await c.callTool({
+      name: 'open_nodes',
+      arguments: { names: 5 },
+    })) as CallToolResult;
+    expect(bad.isError).toBe(true);
+    expect(toolErrorCode(bad)).toBe('INPUT_INVALID');
+    expect((await c.listTools()).tools.length).toBeGreaterThan(9); // still answering
   });
 
   it('serves memory://knowledge-graph as JSON (no subscriptions over stateless HTTP)', async () => {

@@ -129,7 +129,7 @@ describe('MCP tools under hostile arguments', () => {
         try {
           res = (await me.client!.callTool({ name: c.name, arguments: args as Record<string, unknown> })) as CallToolResult;
         } catch (e) {
-          // Only the protocol's own refusal of non-object arguments.
+          // Only the protocol's own refusals: non-object arguments, an unknown tool name (−32602).
           expect(e, String(e)).toBeInstanceOf(McpError);
           expect((e as McpError).code, String(e)).toBe(ErrorCode.InvalidParams);
           stats['jsonrpc-invalid-params'] = (stats['jsonrpc-invalid-params'] ?? 0) + 1;

@@ -230,7 +230,7 @@ describe('MemwardenStore (LangGraph BaseStore semantics)', () => {
       { namespace: [r, 'x'], key: 'k1', value: null },
       { namespace: [r, 'x'], key: 'k1' },
     ] as const);
-    expect(results[0]).toBeUndefined();
+    expect(results[0]).toBeNull(); // a put answers null, as InMemoryStore
     expect(results[1]?.value).toEqual({ v: 1 });
     expect(results[3].map((i) => i.key)).toEqual(['k2']);
     expect(results[4]).toEqual([
@@ -298,7 +298,11 @@ describe('MemwardenStore (LangGraph BaseStore semantics)', () => {
   });
 
   it('refreshOnRead: a get or a search hit lives its own TTL again from the read; per-read override', async () => {
-    const store = new MemwardenStore({ memory: mem, principal: alice, ttl: { defaultTtl: 10, refreshOnRead: true } });
+    const store = new MemwardenStore({
+      memory: mem,
+      principal: alice,
+      ttl: { defaultTtl: 10, refreshOnRead: true },
+    });
     const plain = new MemwardenStore({ memory: mem, principal: alice, ttl: { defaultTtl: 10 } });
     const r = root();
     await store.put([r], 'read', { topic: 'tide tables for the harbour' });
@@ -308,12 +312,16 @@ describe('MemwardenStore (LangGraph BaseStore semantics)', () => {
     clock.advance(8n * NS_PER_MIN);
     expect(await store.get([r], 'read')).not.toBeNull();
     expect(await store.get([r], 'optout', { refreshTtl: false })).not.toBeNull();
-    expect((await store.search([r], { filter: { topic: 'ferry timetable to the island' } })).map((i) => i.key)).toEqual([
-      'searched',
-    ]);
+    expect(
+      (await store.search([r], { filter: { topic: 'ferry timetable to the island' } })).map(
+        (i) => i.key,
+      ),
+    ).toEqual(['searched']);
     // Refreshing is renewal, not rewriting: still one signed version of the item.
     const [read] = await mem.getAll({ principal: alice, source: addressUri([r], 'read') });
-    expect((await mem.history(read!.id, { principal: alice })).map((e) => e.action)).toEqual(['add']);
+    expect((await mem.history(read!.id, { principal: alice })).map((e) => e.action)).toEqual([
+      'add',
+    ]);
     clock.advance(4n * NS_PER_MIN); // 12 min: past the first 10, inside the refreshed ones
     expect(await plain.get([r], 'read')).not.toBeNull(); // a store without refresh does not renew
     expect(await plain.get([r], 'searched')).not.toBeNull();
@@ -332,7 +340,9 @@ describe('MemwardenStore (LangGraph BaseStore semantics)', () => {
     const [cur] = await mem.getAll({ principal: alice, source: addressUri([r], 'k') });
     expect(cur!.supersedes).toBeDefined();
     // exp is stamped a tick before the ledger's ts on this stepping clock: within 10 ms.
-    expect(Math.abs(Date.parse(cur!.expiresAt!) - Date.parse(cur!.createdAt) - 120 * 60_000)).toBeLessThan(10);
+    expect(
+      Math.abs(Date.parse(cur!.expiresAt!) - Date.parse(cur!.createdAt) - 120 * 60_000),
+    ).toBeLessThan(10);
     const h = await mem.history(cur!.id, { principal: alice });
     expect(h.map((e) => e.action)).toEqual(['add', 'update']);
   });

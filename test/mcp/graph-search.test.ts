@@ -10,8 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpBackend, createMcpServer } from '../../src/mcp/index.js';
-import { toolErrorCode } from '../../src/mcp/server.js';
+import { McpBackend, createMcpServer, toolErrorCode } from '../../src/mcp/index.js';
 import { MemoryBackend } from '../../src/adapters/memory/index.js';
 import type { Ledger } from '../../src/memory/log/ledger.js';
 import type { Memory } from '../../src/memory/memory.js';
@@ -88,7 +87,9 @@ describe('MCP graph_search (issue 19)', () => {
     ]) {
       const r = await call(args);
       expect(r.isError, JSON.stringify(args)).toBe(true);
-      expect(toolErrorCode(r)).toBe('INPUT_INVALID'); // codes, never messages (issue 23 moved it to _meta)
+      // Plain text, the stable code in _meta (issue 23: as the reference server's errors).
+      expect(toolErrorCode(r)).toBe('INPUT_INVALID');
+      expect(text(r)).not.toMatch(/^error /);
     }
   });
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSegments } from '../../src/core/render/sentinel.js';
 import {
@@ -268,8 +268,11 @@ describe('memwarden MCP server (in-memory transport)', () => {
     });
     expect(notFound.isError).toBe(true);
     expect(toolErrorCode(notFound)).toMatch(/^[A-Z_]+$/);
-    const unknown = await call(client, 'no_such_tool', {});
-    expect(unknown.isError).toBe(true);
+    // An unknown tool is a protocol error (JSON-RPC −32602), not a tool result (MCP spec).
+    await expect(call(client, 'no_such_tool', {})).rejects.toMatchObject({
+      code: ErrorCode.InvalidParams,
+      data: { code: 'INPUT_INVALID' },
+    });
     // The server still answers.
     expect((await client.listTools()).tools.length).toBe(17);
   });

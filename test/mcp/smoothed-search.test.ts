@@ -101,7 +101,9 @@ describe('MCP search_memory with smoothing (issue 19)', () => {
     ]) {
       const r = await call('search_memory', { query: 'team', smoothing });
       expect(r.isError, JSON.stringify(smoothing)).toBe(true);
-      expect(toolErrorCode(r)).toBe('INPUT_INVALID'); // codes, never messages
+      // Plain text, the stable code in _meta (issue 23: as the reference server's errors).
+      expect(toolErrorCode(r)).toBe('INPUT_INVALID');
+      expect(text(r)).not.toMatch(/^error /);
     }
     const r = await call('vote_smoothed', {
       t: 1,
@@ -111,6 +113,8 @@ describe('MCP search_memory with smoothing (issue 19)', () => {
       verdicts: ['correct'],
     });
     expect(r.isError).toBe(true);
-    expect(toolErrorCode(r)).toBe('INPUT_INVALID'); // codes, never messages
+    // Plain text, the stable code in _meta (issue 23: as the reference server's errors).
+    expect(toolErrorCode(r)).toBe('INPUT_INVALID');
+    expect(text(r)).not.toMatch(/^error /);
   });
 });

@@ -70,7 +70,8 @@ function sortKeys(v: unknown): unknown {
   return v;
 }
 
-const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin']);
+// `$exists` is RedisStore's and MongoDB's (a field is present and not undefined), beyond InMemoryStore's.
+const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists']);
 
 function isOperatorObject(v: unknown): v is Record<string, unknown> {
   return (
@@ -106,6 +107,8 @@ function compare(itemValue: unknown, filterValue: unknown): boolean {
         return Array.isArray(v) && v.some((x) => sameJson(itemValue, x));
       case '$nin':
         return !Array.isArray(v) || !v.some((x) => sameJson(itemValue, x));
+      case '$exists':
+        return (itemValue !== undefined) === Boolean(v);
       default:
         return false;
     }
@@ -114,7 +117,8 @@ function compare(itemValue: unknown, filterValue: unknown): boolean {
 
 /**
  * LangGraph's filter: every filter field must match the value's field (exact JSON equality, or
- * the `$eq/$ne/$gt/$gte/$lt/$lte/$in/$nin` operators LangGraph's InMemoryStore accepts).
+ * the `$eq/$ne/$gt/$gte/$lt/$lte/$in/$nin` operators LangGraph's InMemoryStore accepts, and
+ * `$exists` as RedisStore and MongoDBStore accept it).
  * Dotted keys (`"a.b"`) address nested fields.
  */
 export function matchesFilter(
@@ -133,4 +137,87 @@ function at(value: Record<string, unknown>, path: string): unknown {
     cur = (cur as Record<string, unknown>)[part];
   }
   return cur;
+}
+
+/**
+ * The texts of `value` at a LangGraph index path, with the path language of LangGraph's
+ * InMemoryStore: `$` (the whole value), `a.b`, `[i]` / `[-1]` / `[*]` on arrays, `*` on any
+ * container, `{a,b.c}` several fields. A string, number or boolean leaf is its text; an object or
+ * array leaf is its JSON (indented by 2, as LangGraph embeds it); a missing field has none.
+ */
+export function textsAtPath(value: unknown, path: string): string[] {
+  if (path === '' || path === '$') return [JSON.stringify(value, null, 2)];
+  return collectTexts(value, pathTokens(path), 0);
+}
+
+function leafText(v: unknown): string[] {
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return [String(v)];
+  if (v !== null && typeof v === 'object') return [JSON.stringify(v, null, 2)];
+  return [];
+}
+
+function collectTexts(v: unknown, tokens: readonly string[], i: number): string[] {
+  if (i >= tokens.length) return leafText(v);
+  const tok = tokens[i]!;
+  const isObj = v !== null && typeof v === 'object';
+  if (tok.startsWith('[') && tok.endsWith(']')) {
+    if (!Array.isArray(v)) return [];
+    const ix = tok.slice(1, -1);
+    if (ix === '*') return v.flatMap((x) => collectTexts(x, tokens, i + 1));
+    const n = Number.parseInt(ix, 10);
+    if (Number.isNaN(n)) return [];
+    const at = n < 0 ? v.length + n : n;
+    return at >= 0 && at < v.length ? collectTexts(v[at], tokens, i + 1) : [];
+  }
+  if (tok.startsWith('{') && tok.endsWith('}')) {
+    if (!isObj) return [];
+    const out: string[] = [];
+    for (const field of tok.slice(1, -1).split(',')) {
+      let cur: unknown = v;
+      for (const part of pathTokens(field.trim())) {
+        if (cur !== null && typeof cur === 'object' && Object.hasOwn(cur, part))
+          cur = (cur as Record<string, unknown>)[part];
+        else {
+          cur = undefined;
+          break;
+        }
+      }
+      if (cur !== undefined) out.push(...leafText(cur));
+    }
+    return out;
+  }
+  if (tok === '*') {
+    if (!isObj) return [];
+    return Object.values(v).flatMap((x) => collectTexts(x, tokens, i + 1));
+  }
+  if (isObj && !Array.isArray(v) && Object.hasOwn(v, tok))
+    return collectTexts((v as Record<string, unknown>)[tok], tokens, i + 1);
+  return [];
+}
+
+/** `a.b[*].c{x,y}` → ['a', 'b', '[*]', 'c', '{x,y}']: dots split fields outside brackets and braces. */
+function pathTokens(path: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let depth = 0;
+  const flush = (): void => {
+    if (cur !== '') out.push(cur);
+    cur = '';
+  };
+  for (const ch of path) {
+    if (depth === 0 && (ch === '[' || ch === '{')) {
+      flush();
+      cur = ch;
+      depth++;
+    } else if (depth > 0) {
+      cur += ch;
+      if (ch === ']' || ch === '}') {
+        depth--;
+        if (depth === 0) flush();
+      }
+    } else if (ch === '.') flush();
+    else cur += ch;
+  }
+  flush();
+  return out;
 }

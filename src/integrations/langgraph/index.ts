@@ -9,6 +9,8 @@ export {
   LangGraphPrincipalError,
   MemwardenStore,
   PutHeldForReviewError,
+  type LangGraphEmbedFunction,
+  type LangGraphEmbeddings,
   type PrincipalResolver,
   type MemwardenPutOperation,
   type MemwardenPutOptions,

@@ -34,6 +34,7 @@ import {
   hasSuffix,
   matchesFilter,
   parseAddressUri,
+  textsAtPath,
 } from './address.js';
 
 export interface MemwardenStoreTtlConfig {
@@ -66,18 +67,32 @@ export interface MemwardenStoreOptions {
   /** Instead of `principal`: the principal per operation, from its namespace. */
   readonly resolvePrincipal?: PrincipalResolver;
   /**
-   * LangGraph's index config. memwarden embeds each item (its canonical JSON) with the
-   * Memory's own embedder, so `fields`, `dims` and `embed` are accepted for API compatibility
-   * and not used (docs/compatibility.md); `similarityThreshold` drops query hits scoring below it.
+   * LangGraph's index config (ADR 0072). With `embed` (PostgresStore's: a function of texts, or
+   * a LangChain `Embeddings`) or `embeddings` (InMemoryStore's), a query ranks items as LangGraph's
+   * stores do: by the best cosine similarity between the query's vector and the vectors of the
+   * item's indexed `fields` (JSON paths, default `["$"]`: the whole value; a put's own `index`
+   * list overrides them), all from the caller's model. Without one, the Memory's own embedder
+   * ranks each item's whole canonical JSON, and `fields` is not used. Either way every put goes
+   * through the Memory's write path (its screens use the Memory's embedder, never the caller's).
+   * `dims` is accepted and not used; `similarityThreshold` drops query hits scoring below it.
    */
   readonly index?: {
     readonly fields?: readonly string[];
     readonly dims?: number;
-    readonly embed?: unknown;
+    readonly embed?: LangGraphEmbedFunction | LangGraphEmbeddings;
+    readonly embeddings?: LangGraphEmbeddings;
     readonly similarityThreshold?: number;
   };
   readonly ttl?: MemwardenStoreTtlConfig;
 }
+
+/** A LangChain `Embeddings` (the part a store uses). */
+export interface LangGraphEmbeddings {
+  embedDocuments(texts: string[]): Promise<number[][]>;
+  embedQuery(text: string): Promise<number[]>;
+}
+/** PostgresStore's `index.embed` as a function: one vector per text, in order. */
+export type LangGraphEmbedFunction = (texts: string[]) => Promise<number[][]>;
 
 /** No principal may act in this namespace (the resolver said none). */
 export class LangGraphPrincipalError extends Error {
@@ -124,12 +139,29 @@ interface Live {
   readonly value: Record<string, unknown>;
   /** False for an item put with `index: false`: listed, never ranked by a query. */
   readonly indexed: boolean;
+  /** The put's own `index` field list (absent: the store's `fields`). */
+  readonly paths?: readonly string[];
 }
 
 const PAGE = 1000;
 const MS_PER_MINUTE = 60_000;
 /** The Memory's largest result set (`MAX_SEARCH_LIMIT`): a query ranks up to this many items. */
 const SEMANTIC_MAX = 1000;
+/** Vectors from the caller's model kept per record id (recomputed when evicted). */
+const VECTOR_CACHE_MAX = 50_000;
+
+interface CallerEmbedder {
+  docs(texts: string[]): Promise<number[][]>;
+  query(text: string): Promise<number[]>;
+}
+
+function callerEmbedder(index: MemwardenStoreOptions['index']): CallerEmbedder | undefined {
+  const e = index?.embeddings ?? index?.embed;
+  if (e === undefined) return undefined;
+  if (typeof e === 'function')
+    return { docs: (t) => e(t), query: async (q) => (await e([q]))[0] ?? [] };
+  return { docs: (t) => e.embedDocuments(t), query: (q) => e.embedQuery(q) };
+}
 
 export class MemwardenStore extends BaseStore {
   private readonly memory: MemoryApi;
@@ -139,6 +171,10 @@ export class MemwardenStore extends BaseStore {
   private readonly refreshOnRead: boolean;
   private readonly similarityThreshold: number | undefined;
   readonly indexFields: readonly string[] | undefined;
+  private readonly embedder: CallerEmbedder | undefined;
+  private readonly index: MemwardenStoreOptions['index'];
+  /** record id → the vectors of its indexed texts (caller's model). */
+  readonly #vectors = new Map<string, number[][]>();
 
   constructor(opts: MemwardenStoreOptions) {
     super();
@@ -153,6 +189,42 @@ export class MemwardenStore extends BaseStore {
     this.refreshOnRead = opts.ttl?.refreshOnRead === true;
     this.indexFields = opts.index?.fields;
     this.similarityThreshold = opts.index?.similarityThreshold;
+    this.index = opts.index;
+    this.embedder = callerEmbedder(opts.index);
+  }
+
+  /** The index configuration, as LangGraph's stores expose it. */
+  get indexConfig(): MemwardenStoreOptions['index'] {
+    return this.index;
+  }
+
+  /** The texts an item is ranked by: its `index` paths (or the store's fields), as LangGraph extracts them. */
+  private textsOf(value: Record<string, unknown>, paths: readonly string[] | undefined): string[] {
+    const out: string[] = [];
+    for (const p of paths ?? this.indexFields ?? ['$']) out.push(...textsAtPath(value, p));
+    return out;
+  }
+
+  /** Embed distinct texts with the caller's model: one call, one vector per text, checked. */
+  private async embedTexts(texts: readonly string[]): Promise<Map<string, number[]>> {
+    const distinct = [...new Set(texts)];
+    const out = new Map<string, number[]>();
+    if (distinct.length === 0 || this.embedder === undefined) return out;
+    const vs = await this.embedder.docs(distinct);
+    distinct.forEach((t, i) => {
+      const v = vs[i];
+      if (!Array.isArray(v)) throw new Error(`No embedding found for text: ${t}`);
+      out.set(t, v);
+    });
+    return out;
+  }
+
+  private cacheVectors(recordId: string, vectors: number[][]): void {
+    if (this.#vectors.size >= VECTOR_CACHE_MAX) {
+      const oldest = this.#vectors.keys().next().value;
+      if (oldest !== undefined) this.#vectors.delete(oldest);
+    }
+    this.#vectors.set(recordId, vectors);
   }
 
   /** The principal an operation on `namespace` runs as; refused when there is none. */
@@ -188,6 +260,8 @@ export class MemwardenStore extends BaseStore {
     key: string,
     options?: MemwardenGetOptions,
   ): Promise<Item | null> {
+    // Refused before dispatch, as BaseStore.get refuses it (a dotted label aliases nothing here).
+    validateNamespace(namespace, { allowEmpty: true, allowReservedRoot: true });
     const op: MemwardenGetOperation = {
       namespace,
       key,
@@ -234,10 +308,13 @@ export class MemwardenStore extends BaseStore {
         await viewFor(op.namespacePrefix);
       } else await viewFor(listingNamespace(op as ListNamespacesOperation));
     }
+    // With the caller's model, the batch's indexed texts are embedded in one call before anything
+    // is written (only each address's last put counts): a failing provider changes nothing.
+    const putVectors = await this.embedPuts(operations);
     for (const op of operations) {
       if ('key' in op && 'value' in op) {
-        await this.doPut(await viewFor(op.namespace), op as MemwardenPutOperation);
-        out.push(undefined);
+        await this.doPut(await viewFor(op.namespace), op as MemwardenPutOperation, putVectors);
+        out.push(null); // a put answers null, as InMemoryStore (and RedisStore) answer it
       } else if ('key' in op) {
         out.push(await this.doGet(await viewFor(op.namespace), op as MemwardenGetOperation));
       } else if ('namespacePrefix' in op) {
@@ -250,6 +327,30 @@ export class MemwardenStore extends BaseStore {
       }
     }
     return out as OperationResults<Op>;
+  }
+
+  /** The caller-model vectors of each address's final indexed put in `operations`. */
+  private async embedPuts(
+    operations: readonly Operation[],
+  ): Promise<Map<PutOperation, number[][]>> {
+    const out = new Map<PutOperation, number[][]>();
+    if (this.embedder === undefined) return out;
+    const last = new Map<string, PutOperation>();
+    for (const op of operations)
+      if ('key' in op && 'value' in op) last.set(addressUri(op.namespace, op.key), op);
+    const texts = new Map<PutOperation, string[]>();
+    for (const op of last.values()) {
+      if (op.value === null || op.value === undefined || op.index === false) continue;
+      const value = JSON.parse(canonicalJson(op.value)) as Record<string, unknown>;
+      texts.set(op, this.textsOf(value, op.index));
+    }
+    const vectors = await this.embedTexts([...texts.values()].flat());
+    for (const [op, ts] of texts)
+      out.set(
+        op,
+        ts.map((t) => vectors.get(t)!),
+      );
+    return out;
   }
 
   // ---- operations ------------------------------------------------------------------------------
@@ -276,7 +377,11 @@ export class MemwardenStore extends BaseStore {
     }
   }
 
-  private async doPut(view: BatchView, op: MemwardenPutOperation): Promise<void> {
+  private async doPut(
+    view: BatchView,
+    op: MemwardenPutOperation,
+    putVectors: ReadonlyMap<PutOperation, number[][]>,
+  ): Promise<void> {
     validateNamespace(op.namespace, { allowReservedRoot: true });
     checkPut(op);
     const uri = addressUri(op.namespace, op.key);
@@ -295,11 +400,13 @@ export class MemwardenStore extends BaseStore {
     // The address is part of the signed content too: it is what the item says about itself.
     // `index: false` is recorded with it: such an item is listed, never ranked by a query.
     const noIndex = op.index === false;
+    // A put's own field list is recorded too, so any process ranks the item by the same texts.
+    const paths = Array.isArray(op.index) ? op.index.map(String) : undefined;
     const content = canonicalJson({
       namespace: op.namespace,
       key: op.key,
       value,
-      ...(noIndex ? { index: false } : {}),
+      ...(noIndex ? { index: false } : paths !== undefined ? { index: paths } : {}),
     });
     const ttl = op.ttl !== undefined ? op.ttl : this.defaultTtl;
     const ttlMs = ttl === null ? null : ttl * MS_PER_MINUTE;
@@ -333,7 +440,53 @@ export class MemwardenStore extends BaseStore {
         }),
       );
     }
-    view.set(uri, { record, namespace: [...op.namespace], key: op.key, value, indexed: !noIndex });
+    const vectors = putVectors.get(op);
+    if (vectors !== undefined) this.cacheVectors(record.id, vectors);
+    view.set(uri, {
+      record,
+      namespace: [...op.namespace],
+      key: op.key,
+      value,
+      indexed: !noIndex,
+      ...(paths === undefined ? {} : { paths }),
+    });
+  }
+
+  /**
+   * Rank in-scope items with the caller's model, as LangGraph's stores do: an item's score is the
+   * best cosine similarity of the query's vector to its indexed texts' vectors; items without
+   * vectors (`index: false`, no text at their fields) follow unscored, in put order.
+   */
+  private async rankWithCaller(
+    query: string,
+    items: readonly Live[],
+  ): Promise<{ l: Live; score?: number }[]> {
+    const q = await this.embedder!.query(query);
+    const missing = new Map<Live, string[]>();
+    for (const l of items)
+      if (l.indexed && !this.#vectors.has(l.record.id))
+        missing.set(l, this.textsOf(l.value, l.paths));
+    if (missing.size > 0) {
+      const vs = await this.embedTexts([...missing.values()].flat());
+      for (const [l, ts] of missing)
+        this.cacheVectors(
+          l.record.id,
+          ts.map((t) => vs.get(t)!),
+        );
+    }
+    const scored: { l: Live; score: number }[] = [];
+    const unscored: { l: Live }[] = [];
+    for (const l of items) {
+      const vectors = l.indexed ? (this.#vectors.get(l.record.id) ?? []) : [];
+      if (vectors.length === 0) unscored.push({ l });
+      else {
+        const score = Math.max(...vectors.map((v) => cosine(q, v)));
+        if (this.similarityThreshold === undefined || score >= this.similarityThreshold)
+          scored.push({ l, score });
+      }
+    }
+    scored.sort((a, b) => b.score - a.score);
+    return [...scored, ...unscored];
   }
 
   private async doSearch(view: BatchView, op: MemwardenSearchOperation): Promise<SearchItem[]> {
@@ -346,6 +499,21 @@ export class MemwardenStore extends BaseStore {
     const inScope = (l: Live): boolean =>
       hasPrefix(l.namespace, op.namespacePrefix) && matchesFilter(l.value, op.filter);
     const all = await view.all();
+    const byPutOrder = (a: Live, b: Live): number =>
+      compareNs(a.record.createdAtNs, b.record.createdAtNs) ||
+      a.record.source!.localeCompare(b.record.source!);
+    if (this.embedder !== undefined && op.query !== undefined && op.query.trim() !== '') {
+      const ranked = await this.rankWithCaller(
+        op.query,
+        [...all.values()].filter(inScope).sort(byPutOrder),
+      );
+      return Promise.all(
+        ranked.slice(offset, offset + limit).map(async (h) => ({
+          ...(await item(h.l)),
+          ...(h.score === undefined ? {} : { score: h.score }),
+        })),
+      );
+    }
     if (op.query === undefined || op.query.trim() === '') {
       // Insertion order, as LangGraph's InMemoryStore lists a namespace.
       const page = [...all.values()]
@@ -435,7 +603,13 @@ export class MemwardenStore extends BaseStore {
     if (doc === undefined) return;
     const prev = out.get(m.source);
     if (prev !== undefined && compareNs(prev.record.createdAtNs, m.createdAtNs) >= 0) return;
-    out.set(m.source, { record: m, ...addr, value: doc.value, indexed: doc.indexed });
+    out.set(m.source, {
+      record: m,
+      ...addr,
+      value: doc.value,
+      indexed: doc.indexed,
+      ...(doc.paths === undefined ? {} : { paths: doc.paths }),
+    });
   }
 
   /** createdAt is the first version's time (walked through the history), updatedAt this one's. */
@@ -482,7 +656,7 @@ function stored(r: AddResult): MemoryRecord {
 function readContent(
   content: string,
   addr: { namespace: string[]; key: string },
-): { value: Record<string, unknown>; indexed: boolean } | undefined {
+): { value: Record<string, unknown>; indexed: boolean; paths?: string[] } | undefined {
   let doc: unknown;
   try {
     doc = JSON.parse(content);
@@ -499,7 +673,15 @@ function readContent(
   if (key !== addr.key || JSON.stringify(namespace) !== JSON.stringify(addr.namespace))
     return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  return { value: value as Record<string, unknown>, indexed: index !== false };
+  const paths =
+    Array.isArray(index) && index.every((p) => typeof p === 'string')
+      ? (index as string[])
+      : undefined;
+  return {
+    value: value as Record<string, unknown>,
+    indexed: index !== false,
+    ...(paths === undefined ? {} : { paths }),
+  };
 }
 
 /** The namespace a listing runs in, for principal resolution: its prefix up to a wildcard. */
@@ -553,6 +735,17 @@ class BatchView {
     }
     return this.#all;
   }
+}
+
+function cosine(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) dot += a[i]! * b[i]!;
+  for (const x of a) na += x * x;
+  for (const x of b) nb += x * x;
+  return na > 0 && nb > 0 ? dot / (Math.sqrt(na) * Math.sqrt(nb)) : 0;
 }
 
 function compareNs(a: string, b: string): number {
