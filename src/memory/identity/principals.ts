@@ -193,7 +193,7 @@ export class Principals {
     principalId: string,
     o: { by: string; scope: ApiKeyScope; given?: string },
   ): Promise<IssuedApiKey> {
-    if ((await this.ctx.storage.getPrincipal(principalId)) === undefined) {
+    if ((await this.ctx.ledger.getPrincipal(principalId)) === undefined) {
       throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     }
     const apiKey =
@@ -247,14 +247,14 @@ export class Principals {
     tag: 'user' | 'agent' | 'run',
     id: string,
   ): Promise<string> {
-    const owner = await this.ctx.storage.getPrincipal(platform);
+    const owner = await this.ctx.ledger.getPrincipal(platform);
     if (owner === undefined)
       throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown platform principal');
     const kind: PrincipalKind = tag === 'user' ? 'user' : 'agent';
     const label = `memwarden/platform-principal/v1\n${platform}\n${tag}\n${id}`;
     const { publicKey } = await this.ctx.ledger.keys.derivedSigningKey(label, keyIdFor);
     const principal = principalIdFor(kind, publicKey);
-    if ((await this.ctx.storage.getPrincipal(principal)) !== undefined) return principal;
+    if ((await this.ctx.ledger.principalKind(principal)) !== undefined) return principal;
     try {
       await this.ctx.ledger.registerPrincipalKey(kind, `${tag}_id:${id}@${platform}`, publicKey);
     } catch (e) {
@@ -288,7 +288,7 @@ export class Principals {
   }): Promise<AdminPrincipal & { kid: string } & { key: IssuedApiKey }> {
     await this.requireOperator(o.by);
     const r = await this.create(o.kind, o.name, { by: o.by, scope: o.scope ?? 'principal' });
-    const p = await this.ctx.storage.getPrincipal(r.id);
+    const p = await this.ctx.ledger.getPrincipal(r.id);
     const createdAt = iso(p?.createdAtNs ?? this.ctx.clock.nowNs());
     return {
       id: r.id,
@@ -309,7 +309,8 @@ export class Principals {
 
   async adminList(by: string): Promise<AdminPrincipal[]> {
     await this.requireOperator(by);
-    return (await this.ctx.storage.listPrincipals()).map((p) => ({
+    // Kinds and registration times from the signed registry; names are the table's labels.
+    return (await this.ctx.ledger.listPrincipals()).map((p) => ({
       id: p.id,
       kind: p.kind,
       name: p.name,
@@ -329,7 +330,7 @@ export class Principals {
     reason?: string;
   }): Promise<IssuedApiKey> {
     await this.requireOperator(o.by);
-    if ((await this.ctx.storage.getPrincipal(o.principal)) === undefined)
+    if ((await this.ctx.ledger.getPrincipal(o.principal)) === undefined)
       throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     if (o.revokeOthers === true) {
       for (const k of await this.keysOf(o.principal)) {
@@ -341,7 +342,7 @@ export class Principals {
 
   async adminListKeys(o: { by: string; principal: string }): Promise<ApiKeyInfo[]> {
     await this.requireOperator(o.by);
-    if ((await this.ctx.storage.getPrincipal(o.principal)) === undefined)
+    if ((await this.ctx.ledger.getPrincipal(o.principal)) === undefined)
       throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     return this.keysOf(o.principal);
   }
@@ -381,7 +382,7 @@ export class Principals {
         `an operator key must be ${MIN_GIVEN_KEY}..${MAX_GIVEN_KEY} visible ASCII characters`,
       );
     }
-    if ((await this.ctx.storage.listPrincipals()).some((p) => p.kind === 'operator'))
+    if ((await this.ctx.ledger.listPrincipals()).some((p) => p.kind === 'operator'))
       return undefined;
     const r = await this.create('operator', 'operator', apiKey === undefined ? {} : { apiKey });
     return { id: r.id, apiKey: r.apiKey };

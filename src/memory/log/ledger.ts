@@ -42,6 +42,7 @@ import type { Clock, RandomSource } from '../../ports/clock.js';
 import type { KeySource } from '../../ports/keysource.js';
 import type {
   CheckpointRecord,
+  EntryStatus,
   KeyRecord,
   PrincipalRecord,
   QuotaDemand,
@@ -705,44 +706,62 @@ export class Ledger {
     entry: SignedEntry,
     nowNs: bigint,
   ): Promise<{ code: ErrorCode; reason: string; tampered: boolean } | undefined> {
+    const s = await this.signedState(stored, entry, nowNs);
+    if (s.tampered !== undefined)
+      return { code: 'ENTRY_INVALID', reason: s.tampered, tampered: true };
+    if (s.status === 'live') return undefined;
+    const reason = s.status === 'superseded' ? `superseded by ${s.supersededBy}` : s.status;
+    return { code: 'STORAGE_NOT_FOUND', reason, tampered: false };
+  }
+
+  /**
+   * A verified entry's status as its signed records state it — deleted (a tombstone in the
+   * log), superseded (a version whose signed `sup` names it), expired (the signed expiry, or a
+   * stored renewal after it, has passed), else live — and, when the row's state columns
+   * disagree with them, why (`tampered`; the first disagreement found). What the console shows
+   * (issue 24) and what {@link liveState} decides.
+   */
+  async signedState(
+    stored: StoredEntry,
+    entry: SignedEntry,
+    nowNs: bigint,
+  ): Promise<{ status: EntryStatus; tampered?: string; supersededBy?: string }> {
     if (this.storage.exclusive !== true) await this.refreshRegistry();
-    const tampered = (reason: string) => ({
-      code: 'ENTRY_INVALID' as const,
-      reason,
-      tampered: true,
-    });
-    const gone = (reason: string) => ({
-      code: 'STORAGE_NOT_FOUND' as const,
-      reason,
-      tampered: false,
-    });
     if (stored.deleted === true && !this.tombstoned.has(entry.id))
       await this.syncTombstones(this.storage, await this.storage.logSize());
     if (this.tombstoned.has(entry.id))
       return stored.deleted === true
-        ? gone('deleted')
-        : tampered('a tombstone in the log deletes it, the row says live');
-    if (stored.deleted === true) return tampered('marked deleted without a tombstone in the log');
+        ? { status: 'deleted' }
+        : { status: 'deleted', tampered: 'a tombstone in the log deletes it, the row says live' };
+    let tampered: string | undefined;
+    if (stored.deleted === true) tampered = 'marked deleted without a tombstone in the log';
+    // The expiry in force: a renewal after the signed one, else the signed one.
+    let expiry = entry.exp;
     if (entry.exp !== undefined) {
       if (stored.expiresAtNs === undefined || stored.expiresAtNs < entry.exp)
-        return tampered('the stored expiry is neither the signed one nor a renewal of it');
+        tampered ??= 'the stored expiry is neither the signed one nor a renewal of it';
+      else expiry = stored.expiresAtNs;
     } else if (stored.expiresAtNs !== undefined)
-      return tampered('a never-expiring entry has a stored expiry');
+      tampered ??= 'a never-expiring entry has a stored expiry';
     await this.loadSupersession();
     const by = stored.supersededBy ?? this.supersededClaims.get(entry.id);
     if (by !== undefined) {
       const newer = await this.storage.getEntry(by);
       const v = newer === undefined ? undefined : (await this.verifyMany([newer]))[0];
       const confirmed = v?.ok === true && v.entry.sup === entry.id;
-      if (confirmed)
-        return stored.supersededBy === by
-          ? gone(`superseded by ${by}`)
-          : tampered(`superseded by ${by}, the row says live`);
+      if (confirmed) {
+        if (stored.supersededBy !== by) tampered ??= `superseded by ${by}, the row says live`;
+        return {
+          status: 'superseded',
+          supersededBy: by,
+          ...(tampered === undefined ? {} : { tampered }),
+        };
+      }
       if (stored.supersededBy !== undefined)
-        return tampered('marked superseded without a signed newer version');
+        tampered ??= 'marked superseded without a signed newer version';
     }
-    if (stored.expiresAtNs !== undefined && stored.expiresAtNs <= nowNs) return gone('expired');
-    return undefined;
+    const status: EntryStatus = expiry !== undefined && expiry <= nowNs ? 'expired' : 'live';
+    return tampered === undefined ? { status } : { status, tampered };
   }
 
   private fresh(): [bigint, Uint8Array, Uint8Array] {
