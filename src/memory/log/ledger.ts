@@ -11,9 +11,10 @@
  */
 import { keyIdFor, parsePrincipalId, principalIdFor } from '../../core/crypto/ids.js';
 import { publicKeyFromRaw, verifyEd25519 } from '../../core/crypto/ed25519.js';
-import { bytesEqual } from '../../core/bytes.js';
+import { bytesEqual, fromHex, toHex } from '../../core/bytes.js';
 import {
   type SignedEntry,
+  type ApiKeyScopeName,
   type EntryForVerify,
   type RegistryBody,
   type SignedRegistryStatement,
@@ -52,7 +53,7 @@ import type {
 import { HostKeys } from '../identity/keys.js';
 import { type LockedAppend, MerkleLog } from './log.js';
 import { VerifierRegistry, rotationStatement } from '../identity/registry.js';
-import { RegistryView } from '../identity/registry-view.js';
+import { RegistryView, type ViewApiKey } from '../identity/registry-view.js';
 import { DEFAULT_MAX_MIRROR_LEAVES, VerifiedLeaves } from './verified-leaves.js';
 import { type CommitRecord, quotaExceeded, registerSequencer } from './commit-port.js';
 
@@ -379,6 +380,7 @@ export class Ledger {
     ledger.registryAnomalies.push(...anomalies);
     await ledger.syncTombstones(opts.storage, size);
     if (legacy && opts.readOnly !== true) await ledger.adoptLegacyRegistry();
+    if (opts.readOnly !== true) await ledger.adoptLegacyApiKeys();
     return ledger;
   }
 
@@ -544,6 +546,156 @@ export class Ledger {
     );
     await this.checkpoint();
     return leafIndex;
+  }
+
+  // ---- API keys (issue 24, ADR 0070) ---------------------------------------------------------
+
+  /**
+   * Issue a bearer API key of `principal` (only the SHA-256 of its secret is given): a signed
+   * `apikey` statement in the log, the key table row written in the same commit. The statement,
+   * not the row, is what authentication and the admin API's key list decide on.
+   */
+  async issueApiKey(o: {
+    principal: string;
+    keyHash: Uint8Array;
+    scope: ApiKeyScopeName;
+    by: string;
+    createdAtNs: bigint;
+  }): Promise<ViewApiKey> {
+    await this.refreshRegistry(true);
+    if (this.view.principal(o.principal) === undefined)
+      throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
+    const keyId = toHex(o.keyHash);
+    await this.appendStatement(
+      {
+        op: 'apikey',
+        principal: o.principal,
+        kid: keyId.slice(0, 16),
+        key: o.keyHash,
+        scope: o.scope,
+        from: o.createdAtNs,
+        by: o.by,
+      },
+      (tx) =>
+        tx.putApiKey({
+          principalId: o.principal,
+          keyHash: o.keyHash,
+          createdAtNs: o.createdAtNs,
+        }),
+    );
+    return this.view.apiKey(keyId) as ViewApiKey;
+  }
+
+  /**
+   * Revoke an API key: a signed `apikey-revoke` statement (by `by`, with the reason); the key
+   * table row is marked in the same commit. `KEY_UNKNOWN` / `KEY_REVOKED` otherwise.
+   */
+  async revokeApiKey(keyId: string, reason: string, by: string): Promise<ViewApiKey> {
+    if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_REASON) {
+      throw new MemwardenError('INPUT_INVALID', `revocation reason must be 1..${MAX_REASON} chars`);
+    }
+    await this.refreshRegistry(true);
+    const k = this.view.apiKey(keyId);
+    if (k === undefined) throw new MemwardenError('KEY_UNKNOWN', 'no such API key');
+    if (k.revokedAtNs !== undefined)
+      throw new MemwardenError('KEY_REVOKED', 'the key is already revoked');
+    const keyHash = fromHex(keyId);
+    await this.appendStatement(
+      {
+        op: 'apikey-revoke',
+        principal: k.principal,
+        kid: keyId.slice(0, 16),
+        key: keyHash,
+        at: this.clock.nowNs(),
+        reason,
+        by,
+      },
+      async (tx) => {
+        try {
+          await tx.revokeApiKey(keyHash);
+        } catch (e) {
+          // The row is gone (an edit at rest): the statement still revokes the key.
+          if (!(e instanceof MemwardenError && e.code === 'STORAGE_NOT_FOUND')) throw e;
+        }
+      },
+    );
+    return this.view.apiKey(keyId) as ViewApiKey;
+  }
+
+  /**
+   * An API key by id (hex SHA-256 of its secret) as the signed statements state it, revoked or
+   * not; undefined when no statement issued it (a row inserted at rest is not a key). On a
+   * shared store, a key unknown here is looked for in statements other processes appended.
+   */
+  async apiKey(keyId: string): Promise<ViewApiKey | undefined> {
+    await this.refreshRegistry();
+    if (this.view.apiKey(keyId) === undefined && this.storage.exclusive !== true)
+      await this.refreshRegistry(true);
+    return this.view.apiKey(keyId);
+  }
+
+  /** A principal's API keys as the signed statements state them, oldest first. */
+  async apiKeysOf(principal: string): Promise<ViewApiKey[]> {
+    await this.refreshRegistry(true);
+    return this.view.allApiKeys().filter((k) => k.principal === principal);
+  }
+
+  /**
+   * A store whose API keys predate API-key statements (ADR 0070): each key row of a registered
+   * principal is appended as an `apikey` statement without `by` (and a revoked one with its
+   * `apikey-revoke`), once, as it stands — trust on first use of this version, as for the
+   * signing keys (ADR 0033). Only while the log has no API-key statement at all.
+   */
+  private async adoptLegacyApiKeys(): Promise<void> {
+    if (this.view.apiKeyStatements > 0 || this.storage.listApiKeys === undefined) return;
+    const rows = await this.storage.listApiKeys();
+    if (rows.length === 0) return;
+    // The scope each key was issued with, where its issue was audited (keys of older versions
+    // were all principal keys).
+    const scopes = new Map<string, ApiKeyScopeName>();
+    for (const e of await this.storage.listAudit({
+      actionPrefix: 'apikey.issued',
+      limit: 100_000,
+    })) {
+      const id = e.details['keyId'];
+      if (typeof id === 'string' && e.details['scope'] === 'platform') scopes.set(id, 'platform');
+    }
+    const waits: Promise<number>[] = [];
+    for (const r of rows) {
+      if (this.view.principal(r.principalId) === undefined) continue; // audit reports it
+      const keyId = toHex(r.keyHash);
+      const kid = keyId.slice(0, 16);
+      waits.push(
+        this.appendStatement(
+          {
+            op: 'apikey',
+            principal: r.principalId,
+            kid,
+            key: r.keyHash,
+            scope: scopes.get(keyId) ?? 'principal',
+            from: r.createdAtNs,
+            reason: 'adopted: issued before API keys were signed statements',
+          },
+          async () => {},
+        ),
+      );
+      if (r.revoked)
+        waits.push(
+          this.appendStatement(
+            {
+              op: 'apikey-revoke',
+              principal: r.principalId,
+              kid,
+              key: r.keyHash,
+              at: this.clock.nowNs(),
+              reason: 'adopted: revoked before API keys were signed statements',
+            },
+            async () => {},
+          ),
+        );
+    }
+    await Promise.allSettled(waits);
+    await this.drain();
   }
 
   /** The newest open key of a principal (from the signed registry). */
