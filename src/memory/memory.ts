@@ -508,7 +508,10 @@ export class Memory implements MemoryApi {
     // console could not show it; the read is covered by the entry's operator.investigate event).
     const scope = e.scope === 'all' ? this.ctx.storage : undefined;
     try {
-      return { ...e, history: await this.versions.history(id, opts, scope) };
+      // The memory's history by its stable id: a version's row id (what a listing row opens)
+      // names one version, and history is the memory's (issue 20).
+      const memoryId = e.row.memory?.id ?? id;
+      return { ...e, history: await this.versions.history(memoryId, opts, scope) };
     } catch (err) {
       if (err instanceof MemwardenError && err.code === 'STORAGE_NOT_FOUND') return e;
       throw err;

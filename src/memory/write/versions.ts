@@ -32,8 +32,12 @@ export class Versions {
    * The entry `id` names for `principal`: the live version of the memory with that id (ids are
    * stable across updates, ADR 0049), else the entry with that version id.
    */
-  async resolve(id: string, principal: string): Promise<StoredEntry | undefined> {
-    const view = this.ctx.view(principal);
+  async resolve(
+    id: string,
+    principal: string,
+    scope?: StorageBackend,
+  ): Promise<StoredEntry | undefined> {
+    const view = scope ?? this.ctx.view(principal);
     if (typeof id !== 'string' || id.length === 0 || id.length > 64 || id.includes('\u0000'))
       throw new MemwardenError('INPUT_INVALID', 'a memory id is a short string', {
         details: { field: 'id' },
@@ -204,7 +208,8 @@ export class Versions {
   ): Promise<HistoryEvent[]> {
     const view = scope ?? this.ctx.view(opts.principal);
     // Walk back to the first version, then forward through supersededBy.
-    let first = await this.resolve(id, opts.principal);
+    // In the history's own scope (an operator's investigation: any principal's, issue 24).
+    let first = await this.resolve(id, opts.principal, scope);
     if (first === undefined)
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
     for (let guard = 0; guard < 10_000; guard++) {
