@@ -488,8 +488,9 @@ export interface UnverifiedEntry {
   readonly id: string;
   /** The error code of the failed check (`MAC_INVALID`, `SIGNATURE_INVALID`, …). */
   readonly code: string;
-  /** Which check failed: `decode`, `mac`, `signature`, `inclusion`, or `columns` (a stored
-   *  column the listing filtered on disagrees with the signed record). */
+  /** Which check failed: `decode`, `mac`, `signature`, `inclusion`, `columns` (a stored
+   *  column the listing filtered on disagrees with the signed record), or `state` (its state
+   *  columns — deleted, superseded, expiry — disagree with the log's signed records). */
   readonly stage: string;
 }
 

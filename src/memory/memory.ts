@@ -465,7 +465,9 @@ export class Memory implements MemoryApi {
   // ---- inspection for review tooling (inspect.ts) ---------------------------------------------
 
   async whoami(principal: string): Promise<PrincipalInfo> {
-    const p = await this.ctx.storage.getPrincipal(principal);
+    // The kind as the signed registry states it (the console shows it and decides its views by
+    // it), never the principals table an edit at rest could change (issue 24, ADR 0033).
+    const p = await this.#ledger.getPrincipal(principal);
     if (p === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     return { id: p.id, kind: p.kind, name: p.name };
   }
@@ -485,8 +487,9 @@ export class Memory implements MemoryApi {
 
   async gateDecisions(opts: { principal: string; limit?: number }): Promise<GateDecision[]> {
     this.view(opts.principal); // refuses an empty principal
-    const p = await this.ctx.storage.getPrincipal(opts.principal);
-    return gateDecisions(this.ctx.storage, opts.principal, p?.kind, opts.limit);
+    // Who sees every principal's decisions: an operator by the signed registry, not the table.
+    const kind = await this.#ledger.principalKind(opts.principal);
+    return gateDecisions(this.ctx.storage, opts.principal, kind, opts.limit);
   }
 
   /**
@@ -505,7 +508,10 @@ export class Memory implements MemoryApi {
     // console could not show it; the read is covered by the entry's operator.investigate event).
     const scope = e.scope === 'all' ? this.ctx.storage : undefined;
     try {
-      return { ...e, history: await this.versions.history(id, opts, scope) };
+      // The memory's history by its stable id: a version's row id (what a listing row opens)
+      // names one version, and history is the memory's (issue 20).
+      const memoryId = e.row.memory?.id ?? id;
+      return { ...e, history: await this.versions.history(memoryId, opts, scope) };
     } catch (err) {
       if (err instanceof MemwardenError && err.code === 'STORAGE_NOT_FOUND') return e;
       throw err;
@@ -527,7 +533,7 @@ export class Memory implements MemoryApi {
   private writerKind(writer: string): Promise<PrincipalKind | undefined> {
     let k = this.writerKinds.get(writer);
     if (k === undefined) {
-      k = this.ctx.storage.getPrincipal(writer).then((p) => p?.kind);
+      k = this.#ledger.principalKind(writer);
       this.writerKinds.set(writer, k);
       k.catch(() => this.writerKinds.delete(writer));
     }
@@ -634,7 +640,7 @@ export class Memory implements MemoryApi {
 
   /** The registered principals (deployment tooling: the CLI, MCP stdio's principal pick). */
   listPrincipals(): Promise<PrincipalRecord[]> {
-    return this.ctx.storage.listPrincipals();
+    return this.#ledger.listPrincipals(); // kinds from the signed registry
   }
 
   // ---- knowledge graph (graph/principal-graph.ts) ----------------------------------------------

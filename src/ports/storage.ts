@@ -544,6 +544,19 @@ export interface ApiKeyStore {
   findApiKey(keyHash: Uint8Array): Promise<string | undefined>;
   /** Revoke (idempotent); `STORAGE_NOT_FOUND` for an unknown key. */
   revokeApiKey(keyHash: Uint8Array): Promise<void>;
+  /**
+   * Every stored key row (for `memwarden audit` and the one-time adoption of a store's keys
+   * into signed statements, ADR 0070); optional: a backend without it adopts and audits none.
+   */
+  listApiKeys?(): Promise<StoredApiKey[]>;
+}
+
+/** An `api_keys` row as stored (unsigned: a cache of the signed API-key statements). */
+export interface StoredApiKey {
+  readonly principalId: string;
+  readonly keyHash: Uint8Array;
+  readonly createdAtNs: bigint;
+  readonly revoked: boolean;
 }
 
 /**

@@ -24,6 +24,7 @@ import type {
   StorageBackend,
   StoredEntry,
   TierCount,
+  StoredApiKey,
 } from '../../ports/storage.js';
 import { type Journal, openJournal } from './journal.js';
 import { CommittedState, type KeyPatch, StagedWrites, applyStaged } from './state.js';
@@ -194,14 +195,14 @@ export class MemoryBackend implements StorageBackend {
       if (tx.appendAudits === undefined) throw new Error('memory tx without appendAudits');
       await tx.appendAudits(es);
     });
-  listAudit = (o: AuditQuery): Promise<AuditEvent[]> =>
-    this.r.listAudit(o);
+  listAudit = (o: AuditQuery): Promise<AuditEvent[]> => this.r.listAudit(o);
   putApiKey = (k: {
     principalId: string;
     keyHash: Uint8Array;
     createdAtNs: bigint;
   }): Promise<void> => this.write((tx) => tx.putApiKey(k));
   findApiKey = (h: Uint8Array): Promise<string | undefined> => this.r.findApiKey(h);
+  listApiKeys = (): Promise<StoredApiKey[]> => this.r.listApiKeys();
   revokeApiKey = (h: Uint8Array): Promise<void> => this.write((tx) => tx.revokeApiKey(h));
 
   /** Close (root only; closing a principal view is a no-op). Waits for queued writers. */

@@ -20,6 +20,7 @@ import type {
   StorageBackend,
   StoredEntry,
   TierCount,
+  StoredApiKey,
 } from '../../ports/storage.js';
 import {
   admitInOrder,
@@ -405,6 +406,21 @@ export class MemoryTx extends MemoryTxCore implements StorageBackend {
     const committed = this.s.apiKeys.get(h);
     if (this.w.revokedKeys.has(h) || committed?.revoked === true) return undefined;
     return committed?.principal ?? this.w.apiKeys.find((x) => x.hash === h)?.principal;
+  }
+
+  async listApiKeys(): Promise<StoredApiKey[]> {
+    this.systemOnly('API keys');
+    const out: StoredApiKey[] = [];
+    const row = (hash: string, principal: string, createdAtNs: bigint, revoked: boolean) =>
+      out.push({
+        principalId: principal,
+        keyHash: Uint8Array.from(Buffer.from(hash, 'hex')),
+        createdAtNs,
+        revoked: revoked || this.w.revokedKeys.has(hash),
+      });
+    for (const [h, k] of this.s.apiKeys) row(h, k.principal, k.createdAtNs, k.revoked);
+    for (const k of this.w.apiKeys) row(k.hash, k.principal, k.createdAtNs, false);
+    return out;
   }
 
   async revokeApiKey(keyHash: Uint8Array): Promise<void> {

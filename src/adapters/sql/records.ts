@@ -14,6 +14,7 @@ import type {
   QuotaDemand,
   ReviewDecision,
   ReviewRecord,
+  StoredApiKey,
 } from '../../ports/storage.js';
 import { bigIn, bigOut, bigOutOpt, bytesIn, bytesOut, numOut, strOut } from './codec.js';
 import { deniedError } from './entries.js';
@@ -540,6 +541,18 @@ export async function findApiKey(q: Queryable, keyHash: Uint8Array): Promise<str
     [bytesIn(checkKeyHash(keyHash))],
   );
   return rows.length === 0 ? undefined : strOut(rows[0]!.principal);
+}
+
+export async function listApiKeys(q: Queryable): Promise<StoredApiKey[]> {
+  const { rows } = await q.query(
+    'SELECT key_hash, principal, created_ns, revoked FROM api_keys ORDER BY created_ns, key_hash',
+  );
+  return rows.map((r) => ({
+    principalId: strOut(r.principal),
+    keyHash: bytesOut(r.key_hash),
+    createdAtNs: bigOut(r.created_ns),
+    revoked: r.revoked === true,
+  }));
 }
 
 export async function revokeApiKey(q: Queryable, keyHash: Uint8Array): Promise<void> {

@@ -25,6 +25,7 @@ import type {
   StorageBackend,
   StoredEntry,
   TierCount,
+  StoredApiKey,
 } from '../../ports/storage.js';
 import * as entries from './entries.js';
 import { deniedError } from './entries.js';
@@ -211,7 +212,9 @@ export abstract class SqlView implements StorageBackend {
     return this.writeTouching('quotas', (q) => records.consumeQuotas(q, demands, this.quotaUpsert));
   }
   /** Counts of several quota rows in one query (not on the port: the PGlite commit path uses it). */
-  quotasUsed(keys: readonly { principal: string; tier: SourceTier; day: string }[]): Promise<number[]> {
+  quotasUsed(
+    keys: readonly { principal: string; tier: SourceTier; day: string }[],
+  ): Promise<number[]> {
     if (keys.length === 0) return Promise.resolve([]); // no transaction for nothing
     return this.read((q) => records.quotasUsed(q, keys));
   }
@@ -246,6 +249,9 @@ export abstract class SqlView implements StorageBackend {
   }
   revokeApiKey(keyHash: Uint8Array): Promise<void> {
     return this.write((q) => records.revokeApiKey(q, keyHash));
+  }
+  listApiKeys(): Promise<StoredApiKey[]> {
+    return this.read((q) => records.listApiKeys(q));
   }
 }
 

@@ -62,6 +62,7 @@ export {
 export {
   type RegistryBody,
   type RegistryOp,
+  type ApiKeyScopeName,
   type SignedRegistryStatement,
   REGISTRY_LEAF_PREFIX,
   REGISTRY_SIGNING_DOMAIN,

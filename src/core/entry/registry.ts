@@ -14,7 +14,7 @@
  * canonical CBOR through the generic codec (`core/codec/cbor`); the leaf data is
  * `"rg:" ‖ record`, so a leaf carries its whole statement.
  */
-import { bytesEqual, concatBytes } from '../bytes.js';
+import { bytesEqual, concatBytes, toHex } from '../bytes.js';
 import { decodeStrict, encodeCanonical } from '../codec/cbor.js';
 import {
   isKeyId,
@@ -27,8 +27,14 @@ import { MemwardenError, type SafeResult, safely } from '../errors.js';
 import { type PrincipalKind, isPrincipalKind } from '../trust.js';
 import { isUuidV7String } from './uuidv7.js';
 
-/** What a statement does. */
-export type RegistryOp = 'key' | 'revoke' | 'adopt';
+/**
+ * What a statement does: a signing key (`key`, `revoke`, `adopt`), or a bearer API key
+ * (`apikey` issued, `apikey-revoke`; issue 24) — every key change is a statement in the log.
+ */
+export type RegistryOp = 'key' | 'revoke' | 'adopt' | 'apikey' | 'apikey-revoke';
+
+/** What an API key may do (the scope its secret's prefix also names). */
+export type ApiKeyScopeName = 'principal' | 'platform';
 
 /** The signed body of a registry statement. */
 export interface RegistryBody {
@@ -45,7 +51,17 @@ export interface RegistryBody {
    */
   readonly op: RegistryOp;
   readonly principal: string;
+  /**
+   * The signing key's id (`key`, `revoke`, `adopt`); for `apikey` / `apikey-revoke` the API
+   * key's short id: the first 16 hex digits of `key`.
+   */
   readonly kid: string;
+  /** `apikey`, `apikey-revoke`: the SHA-256 of the API key's secret (32 bytes; never the secret). */
+  readonly key?: Uint8Array;
+  /** `apikey`: what the key may do. */
+  readonly scope?: ApiKeyScopeName;
+  /** `apikey`, `apikey-revoke`: the principal that made the change (absent: adopted). */
+  readonly by?: string;
   /** The principal kind (`key`, `adopt`): must be the kind its id names. */
   readonly kind?: PrincipalKind;
   /** The 32-byte Ed25519 public key (`key`, `adopt`); `kid` is its hash. */
@@ -98,6 +114,9 @@ const FIELDS = new Set([
   'reason',
   'ts',
   'sig',
+  'key',
+  'scope',
+  'by',
 ]);
 
 const bad = (message: string, field?: string): never => {
@@ -116,7 +135,14 @@ function check(s: Record<string, unknown>, withSig: boolean): void {
   if (s.t !== 'registry') bad('wrong record type', 't');
   if (s.v !== 1) bad('unknown version', 'v');
   if (typeof s.id !== 'string' || !isUuidV7String(s.id)) bad('id must be a UUIDv7', 'id');
-  if (s.op !== 'key' && s.op !== 'revoke' && s.op !== 'adopt') bad('unknown op', 'op');
+  if (
+    s.op !== 'key' &&
+    s.op !== 'revoke' &&
+    s.op !== 'adopt' &&
+    s.op !== 'apikey' &&
+    s.op !== 'apikey-revoke'
+  )
+    bad('unknown op', 'op');
   if (!isPrincipalId(s.principal)) bad('malformed principal', 'principal');
   if (!isKeyId(s.kid)) bad('malformed kid', 'kid');
   if (!isU64(s.ts)) bad('ts must be a uint64', 'ts');
@@ -124,10 +150,39 @@ function check(s: Record<string, unknown>, withSig: boolean): void {
     key: ['kind', 'pk', 'from', 'prev', 'consent'],
     revoke: ['at', 'reason'],
     adopt: ['kind', 'pk', 'from', 'until', 'at', 'size', 'reason'],
+    apikey: ['key', 'scope', 'from', 'by', 'reason'],
+    'apikey-revoke': ['key', 'at', 'by', 'reason'],
   };
   const op = s.op as RegistryOp;
-  for (const k of ['kind', 'pk', 'from', 'prev', 'consent', 'until', 'at', 'size', 'reason'])
+  for (const k of [
+    'kind',
+    'pk',
+    'from',
+    'prev',
+    'consent',
+    'until',
+    'at',
+    'size',
+    'reason',
+    'key',
+    'scope',
+    'by',
+  ])
     if (k in s && !allowed[op].includes(k)) bad(`field not allowed for ${op}`, k);
+  if (op === 'apikey' || op === 'apikey-revoke') {
+    if (!(s.key instanceof Uint8Array) || s.key.length !== 32) bad('key must be 32 bytes', 'key');
+    if (toHex(s.key as Uint8Array).slice(0, 16) !== s.kid)
+      bad("kid is not the API key's short id", 'kid');
+    if ('by' in s && !isPrincipalId(s.by)) bad('malformed by', 'by');
+  }
+  if (op === 'apikey') {
+    if (s.scope !== 'principal' && s.scope !== 'platform') bad('unknown scope', 'scope');
+    if (!isU64(s.from)) bad('from must be a uint64', 'from');
+  }
+  if (op === 'apikey-revoke') {
+    if (!isU64(s.at)) bad('at must be a uint64', 'at');
+    if (!('reason' in s)) bad('a revocation needs a reason', 'reason');
+  }
   if (op === 'key' || op === 'adopt') {
     if (!isPrincipalKind(s.kind)) bad('unknown kind', 'kind');
     if (!(s.pk instanceof Uint8Array) || s.pk.length !== 32) bad('pk must be 32 bytes', 'pk');

@@ -17,17 +17,18 @@
  *   table. It is registered like any other principal (RLS isolates it, the tier ceiling of its
  *   kind applies) and audited once as `platform.provisioned`.
  * - Administration (create principals, issue / list / rotate / revoke keys, re-issue a lost one)
- *   is for operator principals only (`AUTH_FORBIDDEN` otherwise), and every change is an audit
- *   event (`apikey.issued`, `apikey.revoked`) about the key's principal; the key list is read
- *   back from those events, the revocation state from the key table that authentication uses.
+ *   is for operator principals only (`AUTH_FORBIDDEN` otherwise). Every key change is a signed
+ *   registry statement in the log (`apikey`, `apikey-revoke`, ADR 0070) — what authentication
+ *   and the key list decide on — and an audit event (`apikey.issued`, `apikey.revoked`); the
+ *   `api_keys` table is a cache `memwarden audit` compares with the statements.
  */
-import { fromHex, toHex, utf8 } from '../../core/bytes.js';
+import { toHex, utf8 } from '../../core/bytes.js';
 import { keyIdFor, principalIdFor } from '../../core/crypto/ids.js';
 import { sha256 } from '../../core/crypto/sha256.js';
 import { MemwardenError } from '../../core/errors.js';
 import { type PrincipalKind, isPrincipalKind } from '../../core/trust.js';
-import type { AuditEvent } from '../../ports/storage.js';
 import type { MemoryContext } from '../context.js';
+import type { ViewApiKey } from './registry-view.js';
 
 /** What an API key may do: act as its own principal, or also for a platform's end users. */
 export type ApiKeyScope = 'principal' | 'platform';
@@ -193,7 +194,7 @@ export class Principals {
     principalId: string,
     o: { by: string; scope: ApiKeyScope; given?: string },
   ): Promise<IssuedApiKey> {
-    if ((await this.ctx.storage.getPrincipal(principalId)) === undefined) {
+    if ((await this.ctx.ledger.getPrincipal(principalId)) === undefined) {
       throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     }
     const apiKey =
@@ -203,7 +204,14 @@ export class Principals {
     const keyHash = sha256(utf8.encode(apiKey));
     const keyId = toHex(keyHash);
     const scope = apiKeyScopeOf(apiKey);
-    await this.ctx.storage.putApiKey({ principalId, keyHash, createdAtNs });
+    // A signed statement in the log (ADR 0070); the key table row is written in its commit.
+    await this.ctx.ledger.issueApiKey({
+      principal: principalId,
+      keyHash,
+      scope,
+      by: o.by,
+      createdAtNs,
+    });
     await this.ctx.audit(o.by, 'apikey.issued', principalId, { keyId, scope });
     return {
       apiKey,
@@ -215,10 +223,18 @@ export class Principals {
     };
   }
 
-  /** Hash first, then look the hash up exactly: timing does not depend on a partial match. */
+  /**
+   * Hash first, then look the hash up exactly: timing does not depend on a partial match. The
+   * key counts only as the signed statements state it (ADR 0070): issued to a principal, not
+   * revoked, with the scope its secret names — a row inserted, re-opened or re-pointed in the
+   * key table at rest authenticates nothing.
+   */
   async authenticate(token: string): Promise<string | undefined> {
     if (typeof token !== 'string' || token.length < 8 || token.length > 256) return undefined;
-    return this.ctx.storage.findApiKey(sha256(utf8.encode(token)));
+    const k = await this.ctx.ledger.apiKey(toHex(sha256(utf8.encode(token))));
+    if (k === undefined || k.revokedAtNs !== undefined || k.scope !== apiKeyScopeOf(token))
+      return undefined;
+    return k.principal;
   }
 
   /**
@@ -247,14 +263,14 @@ export class Principals {
     tag: 'user' | 'agent' | 'run',
     id: string,
   ): Promise<string> {
-    const owner = await this.ctx.storage.getPrincipal(platform);
+    const owner = await this.ctx.ledger.getPrincipal(platform);
     if (owner === undefined)
       throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown platform principal');
     const kind: PrincipalKind = tag === 'user' ? 'user' : 'agent';
     const label = `memwarden/platform-principal/v1\n${platform}\n${tag}\n${id}`;
     const { publicKey } = await this.ctx.ledger.keys.derivedSigningKey(label, keyIdFor);
     const principal = principalIdFor(kind, publicKey);
-    if ((await this.ctx.storage.getPrincipal(principal)) !== undefined) return principal;
+    if ((await this.ctx.ledger.principalKind(principal)) !== undefined) return principal;
     try {
       await this.ctx.ledger.registerPrincipalKey(kind, `${tag}_id:${id}@${platform}`, publicKey);
     } catch (e) {
@@ -288,7 +304,7 @@ export class Principals {
   }): Promise<AdminPrincipal & { kid: string } & { key: IssuedApiKey }> {
     await this.requireOperator(o.by);
     const r = await this.create(o.kind, o.name, { by: o.by, scope: o.scope ?? 'principal' });
-    const p = await this.ctx.storage.getPrincipal(r.id);
+    const p = await this.ctx.ledger.getPrincipal(r.id);
     const createdAt = iso(p?.createdAtNs ?? this.ctx.clock.nowNs());
     return {
       id: r.id,
@@ -309,7 +325,8 @@ export class Principals {
 
   async adminList(by: string): Promise<AdminPrincipal[]> {
     await this.requireOperator(by);
-    return (await this.ctx.storage.listPrincipals()).map((p) => ({
+    // Kinds and registration times from the signed registry; names are the table's labels.
+    return (await this.ctx.ledger.listPrincipals()).map((p) => ({
       id: p.id,
       kind: p.kind,
       name: p.name,
@@ -329,7 +346,7 @@ export class Principals {
     reason?: string;
   }): Promise<IssuedApiKey> {
     await this.requireOperator(o.by);
-    if ((await this.ctx.storage.getPrincipal(o.principal)) === undefined)
+    if ((await this.ctx.ledger.getPrincipal(o.principal)) === undefined)
       throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     if (o.revokeOthers === true) {
       for (const k of await this.keysOf(o.principal)) {
@@ -341,7 +358,7 @@ export class Principals {
 
   async adminListKeys(o: { by: string; principal: string }): Promise<ApiKeyInfo[]> {
     await this.requireOperator(o.by);
-    if ((await this.ctx.storage.getPrincipal(o.principal)) === undefined)
+    if ((await this.ctx.ledger.getPrincipal(o.principal)) === undefined)
       throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
     return this.keysOf(o.principal);
   }
@@ -381,70 +398,40 @@ export class Principals {
         `an operator key must be ${MIN_GIVEN_KEY}..${MAX_GIVEN_KEY} visible ASCII characters`,
       );
     }
-    if ((await this.ctx.storage.listPrincipals()).some((p) => p.kind === 'operator'))
+    if ((await this.ctx.ledger.listPrincipals()).some((p) => p.kind === 'operator'))
       return undefined;
     const r = await this.create('operator', 'operator', apiKey === undefined ? {} : { apiKey });
     return { id: r.id, apiKey: r.apiKey };
   }
 
   private async revoke(by: string, k: ApiKeyInfo, reason: string): Promise<ApiKeyInfo> {
-    try {
-      await this.ctx.storage.revokeApiKey(fromHex(k.keyId));
-    } catch (e) {
-      if (e instanceof MemwardenError && e.code === 'STORAGE_NOT_FOUND')
-        throw new MemwardenError('KEY_UNKNOWN', 'no such API key');
-      throw e;
-    }
+    // A signed statement in the log (ADR 0070); the key table row is marked in its commit.
+    await this.ctx.ledger.revokeApiKey(k.keyId, reason, by);
     await this.ctx.audit(by, 'apikey.revoked', k.principal, { keyId: k.keyId, reason });
     return { ...k, revoked: true };
   }
 
-  /** A key by id, from its issue event; `KEY_UNKNOWN` if none. */
+  /** A key by id, as the signed statements state it; `KEY_UNKNOWN` if none issued it. */
   private async findKey(keyId: string): Promise<ApiKeyInfo> {
     if (typeof keyId !== 'string' || !KEY_ID_RE.test(keyId))
       throw new MemwardenError('INPUT_INVALID', 'a key id is 64 lowercase hex digits');
-    const principal = await this.ctx.storage.findApiKey(fromHex(keyId));
-    const events =
-      principal !== undefined
-        ? await this.issueEvents(principal)
-        : await this.ctx.storage.listAudit({ actionPrefix: 'apikey.issued', limit: 100_000 });
-    const ev = events.find((e) => e.action === 'apikey.issued' && e.details['keyId'] === keyId);
-    if (ev === undefined || ev.subject === undefined) {
-      if (principal === undefined) throw new MemwardenError('KEY_UNKNOWN', 'no such API key');
-      // A key issued before keys were audited: its principal is known, its scope is not.
-      return { keyId, principal, scope: 'principal', createdAt: iso(0n), revoked: false };
-    }
-    return this.info(ev, principal === undefined);
+    const k = await this.ctx.ledger.apiKey(keyId);
+    if (k === undefined) throw new MemwardenError('KEY_UNKNOWN', 'no such API key');
+    return info(k);
   }
 
-  private issueEvents(principal: string): Promise<AuditEvent[]> {
-    return this.ctx.storage.listAudit({
-      subject: principal,
-      actionPrefix: 'apikey.issued',
-      limit: 10_000,
-    });
-  }
-
-  private info(ev: AuditEvent, revoked: boolean): ApiKeyInfo {
-    const scope = ev.details['scope'] === 'platform' ? 'platform' : 'principal';
-    return {
-      keyId: String(ev.details['keyId']),
-      principal: ev.subject ?? '',
-      scope,
-      createdAt: iso(ev.atNs),
-      revoked,
-    };
-  }
-
-  /** Every key issued to `principal` since keys were audited, oldest first, with its state. */
+  /** Every key issued to `principal`, oldest first, with its state — from the signed statements. */
   private async keysOf(principal: string): Promise<ApiKeyInfo[]> {
-    const out: ApiKeyInfo[] = [];
-    for (const ev of await this.issueEvents(principal)) {
-      const keyId = ev.details['keyId'];
-      if (typeof keyId !== 'string' || !KEY_ID_RE.test(keyId)) continue;
-      const live = (await this.ctx.storage.findApiKey(fromHex(keyId))) === principal;
-      out.push(this.info(ev, !live));
-    }
-    return out;
+    return (await this.ctx.ledger.apiKeysOf(principal)).map(info);
   }
+}
+
+function info(k: ViewApiKey): ApiKeyInfo {
+  return {
+    keyId: k.keyId,
+    principal: k.principal,
+    scope: k.scope,
+    createdAt: iso(k.createdAtNs),
+    revoked: k.revokedAtNs !== undefined,
+  };
 }

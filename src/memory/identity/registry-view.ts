@@ -14,20 +14,27 @@
  *   one starts (ADR 0004);
  * - `revoke`: an unrevoked key; nothing at or past the statement's own leaf, nor signed at or
  *   after `at`, verifies under it;
- * - `adopt`: a key record of a store that predates signed statements, taken as it stood.
+ * - `adopt`: a key record of a store that predates signed statements, taken as it stood;
+ * - `apikey`: a bearer API key (its secret's SHA-256) of a registered principal, issued by it or
+ *   an operator (absent `by`: adopted from a store that predates API-key statements);
+ * - `apikey-revoke`: an unrevoked API key of that principal, by it or an operator.
  * Every statement must carry the host log key's signature.
  *
  * A store with no statement at all is a legacy store: its view is built from the tables
  * (`fromTables`, unsigned) until a writing process adopts them (`Ledger.open`).
  */
-import { bytesEqual } from '../../core/bytes.js';
+import { bytesEqual, toHex } from '../../core/bytes.js';
 import {
   type Ed25519PublicKey,
   publicKeyFromRaw,
   verifyEd25519,
 } from '../../core/crypto/ed25519.js';
 import { isKeyId, keyIdFor } from '../../core/crypto/ids.js';
-import { type SignedRegistryStatement, registrySigningInput } from '../../core/entry/index.js';
+import {
+  type ApiKeyScopeName,
+  type SignedRegistryStatement,
+  registrySigningInput,
+} from '../../core/entry/index.js';
 import type { ErrorCode } from '../../core/errors.js';
 import type { PrincipalKind } from '../../core/trust.js';
 import type { KeyRecord, PrincipalRecord } from '../../ports/storage.js';
@@ -40,6 +47,28 @@ export interface ViewPrincipal {
   readonly createdAtNs: bigint;
   /** Its kids, oldest first. */
   readonly keys: readonly string[];
+}
+
+/**
+ * A bearer API key as the statements define it (issue 24): issued by an `apikey` statement,
+ * revoked by an `apikey-revoke`. Authentication and the admin API's key list decide on this,
+ * never on the `api_keys` table (a cache for the lookup).
+ */
+export interface ViewApiKey {
+  /** Hex SHA-256 of the secret (the admin API's key id). */
+  readonly keyId: string;
+  readonly principal: string;
+  readonly scope: ApiKeyScopeName;
+  readonly createdAtNs: bigint;
+  /** Who issued it (absent: adopted from a store that predates API-key statements). */
+  readonly issuedBy?: string;
+  /** Leaf index of its `apikey` statement. */
+  readonly issuedAt: number;
+  readonly revokedAtNs?: bigint;
+  /** Leaf index of its `apikey-revoke` statement. */
+  readonly revokedAt?: number;
+  readonly revokedBy?: string;
+  readonly revocationReason?: string;
 }
 
 /** Why a statement was refused. */
@@ -81,8 +110,12 @@ export class RegistryView {
    * signed between the rotation's time and its statement's commit).
    */
   private readonly rotatedAt = new Map<string, number>();
+  /** API keys by key id (hex SHA-256 of the secret). */
+  private readonly apiKeysById = new Map<string, ViewApiKey>();
   /** Statements applied (0 on a legacy view). */
   statements = 0;
+  /** `apikey` / `apikey-revoke` statements applied (0: the store's API keys are not adopted yet). */
+  apiKeyStatements = 0;
   /** Changes whenever the view changes (cache key for resolved writers). */
   version = 0;
 
@@ -101,7 +134,9 @@ export class RegistryView {
     for (const [k, p] of this.principalsById) v.principalsById.set(k, p);
     for (const [k, r] of this.keysByKid) v.keysByKid.set(k, r);
     for (const [k, i] of this.rotatedAt) v.rotatedAt.set(k, i);
+    for (const [k, a] of this.apiKeysById) v.apiKeysById.set(k, a);
     v.statements = this.statements;
+    v.apiKeyStatements = this.apiKeyStatements;
     v.version = this.version;
     return v;
   }
@@ -142,6 +177,19 @@ export class RegistryView {
   }
   allKeys(): KeyRecord[] {
     return [...this.keysByKid.values()];
+  }
+  /** An API key by id (hex SHA-256 of its secret), revoked or not. */
+  apiKey(keyId: string): ViewApiKey | undefined {
+    return this.apiKeysById.get(keyId);
+  }
+  /** Every API key, in statement order. */
+  allApiKeys(): ViewApiKey[] {
+    return [...this.apiKeysById.values()];
+  }
+
+  /** May `by` change `principal`'s API keys? The principal itself or an operator. */
+  private mayAdminister(by: string | undefined, principal: string): boolean {
+    return by === undefined || by === principal || this.kindOf(by) === 'operator';
   }
 
   /** The principal's open key (not rotated away, not revoked), newest first. */
@@ -213,12 +261,55 @@ export class RegistryView {
           return refuse('PRINCIPAL_INVALID', 'kind differs');
         return OK;
       }
+      case 'apikey': {
+        if (p === undefined) return refuse('PRINCIPAL_UNKNOWN', 'unknown principal');
+        if (this.apiKeysById.has(toHex(s.key as Uint8Array)))
+          return refuse('KEY_INVALID', 'API key already registered');
+        if (!this.mayAdminister(s.by, s.principal))
+          return refuse('AUTH_FORBIDDEN', "only an operator issues another principal's key");
+        return OK;
+      }
+      case 'apikey-revoke': {
+        const k = this.apiKeysById.get(toHex(s.key as Uint8Array));
+        if (k === undefined || k.principal !== s.principal)
+          return refuse('KEY_UNKNOWN', 'unknown API key');
+        if (k.revokedAtNs !== undefined) return refuse('KEY_REVOKED', 'API key already revoked');
+        if (!this.mayAdminister(s.by, s.principal))
+          return refuse('AUTH_FORBIDDEN', "only an operator revokes another principal's key");
+        return OK;
+      }
     }
   }
 
   /** Apply a statement {@link check} accepted, at leaf `index`. */
   apply(s: SignedRegistryStatement, index: number): void {
     this.statements++;
+    if (s.op === 'apikey' || s.op === 'apikey-revoke') {
+      // Bearer keys decide nothing about signatures: the writers' cache key stays.
+      this.apiKeyStatements++;
+      const keyId = toHex(s.key as Uint8Array);
+      if (s.op === 'apikey') {
+        this.apiKeysById.set(keyId, {
+          keyId,
+          principal: s.principal,
+          scope: s.scope as ApiKeyScopeName,
+          createdAtNs: s.from as bigint,
+          ...(s.by === undefined ? {} : { issuedBy: s.by }),
+          issuedAt: index,
+        });
+      } else {
+        const k = this.apiKeysById.get(keyId);
+        if (k !== undefined)
+          this.apiKeysById.set(keyId, {
+            ...k,
+            revokedAtNs: s.at as bigint,
+            revokedAt: index,
+            ...(s.by === undefined ? {} : { revokedBy: s.by }),
+            revocationReason: s.reason as string,
+          });
+      }
+      return;
+    }
     this.version++;
     switch (s.op) {
       case 'key': {

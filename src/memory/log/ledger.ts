@@ -11,9 +11,10 @@
  */
 import { keyIdFor, parsePrincipalId, principalIdFor } from '../../core/crypto/ids.js';
 import { publicKeyFromRaw, verifyEd25519 } from '../../core/crypto/ed25519.js';
-import { bytesEqual } from '../../core/bytes.js';
+import { bytesEqual, fromHex, toHex } from '../../core/bytes.js';
 import {
   type SignedEntry,
+  type ApiKeyScopeName,
   type EntryForVerify,
   type RegistryBody,
   type SignedRegistryStatement,
@@ -42,6 +43,7 @@ import type { Clock, RandomSource } from '../../ports/clock.js';
 import type { KeySource } from '../../ports/keysource.js';
 import type {
   CheckpointRecord,
+  EntryStatus,
   KeyRecord,
   PrincipalRecord,
   QuotaDemand,
@@ -51,7 +53,7 @@ import type {
 import { HostKeys } from '../identity/keys.js';
 import { type LockedAppend, MerkleLog } from './log.js';
 import { VerifierRegistry, rotationStatement } from '../identity/registry.js';
-import { RegistryView } from '../identity/registry-view.js';
+import { RegistryView, type ViewApiKey } from '../identity/registry-view.js';
 import { DEFAULT_MAX_MIRROR_LEAVES, VerifiedLeaves } from './verified-leaves.js';
 import { type CommitRecord, quotaExceeded, registerSequencer } from './commit-port.js';
 
@@ -378,6 +380,7 @@ export class Ledger {
     ledger.registryAnomalies.push(...anomalies);
     await ledger.syncTombstones(opts.storage, size);
     if (legacy && opts.readOnly !== true) await ledger.adoptLegacyRegistry();
+    if (opts.readOnly !== true) await ledger.adoptLegacyApiKeys();
     return ledger;
   }
 
@@ -545,6 +548,156 @@ export class Ledger {
     return leafIndex;
   }
 
+  // ---- API keys (issue 24, ADR 0070) ---------------------------------------------------------
+
+  /**
+   * Issue a bearer API key of `principal` (only the SHA-256 of its secret is given): a signed
+   * `apikey` statement in the log, the key table row written in the same commit. The statement,
+   * not the row, is what authentication and the admin API's key list decide on.
+   */
+  async issueApiKey(o: {
+    principal: string;
+    keyHash: Uint8Array;
+    scope: ApiKeyScopeName;
+    by: string;
+    createdAtNs: bigint;
+  }): Promise<ViewApiKey> {
+    await this.refreshRegistry(true);
+    if (this.view.principal(o.principal) === undefined)
+      throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
+    const keyId = toHex(o.keyHash);
+    await this.appendStatement(
+      {
+        op: 'apikey',
+        principal: o.principal,
+        kid: keyId.slice(0, 16),
+        key: o.keyHash,
+        scope: o.scope,
+        from: o.createdAtNs,
+        by: o.by,
+      },
+      (tx) =>
+        tx.putApiKey({
+          principalId: o.principal,
+          keyHash: o.keyHash,
+          createdAtNs: o.createdAtNs,
+        }),
+    );
+    return this.view.apiKey(keyId) as ViewApiKey;
+  }
+
+  /**
+   * Revoke an API key: a signed `apikey-revoke` statement (by `by`, with the reason); the key
+   * table row is marked in the same commit. `KEY_UNKNOWN` / `KEY_REVOKED` otherwise.
+   */
+  async revokeApiKey(keyId: string, reason: string, by: string): Promise<ViewApiKey> {
+    if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_REASON) {
+      throw new MemwardenError('INPUT_INVALID', `revocation reason must be 1..${MAX_REASON} chars`);
+    }
+    await this.refreshRegistry(true);
+    const k = this.view.apiKey(keyId);
+    if (k === undefined) throw new MemwardenError('KEY_UNKNOWN', 'no such API key');
+    if (k.revokedAtNs !== undefined)
+      throw new MemwardenError('KEY_REVOKED', 'the key is already revoked');
+    const keyHash = fromHex(keyId);
+    await this.appendStatement(
+      {
+        op: 'apikey-revoke',
+        principal: k.principal,
+        kid: keyId.slice(0, 16),
+        key: keyHash,
+        at: this.clock.nowNs(),
+        reason,
+        by,
+      },
+      async (tx) => {
+        try {
+          await tx.revokeApiKey(keyHash);
+        } catch (e) {
+          // The row is gone (an edit at rest): the statement still revokes the key.
+          if (!(e instanceof MemwardenError && e.code === 'STORAGE_NOT_FOUND')) throw e;
+        }
+      },
+    );
+    return this.view.apiKey(keyId) as ViewApiKey;
+  }
+
+  /**
+   * An API key by id (hex SHA-256 of its secret) as the signed statements state it, revoked or
+   * not; undefined when no statement issued it (a row inserted at rest is not a key). On a
+   * shared store, a key unknown here is looked for in statements other processes appended.
+   */
+  async apiKey(keyId: string): Promise<ViewApiKey | undefined> {
+    await this.refreshRegistry();
+    if (this.view.apiKey(keyId) === undefined && this.storage.exclusive !== true)
+      await this.refreshRegistry(true);
+    return this.view.apiKey(keyId);
+  }
+
+  /** A principal's API keys as the signed statements state them, oldest first. */
+  async apiKeysOf(principal: string): Promise<ViewApiKey[]> {
+    await this.refreshRegistry(true);
+    return this.view.allApiKeys().filter((k) => k.principal === principal);
+  }
+
+  /**
+   * A store whose API keys predate API-key statements (ADR 0070): each key row of a registered
+   * principal is appended as an `apikey` statement without `by` (and a revoked one with its
+   * `apikey-revoke`), once, as it stands — trust on first use of this version, as for the
+   * signing keys (ADR 0033). Only while the log has no API-key statement at all.
+   */
+  private async adoptLegacyApiKeys(): Promise<void> {
+    if (this.view.apiKeyStatements > 0 || this.storage.listApiKeys === undefined) return;
+    const rows = await this.storage.listApiKeys();
+    if (rows.length === 0) return;
+    // The scope each key was issued with, where its issue was audited (keys of older versions
+    // were all principal keys).
+    const scopes = new Map<string, ApiKeyScopeName>();
+    for (const e of await this.storage.listAudit({
+      actionPrefix: 'apikey.issued',
+      limit: 100_000,
+    })) {
+      const id = e.details['keyId'];
+      if (typeof id === 'string' && e.details['scope'] === 'platform') scopes.set(id, 'platform');
+    }
+    const waits: Promise<number>[] = [];
+    for (const r of rows) {
+      if (this.view.principal(r.principalId) === undefined) continue; // audit reports it
+      const keyId = toHex(r.keyHash);
+      const kid = keyId.slice(0, 16);
+      waits.push(
+        this.appendStatement(
+          {
+            op: 'apikey',
+            principal: r.principalId,
+            kid,
+            key: r.keyHash,
+            scope: scopes.get(keyId) ?? 'principal',
+            from: r.createdAtNs,
+            reason: 'adopted: issued before API keys were signed statements',
+          },
+          async () => {},
+        ),
+      );
+      if (r.revoked)
+        waits.push(
+          this.appendStatement(
+            {
+              op: 'apikey-revoke',
+              principal: r.principalId,
+              kid,
+              key: r.keyHash,
+              at: this.clock.nowNs(),
+              reason: 'adopted: revoked before API keys were signed statements',
+            },
+            async () => {},
+          ),
+        );
+    }
+    await Promise.allSettled(waits);
+    await this.drain();
+  }
+
   /** The newest open key of a principal (from the signed registry). */
   async currentKid(principalId: string): Promise<string> {
     await this.refreshRegistry(true);
@@ -705,44 +858,62 @@ export class Ledger {
     entry: SignedEntry,
     nowNs: bigint,
   ): Promise<{ code: ErrorCode; reason: string; tampered: boolean } | undefined> {
+    const s = await this.signedState(stored, entry, nowNs);
+    if (s.tampered !== undefined)
+      return { code: 'ENTRY_INVALID', reason: s.tampered, tampered: true };
+    if (s.status === 'live') return undefined;
+    const reason = s.status === 'superseded' ? `superseded by ${s.supersededBy}` : s.status;
+    return { code: 'STORAGE_NOT_FOUND', reason, tampered: false };
+  }
+
+  /**
+   * A verified entry's status as its signed records state it — deleted (a tombstone in the
+   * log), superseded (a version whose signed `sup` names it), expired (the signed expiry, or a
+   * stored renewal after it, has passed), else live — and, when the row's state columns
+   * disagree with them, why (`tampered`; the first disagreement found). What the console shows
+   * (issue 24) and what {@link liveState} decides.
+   */
+  async signedState(
+    stored: StoredEntry,
+    entry: SignedEntry,
+    nowNs: bigint,
+  ): Promise<{ status: EntryStatus; tampered?: string; supersededBy?: string }> {
     if (this.storage.exclusive !== true) await this.refreshRegistry();
-    const tampered = (reason: string) => ({
-      code: 'ENTRY_INVALID' as const,
-      reason,
-      tampered: true,
-    });
-    const gone = (reason: string) => ({
-      code: 'STORAGE_NOT_FOUND' as const,
-      reason,
-      tampered: false,
-    });
     if (stored.deleted === true && !this.tombstoned.has(entry.id))
       await this.syncTombstones(this.storage, await this.storage.logSize());
     if (this.tombstoned.has(entry.id))
       return stored.deleted === true
-        ? gone('deleted')
-        : tampered('a tombstone in the log deletes it, the row says live');
-    if (stored.deleted === true) return tampered('marked deleted without a tombstone in the log');
+        ? { status: 'deleted' }
+        : { status: 'deleted', tampered: 'a tombstone in the log deletes it, the row says live' };
+    let tampered: string | undefined;
+    if (stored.deleted === true) tampered = 'marked deleted without a tombstone in the log';
+    // The expiry in force: a renewal after the signed one, else the signed one.
+    let expiry = entry.exp;
     if (entry.exp !== undefined) {
       if (stored.expiresAtNs === undefined || stored.expiresAtNs < entry.exp)
-        return tampered('the stored expiry is neither the signed one nor a renewal of it');
+        tampered ??= 'the stored expiry is neither the signed one nor a renewal of it';
+      else expiry = stored.expiresAtNs;
     } else if (stored.expiresAtNs !== undefined)
-      return tampered('a never-expiring entry has a stored expiry');
+      tampered ??= 'a never-expiring entry has a stored expiry';
     await this.loadSupersession();
     const by = stored.supersededBy ?? this.supersededClaims.get(entry.id);
     if (by !== undefined) {
       const newer = await this.storage.getEntry(by);
       const v = newer === undefined ? undefined : (await this.verifyMany([newer]))[0];
       const confirmed = v?.ok === true && v.entry.sup === entry.id;
-      if (confirmed)
-        return stored.supersededBy === by
-          ? gone(`superseded by ${by}`)
-          : tampered(`superseded by ${by}, the row says live`);
+      if (confirmed) {
+        if (stored.supersededBy !== by) tampered ??= `superseded by ${by}, the row says live`;
+        return {
+          status: 'superseded',
+          supersededBy: by,
+          ...(tampered === undefined ? {} : { tampered }),
+        };
+      }
       if (stored.supersededBy !== undefined)
-        return tampered('marked superseded without a signed newer version');
+        tampered ??= 'marked superseded without a signed newer version';
     }
-    if (stored.expiresAtNs !== undefined && stored.expiresAtNs <= nowNs) return gone('expired');
-    return undefined;
+    const status: EntryStatus = expiry !== undefined && expiry <= nowNs ? 'expired' : 'live';
+    return tampered === undefined ? { status } : { status, tampered };
   }
 
   private fresh(): [bigint, Uint8Array, Uint8Array] {

@@ -819,7 +819,55 @@ async function auditRegistry(
       'a key row no signed statement registered (a rogue key)',
     );
   }
+  await auditApiKeys(s, view, count, find);
   return view;
+}
+
+/**
+ * The `api_keys` table against the signed API-key statements (ADR 0070): a row no statement
+ * issued (inserted at rest), one re-pointed at another principal, one whose revocation was
+ * undone (or a live key marked revoked), and a signed key whose row is gone are findings.
+ * A store whose log has no API-key statement predates them (its keys are adopted by the next
+ * process that opens it for writing): nothing to compare yet.
+ */
+async function auditApiKeys(
+  s: Ledger['storage'],
+  view: RegistryView,
+  count: (c: AuditCheck, n?: number) => void,
+  find: (c: AuditCheck, code: ErrorCode, subject: string, message: string) => void,
+): Promise<void> {
+  if (view.apiKeyStatements === 0 || s.listApiKeys === undefined) return;
+  const rows = new Map((await s.listApiKeys()).map((r) => [toHex(r.keyHash), r]));
+  for (const k of view.allApiKeys()) {
+    count('registry');
+    const subject = `apikey:${k.keyId}`;
+    const row = rows.get(k.keyId);
+    rows.delete(k.keyId);
+    if (row === undefined) {
+      find('registry', 'KEY_UNKNOWN', subject, 'a signed API key has no row');
+      continue;
+    }
+    if (row.principalId !== k.principal)
+      find('registry', 'KEY_INVALID', subject, 'the API key row names another principal');
+    if (row.revoked !== (k.revokedAtNs !== undefined))
+      find(
+        'registry',
+        'KEY_INVALID',
+        subject,
+        row.revoked
+          ? 'the API key row is revoked, its statements are not'
+          : 'the API key row is live, a signed statement revoked it',
+      );
+  }
+  for (const [keyId] of rows) {
+    count('registry');
+    find(
+      'registry',
+      'KEY_UNKNOWN',
+      `apikey:${keyId}`,
+      'an API key row no signed statement issued (a rogue key)',
+    );
+  }
 }
 
 /**

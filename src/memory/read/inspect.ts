@@ -53,14 +53,14 @@ export async function lineageOf(
       nodes.push({ id: cur, depth: d, state: 'unverified', code: v.code });
       continue;
     }
-    const status =
-      stored.deleted === true
-        ? 'deleted'
-        : stored.supersededBy !== undefined
-          ? 'superseded'
-          : stored.expiresAtNs !== undefined && stored.expiresAtNs <= nowNs
-            ? 'expired'
-            : 'live';
+    // The status as the log states it, never the state columns (issue 24); a row whose
+    // columns disagree with the signed records is unverified (`ENTRY_INVALID`).
+    const state = await ledger.signedState(stored, v.entry, nowNs);
+    if (state.tampered !== undefined) {
+      nodes.push({ id: cur, depth: d, state: 'unverified', code: 'ENTRY_INVALID' });
+      continue;
+    }
+    const status = state.status;
     nodes.push({
       id: cur,
       depth: d,

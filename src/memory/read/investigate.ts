@@ -331,6 +331,8 @@ export class Investigator {
     o: InvestigateOptions,
     operator: boolean,
   ): Promise<InvestigationRow | undefined> {
+    // A failing row's status is what its columns claim (like `stored`, unverified); a verified
+    // row's is replaced below by the signed one.
     const base = { id: s.id, leafIndex: s.leafIndex, status: statusOf(s, p.browse.nowNs) };
     const failed = (failure: UnverifiedEntry): InvestigationRow => ({
       ...base,
@@ -347,8 +349,21 @@ export class Investigator {
     if (!columnsAgree(p, s, v))
       return failed({ id: s.id, code: 'ENTRY_INVALID', stage: 'columns' });
     if (p.labels !== undefined && !p.labels.has(v.entry.label)) return undefined;
+    // The status as the log states it (tombstones, signed versions, the signed expiry), never
+    // the state columns (issue 24): a row whose columns disagree is listed as failing (`state`)
+    // with the signed status, so an edit at rest can neither hide nor resurrect an entry here.
+    const state = await this.ctx.ledger.signedState(s, v.entry, p.browse.nowNs);
+    if (state.tampered !== undefined)
+      return {
+        ...base,
+        status: state.status,
+        verified: false,
+        failure: { id: s.id, code: 'ENTRY_INVALID', stage: 'state' },
+        ...(operator ? { stored: storedClaims(s) } : {}),
+      };
     return {
       ...base,
+      status: state.status,
       verified: true,
       memory: toMemoryRecord(v.entry, v.leafIndex, s.bytes, s.expiresAtNs),
     };

@@ -208,6 +208,7 @@ export class Versions {
   ): Promise<HistoryEvent[]> {
     const view = scope ?? this.ctx.view(opts.principal);
     // Walk back to the first version, then forward through supersededBy.
+    // In the history's own scope (an operator's investigation: any principal's, issue 24).
     let first = await this.resolve(id, opts.principal, scope);
     if (first === undefined)
       throw new MemwardenError('STORAGE_NOT_FOUND', 'no such memory', { details: { id } });
