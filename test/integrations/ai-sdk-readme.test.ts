@@ -35,7 +35,7 @@ const ATTACKER = 'GB33BUKB20201555555555';
 function readmeExample(): (scope: Record<string, unknown>) => Promise<Record<string, unknown>> {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   const section = readme.slice(readme.indexOf('### Vercel AI SDK'));
-  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  const code = /```ts[^\n]*\n([\s\S]*?)```/.exec(section)?.[1];
   if (code === undefined) throw new Error('README has no AI SDK code block');
   const mods: Record<string, unknown> = { ai, 'memwarden/ai-sdk': aiSdk };
   let body = code.replace(
