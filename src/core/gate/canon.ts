@@ -353,14 +353,25 @@ const monthOf = (name: string): number => MONTHS.indexOf(name.slice(0, 3)) + 1;
 
 /** Every ISO reading of the dates in clean text (a slashed date has two). */
 function datesIn(clean: string, out: string[]): void {
-  for (const m of clean.matchAll(DATE_ISO_RE)) push(out, iso(+m[1]!, +m[2]!, +m[3]!), m[0]);
-  for (const m of clean.matchAll(DATE_DMY_TEXT_RE)) push(out, iso(+m[3]!, monthOf(m[2]!), +m[1]!));
-  for (const m of clean.matchAll(DATE_MDY_TEXT_RE)) push(out, iso(+m[3]!, monthOf(m[1]!), +m[2]!));
-  for (const m of clean.matchAll(DATE_NUM_RE)) {
-    push(out, iso(+m[4]!, +m[3]!, +m[1]!));
-    if (m[2] === '/') push(out, iso(+m[4]!, +m[1]!, +m[3]!));
+  // Each pass only where its shape can occur (a cheap test first: most text has no dates).
+  if (clean.includes('-'))
+    for (const m of clean.matchAll(DATE_ISO_RE)) push(out, iso(+m[1]!, +m[2]!, +m[3]!), m[0]);
+  if (MONTH_HINT.test(clean)) {
+    for (const m of clean.matchAll(DATE_DMY_TEXT_RE))
+      push(out, iso(+m[3]!, monthOf(m[2]!), +m[1]!));
+    for (const m of clean.matchAll(DATE_MDY_TEXT_RE))
+      push(out, iso(+m[3]!, monthOf(m[1]!), +m[2]!));
   }
+  if (DATE_NUM_HINT.test(clean))
+    for (const m of clean.matchAll(DATE_NUM_RE)) {
+      push(out, iso(+m[4]!, +m[3]!, +m[1]!));
+      if (m[2] === '/') push(out, iso(+m[4]!, +m[1]!, +m[3]!));
+    }
 }
+/** Necessary for a month-name date: a month's first three letters. */
+const MONTH_HINT = /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/;
+/** Necessary for a numeric date: a digit, `.` or `/`, a digit. */
+const DATE_NUM_HINT = /\d[./]\d/;
 
 /** A date string's ISO form (day-first for dotted and slashed dates), or undefined. */
 export function parseDate(clean: string): string | undefined {
