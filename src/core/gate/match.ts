@@ -380,30 +380,39 @@ export interface ParsedContext {
   readonly index: RunIndex;
 }
 
-/** Run → indices of the segments whose view has it (ascending). */
-export interface RunIndex {
-  readonly words: ReadonlyMap<string, readonly number[]>;
-  readonly numWords: ReadonlyMap<string, readonly number[]>;
-  readonly digits: ReadonlyMap<string, readonly number[]>;
-}
+/**
+ * Run → indices of the segments whose view has it (ascending). Each view's map is built on
+ * first use (a decision whose needles are all text never builds the compact view's).
+ */
+export class RunIndex {
+  readonly #hays: readonly Hay[];
+  #words: Map<string, number[]> | undefined;
+  #numWords: Map<string, number[]> | undefined;
+  #digits: Map<string, number[]> | undefined;
 
-function buildIndex(hays: readonly Hay[]): RunIndex {
-  const words = new Map<string, number[]>();
-  const numWords = new Map<string, number[]>();
-  const digits = new Map<string, number[]>();
-  const add = (m: Map<string, number[]>, runs: ReadonlySet<string>, i: number): void => {
-    for (const r of runs) {
-      const l = m.get(r);
-      if (l === undefined) m.set(r, [i]);
-      else l.push(i);
-    }
-  };
-  hays.forEach((h, i) => {
-    add(words, h.words, i);
-    add(numWords, h.numWords, i);
-    add(digits, h.digits, i);
-  });
-  return { words, numWords, digits };
+  constructor(hays: readonly Hay[]) {
+    this.#hays = hays;
+  }
+  get words(): ReadonlyMap<string, readonly number[]> {
+    return (this.#words ??= this.#build((h) => h.words));
+  }
+  get numWords(): ReadonlyMap<string, readonly number[]> {
+    return (this.#numWords ??= this.#build((h) => h.numWords));
+  }
+  get digits(): ReadonlyMap<string, readonly number[]> {
+    return (this.#digits ??= this.#build((h) => h.digits));
+  }
+  #build(runs: (h: Hay) => ReadonlySet<string>): Map<string, number[]> {
+    const m = new Map<string, number[]>();
+    this.#hays.forEach((h, i) => {
+      for (const r of runs(h)) {
+        const l = m.get(r);
+        if (l === undefined) m.set(r, [i]);
+        else l.push(i);
+      }
+    });
+    return m;
+  }
 }
 
 const NONE: readonly number[] = Object.freeze([]);
@@ -556,15 +565,22 @@ export function keyMentionedIn(pc: ParsedContext, i: number, key: string): boole
 }
 
 /** Parse `context` under `seal` (core/render `parseSegments` — never anything else). */
-export function parseContext(context: string, seal: string): ParsedContext {
+export function parseContext(
+  context: string,
+  seal: string,
+  hayOf: (content: string) => Hay = (c) => new Hay(c),
+): ParsedContext {
   const segments = parseSegments(context, seal);
   const byId = new Map<string, number>();
   segments.forEach((s, i) => {
     if (!byId.has(s.id)) byId.set(s.id, i);
   });
-  const hays = segments.map((s) => new Hay(s.content));
-  return { segments, hays, byId, index: buildIndex(hays) };
+  const hays = segments.map((s) => hayOf(s.content));
+  return { segments, hays, byId, index: new RunIndex(hays) };
 }
+
+/** Segment views kept per gate (see {@link ContextCache}). */
+const HAYS_MAX = 1024;
 
 /**
  * A small memo of parsed contexts. An agent turn asks the gate about several calls against
@@ -574,6 +590,21 @@ export function parseContext(context: string, seal: string): ParsedContext {
 export class ContextCache {
   readonly #max: number;
   readonly #map = new Map<string, { context: string; parsed: ParsedContext }>();
+  /**
+   * The views of segment contents already seen (a {@link Hay} is a pure function of the
+   * content, and a segment's content never changes): the next turn's context — a new seal,
+   * mostly the same memories — builds only the views of segments new to it. Bounded.
+   */
+  readonly #hays = new Map<string, Hay>();
+  readonly #hayOf = (content: string): Hay => {
+    let h = this.#hays.get(content);
+    if (h === undefined) {
+      h = new Hay(content);
+      if (this.#hays.size >= HAYS_MAX) this.#hays.delete(this.#hays.keys().next().value as string);
+      this.#hays.set(content, h);
+    }
+    return h;
+  };
 
   constructor(max = 32) {
     this.#max = max;
@@ -582,7 +613,7 @@ export class ContextCache {
   get(context: string, seal: string): ParsedContext {
     const hit = this.#map.get(seal);
     if (hit !== undefined && hit.context === context) return hit.parsed;
-    const parsed = parseContext(context, seal);
+    const parsed = parseContext(context, seal, this.#hayOf);
     this.#map.delete(seal);
     if (this.#map.size >= this.#max) {
       const oldest = this.#map.keys().next();

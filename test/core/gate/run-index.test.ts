@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type CanonValue, compactMentions } from '../../../src/core/gate/canon.js';
 import {
   Hay,
+  RunIndex,
   type Needles,
   type ParsedContext,
   canonValue,
@@ -71,19 +72,7 @@ describe('exact-value index (ADR 0066)', () => {
         }),
         (contents, picks) => {
           const hays = contents.map((c) => new Hay(c));
-          const index = {
-            words: new Map<string, number[]>(),
-            numWords: new Map<string, number[]>(),
-            digits: new Map<string, number[]>(),
-          };
-          hays.forEach((h, i) => {
-            for (const [m, runs] of [
-              [index.words, h.words],
-              [index.numWords, h.numWords],
-              [index.digits, h.digits],
-            ] as const)
-              for (const r of runs) m.set(r, [...(m.get(r) ?? []), i]);
-          });
+          const index = new RunIndex(hays);
           const pc = { segments: [], hays, byId: new Map(), index } as unknown as ParsedContext;
           const nd: Needles = { text: [], numbers: [], compact: [], governed: [] };
           for (const [s, at, len, view] of picks) {
