@@ -130,3 +130,16 @@ describe('exact-value index (ADR 0066)', () => {
     );
   });
 });
+
+describe('canonicalisers stay linear in the segment length', () => {
+  it('a long word before a spelled-out "at" and a non-ASCII letter parses in linear time', () => {
+    // Unbounded local-part / label runs made every start position scan to the end of the
+    // word: ~3 s of one core at 4,000 characters, ~45 s at 16,000 (quadratic). Bounded, both
+    // take a fraction of a second; the limit leaves room for a loaded machine.
+    const raw = `${'x'.repeat(16_000)} at й dot example`;
+    const t0 = performance.now();
+    const hay = new Hay(raw);
+    expect(hay.near.length).toBeGreaterThan(16_000);
+    expect(performance.now() - t0).toBeLessThan(8_000);
+  });
+});
