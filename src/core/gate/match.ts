@@ -144,6 +144,28 @@ export function probeOf(needle: string, digits = false): string | undefined {
   return bestLen === needle.length ? needle : needle.slice(best, best + bestLen);
 }
 
+/** What {@link Hay.near_} searches for a value: its skeleton and its pieces' (skeletons for text). */
+interface NearNeedles {
+  readonly skeleton: string;
+  readonly text: readonly string[];
+  readonly compact: readonly string[];
+}
+/** Once per (memoised) value, not once per segment. */
+const nearMemo = new WeakMap<CanonValue, NearNeedles>();
+function nearNeedles(v: CanonValue): NearNeedles {
+  let nn = nearMemo.get(v);
+  if (nn === undefined) {
+    const p = pieces(v);
+    nn = {
+      skeleton: v.view === 'text' ? skeleton(v.unicode ?? v.form) : v.form,
+      text: p.text.map(skeleton),
+      compact: p.compact,
+    };
+    nearMemo.set(v, nn);
+  }
+  return nn;
+}
+
 /** A canonical value's probe, once per (memoised) value. */
 const probes = new WeakMap<CanonValue, string | null>();
 function valueProbe(v: CanonValue): string | undefined {
@@ -359,14 +381,14 @@ export class Hay {
 
   /** Near: confusables skeleton, decoded encodings, or a piece of the value (taint only). */
   near_(v: CanonValue): boolean {
+    const nn = nearNeedles(v);
     if (v.view === 'text') {
-      if (mentions(this.near, skeleton(v.unicode ?? v.form))) return true;
+      if (mentions(this.near, nn.skeleton)) return true;
     } else if (v.view === 'compact') {
       if (compactMentions(this.nearCompact, v.form)) return true;
     } else if (mentions(this.nearNum, v.form)) return true;
-    const p = pieces(v);
-    for (const t of p.text) if (mentions(this.near, skeleton(t))) return true;
-    for (const t of p.compact) if (this.nearCompact.includes(t)) return true;
+    for (const t of nn.text) if (mentions(this.near, t)) return true;
+    for (const t of nn.compact) if (this.nearCompact.includes(t)) return true;
     return false;
   }
 }
