@@ -481,7 +481,7 @@ export function mentionedSegments(pc: ParsedContext, needles: Needles): Uint8Arr
   return hit;
 }
 
-/** True when segment `i` of `pc` is mentioned by any of `needles` (exact views). */
+/** True when segment `i` of `pc` is mentioned by any of `needles` (exact views, by scanning: the reference {@link mentionedSegments} is tested against). */
 export function segmentMentioned(pc: ParsedContext, i: number, needles: Needles): boolean {
   const hay = pc.hays[i] as Hay;
   for (const t of needles.text) if (mentions(hay.norm, t)) return true;
@@ -567,23 +567,6 @@ export function valueKey(v: unknown): string {
   } catch {
     return `x:${typeof v}`;
   }
-}
-
-/** The canonical value a {@link valueKey} stands for (undefined for `j:` / `x:` keys). */
-export function keyValue(key: string): CanonValue | undefined {
-  const kind = key.charCodeAt(0);
-  const form = key.slice(2);
-  if (form === '') return undefined;
-  if (kind === 110 /* n */) return { kind: 'amount', form, view: 'number' };
-  if (kind === 99 /* c */) return { kind: 'account', form, view: 'compact' };
-  if (kind === 115 /* s */) return { kind: 'text', form, view: 'text' };
-  return undefined;
-}
-
-/** Whether segment `i` of `pc` mentions the value with key `key` ({@link valueKey}), exactly. */
-export function keyMentionedIn(pc: ParsedContext, i: number, key: string): boolean {
-  const cv = keyValue(key);
-  return cv !== undefined && (pc.hays[i] as Hay).exact(cv);
 }
 
 /** Parse `context` under `seal` (core/render `parseSegments` — never anything else). */
