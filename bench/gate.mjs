@@ -8,17 +8,22 @@
  * (target ≤ 2 µs) and against 8 segments where every canonicaliser has work — spelled-out and
  * bracketed addresses, a defanged URL, homoglyphs, zero-width characters, an IDN, a spaced
  * IBAN, decimal-comma amounts, number words, dates, base64, hex and rot13 — with a call whose
- * values need the near view (confusables skeleton, decoded encodings, pieces) of every segment
- * (target ≤ 20 µs). Both with the context's parse memoised, as an agent turn has it; the cold
- * parse with every canonicaliser is timed beside them. `MEMWARDEN_BENCH_BASELINE=<old dist>`
- * times the old gate on the same plain calls in the same run (ratios new / old).
+ * values need every view: a homoglyph address and a spaced IBAN in free text (decided by Layer
+ * 1), a trusted spaced IBAN and decimal-comma amount (traced exactly), and the attacker's IBAN
+ * given to a tool the policy does not name (every untrusted segment searched in its near views:
+ * confusables skeleton, decoded encodings, pieces) — the median over the three in turn (target
+ * ≤ 20 µs). Both with the context's parse memoised, as an agent turn has it (the segments' views
+ * are built once, when a segment first enters a context: ADR 0066); the cold parse (segments
+ * never seen) and a new seal over seen segments are timed beside them.
+ * `MEMWARDEN_BENCH_BASELINE=<old dist>` times the old gate on the same plain and canon calls,
+ * interleaved with the new one in the same run (ratios new / old).
  */
 import { DEFAULT_LINEAGE_OPTIONS, propagate, strongMax } from '../dist/core/lineage/index.js';
 import { Gate } from '../dist/core/gate/index.js';
 import { renderSegments } from '../dist/core/render/sentinel.js';
 import { DEFAULT_POLICY } from '../dist/memory/action/default-policy.js';
 import path from 'node:path';
-import { measureUs, round } from './lib.mjs';
+import { measureUs, median, round } from './lib.mjs';
 
 const SEAL = '0123456789abcdef0123456789abcdef';
 const id = (i) => `01890a5d-ac96-774b-bcce-${String(i).padStart(12, '0')}`;
@@ -199,15 +204,26 @@ export async function run({ log }) {
   };
   const layer1Us = measureUs(() => (sink += gate.decide(email).kind.length), { perBatch: 5000 });
 
-  log('gate decision including a cold parse (5 segments; cache defeated)');
-  const variants = Array.from({ length: 64 }, (_, i) =>
-    renderSegments(segments(5), SEAL.slice(0, 30) + i.toString(16).padStart(2, '0')),
-  );
-  const coldInputs = variants.map((c, i) => ({
-    ...input(c),
-    seal: SEAL.slice(0, 30) + i.toString(16).padStart(2, '0'),
+  // Cold: a context never seen, of segments never seen (each variant's notes differ; 256
+  // variants × 5 segments outrun the gate's memo of segment views, so every parse builds every
+  // view). New seal: the next turn's context — a new seal over segments seen before.
+  log('gate decision including a cold parse (5 never-seen segments; caches defeated)');
+  const sealOf = (i) => SEAL.slice(0, 28) + i.toString(16).padStart(4, '0');
+  const fresh = (segs, i) => segs.map((x) => ({ ...x, content: `${x.content} (v${i})` }));
+  const coldInputs = Array.from({ length: 256 }, (_, i) => ({
+    ...input(renderSegments(fresh(segments(5), i), sealOf(i))),
+    seal: sealOf(i),
   }));
-  const coldUs = measureUs((i) => (sink += gate.decide(coldInputs[i % 64]).kind.length), {
+  const coldUs = measureUs((i) => (sink += gate.decide(coldInputs[i % 256]).kind.length), {
+    perBatch: 256,
+    batches: 15,
+  });
+  log('gate decision under a new seal (5 segments seen before)');
+  const sealInputs = Array.from({ length: 64 }, (_, i) => ({
+    ...input(renderSegments(segments(5), sealOf(i))),
+    seal: sealOf(i),
+  }));
+  const newSealUs = measureUs((i) => (sink += gate.decide(sealInputs[i % 64]).kind.length), {
     perBatch: 2000,
   });
 
@@ -246,18 +262,40 @@ export async function run({ log }) {
   };
   if (defaultGate.decide(obfPay).kind !== 'allow')
     throw new Error('bench gate: trusted spaced IBAN not allowed');
-  const decideObfUs = measureUs(
-    (i) => (sink += (i & 1 ? gate.decide(obf) : defaultGate.decide(obfPay)).kind.length),
-    { perBatch: 2000 },
-  );
+  // A tool the policy does not name, given the attacker's IBAN: every untrusted segment that
+  // does not mention it exactly is searched in its near views (skeleton, decoded base64 / hex /
+  // rot13, pieces) — the near pass the two calls above never reach (the first is decided by
+  // Layer 1, the second is traced exactly).
+  const obfNear = {
+    call: { tool: 'pay_bill', arguments: { iban: 'GB33BUKB20201555555555', amount: 2500 } },
+    context: contextObf,
+    seal: SEAL,
+  };
+  const nearVerdict = defaultGate.decide(obfNear);
+  if (nearVerdict.kind !== 'require_user' || nearVerdict.rejectedSources.length < 2)
+    throw new Error('bench gate: attacker IBAN to an unnamed tool not traced near');
+  const canonMix = (g, dg) => (i) =>
+    (sink += (i % 3 === 0 ? g.decide(obf) : i % 3 === 1 ? dg.decide(obfPay) : dg.decide(obfNear))
+      .kind.length);
+  const decideObfUs = measureUs(canonMix(gate, defaultGate), { perBatch: 2000 });
 
-  log('gate decision including a cold parse of the 8 obfuscated segments (cache defeated)');
-  const coldObf = Array.from({ length: 64 }, (_, i) => {
-    const seal = SEAL.slice(0, 30) + i.toString(16).padStart(2, '0');
+  log('gate decision including a cold parse of 8 never-seen obfuscated segments');
+  const coldObf = Array.from({ length: 160 }, (_, i) => {
+    const seal = sealOf(i);
+    return { ...obf, context: renderSegments(fresh(segsObf, i), seal), seal };
+  });
+  const coldObfUs = measureUs((i) => (sink += gate.decide(coldObf[i % 160]).kind.length), {
+    perBatch: 160,
+    batches: 9,
+    warmup: 1,
+  });
+  log('gate decision, the 8 obfuscated segments under a new seal (seen before)');
+  const sealObf = Array.from({ length: 64 }, (_, i) => {
+    const seal = sealOf(i);
     return { ...obf, context: renderSegments(segsObf, seal), seal };
   });
-  const coldObfUs = measureUs((i) => (sink += gate.decide(coldObf[i % 64]).kind.length), {
-    perBatch: 200,
+  const newSealObfUs = measureUs((i) => (sink += gate.decide(sealObf[i % 64]).kind.length), {
+    perBatch: 2000,
   });
 
   let baseline;
@@ -266,9 +304,39 @@ export async function run({ log }) {
     log(`baseline gate from ${base}`);
     const { Gate: OldGate } = await import(path.resolve(base, 'core/gate/index.js'));
     const old = OldGate.fromDocument(POLICY);
+    const oldDefault = OldGate.fromDocument(DEFAULT_POLICY);
+    // Same inputs, same verdicts (else the comparison is meaningless).
+    for (const [n, o, inp] of [
+      [gate, old, in8],
+      [gate, old, obf],
+      [defaultGate, oldDefault, obfPay],
+      [defaultGate, oldDefault, obfNear],
+    ])
+      if (n.decide(inp).kind !== o.decide(inp).kind) throw new Error('baseline verdict differs');
+    // Interleaved with the new gate batch by batch, so both see the same load.
+    const pair = (fnNew, fnOld, opts) => {
+      const a = [];
+      const b = [];
+      for (let r = 0; r < 5; r++) {
+        a.push(measureUs(fnNew, { ...opts, batches: 5 }));
+        b.push(measureUs(fnOld, { ...opts, batches: 5 }));
+      }
+      return [median(a), median(b)];
+    };
+    const [plainNew, plainOld] = pair(
+      () => (sink += gate.decide(in8).kind.length),
+      () => (sink += old.decide(in8).kind.length),
+      { perBatch: 5000 },
+    );
+    const [canonNew, canonOld] = pair(canonMix(gate, defaultGate), canonMix(old, oldDefault), {
+      perBatch: 2000,
+    });
     baseline = {
       typical: measureUs(() => (sink += old.decide(in5).kind.length), { perBatch: 5000 }),
-      plain8: measureUs(() => (sink += old.decide(in8).kind.length), { perBatch: 5000 }),
+      plainNew,
+      plainOld,
+      canonNew,
+      canonOld,
     };
   }
 
@@ -283,10 +351,12 @@ export async function run({ log }) {
     gate_decision_us: round(decideUs, 4),
     gate_decision_layer1_us: round(layer1Us, 4),
     gate_decision_cold_parse_us: round(coldUs, 4),
+    gate_decision_new_seal_us: round(newSealUs, 4),
     gate_decision_50seg_us: round(decide50Us, 4),
     gate_decision_8seg_plain_us: round(decide8Us, 4),
     gate_decision_8seg_canon_us: round(decideObfUs, 4),
     gate_decision_8seg_canon_cold_parse_us: round(coldObfUs, 4),
+    gate_decision_8seg_canon_new_seal_us: round(newSealObfUs, 4),
   };
   const ratios = {
     gate_cold_over_memoised: round(coldUs / decideUs),
@@ -295,9 +365,13 @@ export async function run({ log }) {
   };
   if (baseline !== undefined) {
     figures.gate_decision_us_old = round(baseline.typical, 4);
-    figures.gate_decision_8seg_plain_us_old = round(baseline.plain8, 4);
+    figures.gate_decision_8seg_plain_us_paired_new = round(baseline.plainNew, 4);
+    figures.gate_decision_8seg_plain_us_old = round(baseline.plainOld, 4);
+    figures.gate_decision_8seg_canon_us_paired_new = round(baseline.canonNew, 4);
+    figures.gate_decision_8seg_canon_us_old = round(baseline.canonOld, 4);
     ratios.gate_decision_new_over_old = round(decideUs / baseline.typical);
-    ratios.gate_decision_8seg_plain_new_over_old = round(decide8Us / baseline.plain8);
+    ratios.gate_decision_8seg_plain_new_over_old = round(baseline.plainNew / baseline.plainOld);
+    ratios.gate_decision_8seg_canon_new_over_old = round(baseline.canonNew / baseline.canonOld);
   }
   const targets = [
     { name: 'propagate_8_us', value: figures.propagate_8_us, op: '<=', limit: 1 },

@@ -153,8 +153,12 @@ const OPEN = '[\\[({<]';
 const CLOSE = '[\\])}>]';
 const AT = `(?:\\s*@\\s*|\\s*${OPEN}\\s*(?:${AT_WORDS}|@)\\s*${CLOSE}\\s*|\\s+(?:${AT_WORDS})\\s+|\\s*%40\\s*)`;
 const DOT = `(?:\\.|\\s*${OPEN}\\s*(?:${DOT_WORDS}|\\.)\\s*${CLOSE}\\s*|\\s+(?:${DOT_WORDS})\\s+)`;
-const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]*[\\p{L}\\p{N}])?';
-const LOCAL = "[\\p{L}\\p{N}._%+'-]+";
+// Bounded like the things they spell (a DNS label is at most 63 characters, an address's
+// local part at most 64): an unbounded run made every start position inside a long word scan to
+// its end — quadratic, ~3 s of one core for a 4,000-character segment, minutes at the 64 KiB
+// content limit (issue 18 speed).
+const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]{0,61}[\\p{L}\\p{N}])?';
+const LOCAL = "[\\p{L}\\p{N}._%+'-]{1,64}";
 const EMAIL_RE = new RegExp(`(${LOCAL})${AT}(${LABEL}(?:${DOT}${LABEL})+)`, 'gu');
 /** A domain written with bracketed or spelled dots (`attacker[.]example`, `attacker dot example`). */
 const DOMAIN_OBF_RE = new RegExp(
@@ -163,7 +167,8 @@ const DOMAIN_OBF_RE = new RegExp(
 );
 const DOT_SPLIT = new RegExp(DOT, 'gu');
 const URL_RE = /\b(h(?:tt|xx)ps?|ftp)(?:\[:\]|:)\/\/[^\s<>"'|]+/gu;
-const NON_ASCII_DOMAIN_RE = /[\p{L}\p{N}-]*\P{ASCII}[\p{L}\p{N}-]*(?:\.[\p{L}\p{N}-]+)+/gu;
+const NON_ASCII_DOMAIN_RE =
+  /[\p{L}\p{N}-]{0,63}\P{ASCII}[\p{L}\p{N}-]{0,63}(?:\.[\p{L}\p{N}-]{1,63})+/gu;
 
 /** A domain's IDNA ASCII form, trailing dot dropped; '' when it is not a valid domain. */
 export function asciiDomain(d: string): string {
@@ -353,14 +358,25 @@ const monthOf = (name: string): number => MONTHS.indexOf(name.slice(0, 3)) + 1;
 
 /** Every ISO reading of the dates in clean text (a slashed date has two). */
 function datesIn(clean: string, out: string[]): void {
-  for (const m of clean.matchAll(DATE_ISO_RE)) push(out, iso(+m[1]!, +m[2]!, +m[3]!), m[0]);
-  for (const m of clean.matchAll(DATE_DMY_TEXT_RE)) push(out, iso(+m[3]!, monthOf(m[2]!), +m[1]!));
-  for (const m of clean.matchAll(DATE_MDY_TEXT_RE)) push(out, iso(+m[3]!, monthOf(m[1]!), +m[2]!));
-  for (const m of clean.matchAll(DATE_NUM_RE)) {
-    push(out, iso(+m[4]!, +m[3]!, +m[1]!));
-    if (m[2] === '/') push(out, iso(+m[4]!, +m[1]!, +m[3]!));
+  // Each pass only where its shape can occur (a cheap test first: most text has no dates).
+  if (clean.includes('-'))
+    for (const m of clean.matchAll(DATE_ISO_RE)) push(out, iso(+m[1]!, +m[2]!, +m[3]!), m[0]);
+  if (MONTH_HINT.test(clean)) {
+    for (const m of clean.matchAll(DATE_DMY_TEXT_RE))
+      push(out, iso(+m[3]!, monthOf(m[2]!), +m[1]!));
+    for (const m of clean.matchAll(DATE_MDY_TEXT_RE))
+      push(out, iso(+m[3]!, monthOf(m[1]!), +m[2]!));
   }
+  if (DATE_NUM_HINT.test(clean))
+    for (const m of clean.matchAll(DATE_NUM_RE)) {
+      push(out, iso(+m[4]!, +m[3]!, +m[1]!));
+      if (m[2] === '/') push(out, iso(+m[4]!, +m[1]!, +m[3]!));
+    }
 }
+/** Necessary for a month-name date: a month's first three letters. */
+const MONTH_HINT = /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/;
+/** Necessary for a numeric date: a digit, `.` or `/`, a digit. */
+const DATE_NUM_HINT = /\d[./]\d/;
 
 /** A date string's ISO form (day-first for dotted and slashed dates), or undefined. */
 export function parseDate(clean: string): string | undefined {

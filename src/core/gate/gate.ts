@@ -47,14 +47,10 @@ import {
   type GovernedValue,
   Hay,
   type ParsedContext,
-  canonValue,
+  canonEntry,
   collectNeedles,
-  keyMentionedIn,
-  keyOf,
-  keyValue,
   needles as emptyNeedles,
-  segmentMentioned,
-  valueKey,
+  mentionedSegments,
 } from './match.js';
 import { type GovernedParam, type Policy, loadPolicy } from './policy.js';
 import type {
@@ -203,8 +199,9 @@ export class Gate {
     let flagged: Set<string> | undefined; // allocated on the first untrusted segment
     const justifying: string[] = [];
     let weakest = -1;
+    const hit = all ? undefined : mentionedSegments(pc, needles);
     for (let i = 0; i < pc.segments.length; i++) {
-      if (!all && !segmentMentioned(pc, i, needles)) continue;
+      if (hit !== undefined && hit[i] === 0) continue;
       const s = pc.segments[i] as ParsedSegment;
       const v = labelValue(s.label);
       if (v > weakest) weakest = v;
@@ -304,9 +301,12 @@ export class Gate {
         if (this.policy.sourceClasses.get(cls)?.origin === 'user_request')
           checked.push(this.#check(gp, { value: proposed, sourceClass: cls }, input, pc));
 
-    const pv = canonValue(proposed);
+    const pe = canonEntry(proposed);
+    const pv = pe.cv;
     const proposedKey =
-      typeof proposed === 'string' || typeof proposed === 'number' ? keyOf(pv) : valueKey(proposed);
+      (typeof proposed === 'string' || typeof proposed === 'number') && pv === undefined
+        ? 's:'
+        : pe.key;
     let ok: Checked | undefined;
     let matched = 0;
     for (const c of checked)
@@ -467,16 +467,12 @@ export class Gate {
     return finish(st, this.policy.unknownToolsUntrusted, 'unknown_tool_untrusted');
   }
 
-  #requestMentions(text: string, key: string): boolean {
-    const v = keyValue(key);
-    return v !== undefined && this.#requestHay(text).exact(v);
-  }
-
   /** Verify one parameter source claim (see `ParameterSource`). Allocation-lean: hot path. */
   #check(gp: GovernedParam, src: ParameterSource, input: DecideInput, pc: ParsedContext): Checked {
     const cls = typeof src?.sourceClass === 'string' ? src.sourceClass : '';
     const spec = this.policy.sourceClasses.get(cls);
-    const key = valueKey(src?.value);
+    // The claimed value's key and canonical form (memoised: one object per value).
+    const { cv, key } = canonEntry(src?.value);
     const entryId = typeof src?.entryId === 'string' ? src.entryId : undefined;
     let why: SourceRef['why'];
     let seg: ParsedSegment | undefined;
@@ -487,7 +483,7 @@ export class Gate {
       if (i === undefined) why = 'not_in_context';
       else {
         seg = pc.segments[i] as ParsedSegment;
-        if (!keyMentionedIn(pc, i, key)) why = 'value_not_in_segment';
+        if (cv === undefined || !(pc.hays[i] as Hay).exact(cv)) why = 'value_not_in_segment';
         else if (spec?.maxLabel !== undefined && labelValue(seg.label) > labelValue(spec.maxLabel))
           why = 'label_above_class_max';
       }
@@ -495,7 +491,11 @@ export class Gate {
     if (
       why === undefined &&
       spec?.origin === 'user_request' &&
-      !(typeof input.userRequest === 'string' && this.#requestMentions(input.userRequest, key))
+      !(
+        typeof input.userRequest === 'string' &&
+        cv !== undefined &&
+        this.#requestHay(input.userRequest).exact(cv)
+      )
     )
       why = 'not_in_user_request';
     if (why === undefined && !gp.sources.includes(cls)) why = 'class_not_allowed';

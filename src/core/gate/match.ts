@@ -73,6 +73,110 @@ export function mentions(hay: string, needle: string): boolean {
   return false;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Exact-value index (issue 18 speed, ADR 0066)
+// ---------------------------------------------------------------------------------------------
+//
+// An occurrence of a needle at token boundaries ({@link mentions}) makes every maximal run of
+// word characters in the needle a maximal run of the hay too: a run starting at the needle's
+// first character is guarded by the left-boundary check, one ending at its last by the right
+// check, and the others are bounded by the needle's own non-word characters. So a hay whose
+// set of runs lacks any one of the needle's runs cannot mention it, and a needle that *is*
+// one run is mentioned exactly when the set has it. The same holds for digit runs under
+// {@link compactMentions}' digit-edge rule. Each view's run set is built once per segment
+// (segments are immutable; the views are kept with the memoised context) and a decision
+// looks a needle's longest run up instead of scanning every segment's text.
+
+/** Adds the maximal runs of word characters ({@link isWordChar}) of `s` to `out`. */
+function addWordRuns(s: string, out: Set<string>): void {
+  let start = -1;
+  for (let i = 0; i <= s.length; i++) {
+    const w = i < s.length && isWordChar(s.charCodeAt(i));
+    if (w) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      out.add(s.slice(start, i));
+      start = -1;
+    }
+  }
+}
+
+/** Adds the maximal runs of ASCII digits of `s` to `out`. */
+function addDigitRuns(s: string, out: Set<string>): void {
+  let start = -1;
+  for (let i = 0; i <= s.length; i++) {
+    const c = i < s.length ? s.charCodeAt(i) : 0;
+    if (c >= 48 && c <= 57) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      out.add(s.slice(start, i));
+      start = -1;
+    }
+  }
+}
+
+/**
+ * The longest maximal run of `needle` (word characters, or digits with `digits`): present in
+ * every hay that mentions the needle. `undefined` when the needle has no such run (then only a
+ * scan decides). Returns the needle itself when it is one run.
+ */
+export function probeOf(needle: string, digits = false): string | undefined {
+  let best = -1;
+  let bestLen = 0;
+  let start = -1;
+  for (let i = 0; i <= needle.length; i++) {
+    let w = false;
+    if (i < needle.length) {
+      const c = needle.charCodeAt(i);
+      w = digits ? c >= 48 && c <= 57 : isWordChar(c);
+    }
+    if (w) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      if (i - start > bestLen) {
+        best = start;
+        bestLen = i - start;
+      }
+      start = -1;
+    }
+  }
+  if (best < 0) return undefined;
+  return bestLen === needle.length ? needle : needle.slice(best, best + bestLen);
+}
+
+/** What {@link Hay.near_} searches for a value: its skeleton and its pieces' (skeletons for text). */
+interface NearNeedles {
+  readonly skeleton: string;
+  readonly text: readonly string[];
+  readonly compact: readonly string[];
+}
+/** Once per (memoised) value, not once per segment. */
+const nearMemo = new WeakMap<CanonValue, NearNeedles>();
+function nearNeedles(v: CanonValue): NearNeedles {
+  let nn = nearMemo.get(v);
+  if (nn === undefined) {
+    const p = pieces(v);
+    nn = {
+      skeleton: v.view === 'text' ? skeleton(v.unicode ?? v.form) : v.form,
+      text: p.text.map(skeleton),
+      compact: p.compact,
+    };
+    nearMemo.set(v, nn);
+  }
+  return nn;
+}
+
+/** A canonical value's probe, once per (memoised) value. */
+const probes = new WeakMap<CanonValue, string | null>();
+function valueProbe(v: CanonValue): string | undefined {
+  let p = probes.get(v);
+  if (p === undefined) {
+    p = probeOf(v.form, v.view === 'compact') ?? null;
+    probes.set(v, p);
+  }
+  return p ?? undefined;
+}
+
 /** Needles of a call, per view of a segment they are searched in (see `canon.ts`). */
 export interface Needles {
   /** Searched in the exact view (`Hay.norm`). */
@@ -95,7 +199,33 @@ export interface GovernedValue {
 /** Fresh, empty needles. */
 export const needles = (): Needles => ({ text: [], numbers: [], compact: [], governed: [] });
 
-const EDGE_PUNCT = /^[("'<[{`]+|[)"'>\]}`,;:!?.]+$/g;
+/**
+ * `t` without leading `("'<[{\`` and trailing `)"'>]}\`,;:!?.` runs — exactly
+ * `t.replace(/^[("'<[{\`]+|[)"'>\]}\`,;:!?.]+$/g, '')`, as a loop (hot path: one per token).
+ */
+export function trimEdgePunct(t: string): string {
+  let i = 0;
+  let j = t.length;
+  while (i < j && isLeadPunct(t.charCodeAt(i))) i++;
+  while (j > i && isTrailPunct(t.charCodeAt(j - 1))) j--;
+  return i === 0 && j === t.length ? t : t.slice(i, j);
+}
+const isLeadPunct = (c: number): boolean =>
+  c === 40 || c === 34 || c === 39 || c === 60 || c === 91 || c === 123 || c === 96;
+const isTrailPunct = (c: number): boolean =>
+  c === 41 ||
+  c === 34 ||
+  c === 39 ||
+  c === 62 ||
+  c === 93 ||
+  c === 125 ||
+  c === 96 ||
+  c === 44 ||
+  c === 59 ||
+  c === 58 ||
+  c === 33 ||
+  c === 63 ||
+  c === 46;
 const IDENTLIKE = /[0-9@/]|\.[a-z]/;
 
 /** What {@link collectNeedles} governs: kinds, and the parameter a leaf belongs to. */
@@ -142,7 +272,7 @@ export function collectNeedles(
     for (const e of ex) out.text.push(e);
     let k = 0;
     for (const raw of n.split(' ')) {
-      const t = raw.replace(EDGE_PUNCT, '');
+      const t = trimEdgePunct(raw);
       if (t.length >= 4 && t !== n && IDENTLIKE.test(t)) {
         addString(t, out, gov?.tokens === true ? gov : undefined);
         if (++k >= MAX_TOKENS_PER_LEAF) break;
@@ -153,12 +283,10 @@ export function collectNeedles(
   if (typeof value === 'number') {
     if (--budget.leaves < 0) return false;
     if (Number.isFinite(value)) {
-      out.numbers.push(String(value));
+      const cv = canonValue(value) as CanonValue;
+      out.numbers.push(cv.form);
       if (gov !== undefined && gov.kinds.has('amount'))
-        out.governed.push({
-          param: gov.param,
-          value: { kind: 'amount', form: String(value), view: 'number' },
-        });
+        out.governed.push({ param: gov.param, value: cv });
     }
     return true;
   }
@@ -187,6 +315,9 @@ export class Hay {
   readonly num: string;
   readonly #raw: string;
   #compact: string | undefined;
+  #words: Set<string> | undefined;
+  #numWords: Set<string> | undefined;
+  #digits: Set<string> | undefined;
   #near: string | undefined;
   #nearNum: string | undefined;
   #nearCompact: string | undefined;
@@ -200,6 +331,21 @@ export class Hay {
   }
   get compact(): string {
     return (this.#compact ??= compactText(this.norm));
+  }
+  /** Maximal word runs of the exact view. */
+  get words(): ReadonlySet<string> {
+    if (this.#words === undefined) addWordRuns(this.norm, (this.#words = new Set()));
+    return this.#words;
+  }
+  /** Maximal word runs of the numeric view. */
+  get numWords(): ReadonlySet<string> {
+    if (this.#numWords === undefined) addWordRuns(this.num, (this.#numWords = new Set()));
+    return this.#numWords;
+  }
+  /** Maximal digit runs of the compact view. */
+  get digits(): ReadonlySet<string> {
+    if (this.#digits === undefined) addDigitRuns(this.compact, (this.#digits = new Set()));
+    return this.#digits;
   }
   get near(): string {
     if (this.#near === undefined) {
@@ -220,21 +366,29 @@ export class Hay {
 
   /** Exact: the value occurs in this text under its canonical form. */
   exact(v: CanonValue): boolean {
-    if (v.view === 'text') return mentions(this.norm, v.form);
-    if (v.view === 'compact') return compactMentions(this.compact, v.form);
-    return mentions(this.num, v.form);
+    const p = valueProbe(v);
+    if (v.view === 'text') {
+      if (p === undefined) return mentions(this.norm, v.form);
+      return this.words.has(p) && (p === v.form || mentions(this.norm, v.form));
+    }
+    if (v.view === 'compact') {
+      if (p === undefined) return compactMentions(this.compact, v.form);
+      return this.digits.has(p) && (p === v.form || compactMentions(this.compact, v.form));
+    }
+    if (p === undefined) return mentions(this.num, v.form);
+    return this.numWords.has(p) && (p === v.form || mentions(this.num, v.form));
   }
 
   /** Near: confusables skeleton, decoded encodings, or a piece of the value (taint only). */
   near_(v: CanonValue): boolean {
+    const nn = nearNeedles(v);
     if (v.view === 'text') {
-      if (mentions(this.near, skeleton(v.unicode ?? v.form))) return true;
+      if (mentions(this.near, nn.skeleton)) return true;
     } else if (v.view === 'compact') {
       if (compactMentions(this.nearCompact, v.form)) return true;
     } else if (mentions(this.nearNum, v.form)) return true;
-    const p = pieces(v);
-    for (const t of p.text) if (mentions(this.near, skeleton(t))) return true;
-    for (const t of p.compact) if (this.nearCompact.includes(t)) return true;
+    for (const t of nn.text) if (mentions(this.near, t)) return true;
+    for (const t of nn.compact) if (this.nearCompact.includes(t)) return true;
     return false;
   }
 }
@@ -244,9 +398,90 @@ export interface ParsedContext {
   readonly segments: readonly ParsedSegment[];
   readonly hays: readonly Hay[];
   readonly byId: ReadonlyMap<string, number>;
+  /** Which segments have a run (word runs of the exact and numeric views, digit runs of the compact view). */
+  readonly index: RunIndex;
 }
 
-/** True when segment `i` of `pc` is mentioned by any of `needles` (exact views). */
+/**
+ * Run → indices of the segments whose view has it (ascending). Each view's map is built on
+ * first use (a decision whose needles are all text never builds the compact view's).
+ */
+export class RunIndex {
+  readonly #hays: readonly Hay[];
+  #words: Map<string, number[]> | undefined;
+  #numWords: Map<string, number[]> | undefined;
+  #digits: Map<string, number[]> | undefined;
+
+  constructor(hays: readonly Hay[]) {
+    this.#hays = hays;
+  }
+  get words(): ReadonlyMap<string, readonly number[]> {
+    return (this.#words ??= this.#build((h) => h.words));
+  }
+  get numWords(): ReadonlyMap<string, readonly number[]> {
+    return (this.#numWords ??= this.#build((h) => h.numWords));
+  }
+  get digits(): ReadonlyMap<string, readonly number[]> {
+    return (this.#digits ??= this.#build((h) => h.digits));
+  }
+  #build(runs: (h: Hay) => ReadonlySet<string>): Map<string, number[]> {
+    const m = new Map<string, number[]>();
+    this.#hays.forEach((h, i) => {
+      for (const r of runs(h)) {
+        const l = m.get(r);
+        if (l === undefined) m.set(r, [i]);
+        else l.push(i);
+      }
+    });
+    return m;
+  }
+}
+
+const NONE: readonly number[] = Object.freeze([]);
+
+/** Marks in `hit` the segments whose `view` mentions `needle` (index lookup, then a check of the candidates). */
+function markMentioned(
+  pc: ParsedContext,
+  needle: string,
+  view: 'text' | 'number' | 'compact',
+  hit: Uint8Array,
+): void {
+  const compact = view === 'compact';
+  const p = probeOf(needle, compact);
+  const n = pc.hays.length;
+  if (p === undefined) {
+    for (let i = 0; i < n; i++)
+      if (hit[i] === 0 && viewMentions(pc.hays[i] as Hay, needle, view)) hit[i] = 1;
+    return;
+  }
+  const m =
+    view === 'text' ? pc.index.words : view === 'number' ? pc.index.numWords : pc.index.digits;
+  const cand = m.get(p) ?? NONE;
+  for (const i of cand)
+    if (hit[i] === 0 && (p === needle || viewMentions(pc.hays[i] as Hay, needle, view))) hit[i] = 1;
+}
+
+function viewMentions(hay: Hay, needle: string, view: 'text' | 'number' | 'compact'): boolean {
+  return view === 'text'
+    ? mentions(hay.norm, needle)
+    : view === 'number'
+      ? mentions(hay.num, needle)
+      : compactMentions(hay.compact, needle);
+}
+
+/**
+ * Which segments of `pc` the needles mention (exact views): `hit[i] === 1` exactly when
+ * {@link segmentMentioned}`(pc, i, needles)`, found through the run index.
+ */
+export function mentionedSegments(pc: ParsedContext, needles: Needles): Uint8Array {
+  const hit = new Uint8Array(pc.hays.length);
+  for (const t of needles.text) markMentioned(pc, t, 'text', hit);
+  for (const t of needles.numbers) markMentioned(pc, t, 'number', hit);
+  for (const t of needles.compact) markMentioned(pc, t, 'compact', hit);
+  return hit;
+}
+
+/** True when segment `i` of `pc` is mentioned by any of `needles` (exact views, by scanning: the reference {@link mentionedSegments} is tested against). */
 export function segmentMentioned(pc: ParsedContext, i: number, needles: Needles): boolean {
   const hay = pc.hays[i] as Hay;
   for (const t of needles.text) if (mentions(hay.norm, t)) return true;
@@ -259,26 +494,53 @@ export function segmentMentioned(pc: ParsedContext, i: number, needles: Needles)
 }
 
 /**
- * Canonical forms of recent strings: a pure function of the string, and an agent turn asks
- * about the same values (claims, recipients) again and again. Bounded; cleared when full.
+ * Canonical forms (and their {@link valueKey}) of recent strings and numbers: a pure function
+ * of the value, and an agent turn asks about the same values (claims, recipients) again and
+ * again. One object per value, so what is derived from it (its index probe) is derived once.
+ * Bounded; cleared when full.
  */
 const MEMO_MAX = 2048;
-const memo = new Map<string, CanonValue | null>();
+export interface Canon {
+  readonly cv: CanonValue | undefined;
+  readonly key: string;
+}
+const memo = new Map<string, Canon>();
+const numMemo = new Map<number, Canon>();
+
+function canonOfString(value: string): Canon {
+  const hit = memo.get(value);
+  if (hit !== undefined) return hit;
+  const c = cleanText(value);
+  const cv = c.length === 0 ? undefined : canonString(c);
+  const entry: Canon = { cv, key: keyOf(cv) };
+  if (memo.size >= MEMO_MAX) memo.clear();
+  memo.set(value, entry);
+  return entry;
+}
+
+/** A finite number's entry. */
+function canonOfNumber(value: number): Canon {
+  const hit = numMemo.get(value);
+  if (hit !== undefined) return hit;
+  const cv: CanonValue = { kind: 'amount', form: String(value), view: 'number' };
+  const entry: Canon = { cv, key: `n:${cv.form}` };
+  if (numMemo.size >= MEMO_MAX) numMemo.clear();
+  numMemo.set(value, entry);
+  return entry;
+}
 
 /** The canonical form of a single value, or undefined for values that are never mentioned. */
 export function canonValue(value: unknown): CanonValue | undefined {
-  if (typeof value === 'string') {
-    const hit = memo.get(value);
-    if (hit !== undefined) return hit ?? undefined;
-    const c = cleanText(value);
-    const cv = c.length === 0 ? undefined : canonString(c);
-    if (memo.size >= MEMO_MAX) memo.clear();
-    memo.set(value, cv ?? null);
-    return cv;
-  }
-  if (typeof value === 'number' && Number.isFinite(value))
-    return { kind: 'amount', form: String(value), view: 'number' };
+  if (typeof value === 'string') return canonOfString(value).cv;
+  if (typeof value === 'number' && Number.isFinite(value)) return canonOfNumber(value).cv;
   return undefined;
+}
+
+/** A value's canonical form and {@link valueKey}, from the memo (one lookup for both). */
+export function canonEntry(value: unknown): Canon {
+  if (typeof value === 'string') return canonOfString(value);
+  if (typeof value === 'number' && Number.isFinite(value)) return canonOfNumber(value);
+  return { cv: undefined, key: valueKey(value) };
 }
 
 /** The {@link valueKey} of a canonical value. */
@@ -298,8 +560,8 @@ export function keyOf(cv: CanonValue | undefined): string {
  * date canonical forms; clean text otherwise), `j:<JSON>` for the rest.
  */
 export function valueKey(v: unknown): string {
-  if (typeof v === 'number') return Number.isFinite(v) ? `n:${v}` : `x:${v}`;
-  if (typeof v === 'string') return keyOf(canonValue(v));
+  if (typeof v === 'number') return Number.isFinite(v) ? canonOfNumber(v).key : `x:${v}`;
+  if (typeof v === 'string') return canonOfString(v).key;
   try {
     return `j:${JSON.stringify(v) ?? String(v)}`;
   } catch {
@@ -307,32 +569,23 @@ export function valueKey(v: unknown): string {
   }
 }
 
-/** The canonical value a {@link valueKey} stands for (undefined for `j:` / `x:` keys). */
-export function keyValue(key: string): CanonValue | undefined {
-  const kind = key.charCodeAt(0);
-  const form = key.slice(2);
-  if (form === '') return undefined;
-  if (kind === 110 /* n */) return { kind: 'amount', form, view: 'number' };
-  if (kind === 99 /* c */) return { kind: 'account', form, view: 'compact' };
-  if (kind === 115 /* s */) return { kind: 'text', form, view: 'text' };
-  return undefined;
-}
-
-/** Whether segment `i` of `pc` mentions the value with key `key` ({@link valueKey}), exactly. */
-export function keyMentionedIn(pc: ParsedContext, i: number, key: string): boolean {
-  const cv = keyValue(key);
-  return cv !== undefined && (pc.hays[i] as Hay).exact(cv);
-}
-
 /** Parse `context` under `seal` (core/render `parseSegments` — never anything else). */
-export function parseContext(context: string, seal: string): ParsedContext {
+export function parseContext(
+  context: string,
+  seal: string,
+  hayOf: (content: string) => Hay = (c) => new Hay(c),
+): ParsedContext {
   const segments = parseSegments(context, seal);
   const byId = new Map<string, number>();
   segments.forEach((s, i) => {
     if (!byId.has(s.id)) byId.set(s.id, i);
   });
-  return { segments, hays: segments.map((s) => new Hay(s.content)), byId };
+  const hays = segments.map((s) => hayOf(s.content));
+  return { segments, hays, byId, index: new RunIndex(hays) };
 }
+
+/** Segment views kept per gate (see {@link ContextCache}). */
+const HAYS_MAX = 1024;
 
 /**
  * A small memo of parsed contexts. An agent turn asks the gate about several calls against
@@ -342,6 +595,21 @@ export function parseContext(context: string, seal: string): ParsedContext {
 export class ContextCache {
   readonly #max: number;
   readonly #map = new Map<string, { context: string; parsed: ParsedContext }>();
+  /**
+   * The views of segment contents already seen (a {@link Hay} is a pure function of the
+   * content, and a segment's content never changes): the next turn's context — a new seal,
+   * mostly the same memories — builds only the views of segments new to it. Bounded.
+   */
+  readonly #hays = new Map<string, Hay>();
+  readonly #hayOf = (content: string): Hay => {
+    let h = this.#hays.get(content);
+    if (h === undefined) {
+      h = new Hay(content);
+      if (this.#hays.size >= HAYS_MAX) this.#hays.delete(this.#hays.keys().next().value as string);
+      this.#hays.set(content, h);
+    }
+    return h;
+  };
 
   constructor(max = 32) {
     this.#max = max;
@@ -350,7 +618,7 @@ export class ContextCache {
   get(context: string, seal: string): ParsedContext {
     const hit = this.#map.get(seal);
     if (hit !== undefined && hit.context === context) return hit.parsed;
-    const parsed = parseContext(context, seal);
+    const parsed = parseContext(context, seal, this.#hayOf);
     this.#map.delete(seal);
     if (this.#map.size >= this.#max) {
       const oldest = this.#map.keys().next();
