@@ -4,7 +4,7 @@
  *
  *   npm run build && node scripts/train-instruction-screen.mjs [DEV_JSONL] && npm run build
  *
- * DEV_JSONL defaults to ../shared/data/injections/dev.jsonl. Only rows whose corpus may be
+ * DEV_JSONL defaults to injections/dev.jsonl in MEMWARDEN_EVAL_DATA (no default beyond that). Only rows whose corpus may be
  * redistributed train anything (src/eval/injections/corpus.ts: the MIT-licensed BIPIA, ASB,
  * InjecAgent, AgentDojo and PoisonedRAG rows); LoCoMo (CC BY-NC 4.0) and AgentDojo's user task
  * prompts are never read into the weights. The project's own hand-written texts join them
@@ -23,7 +23,17 @@ import { TIER_BUDGETS, trainScreen } from '../dist/eval/injections/train.js';
 import { readInjections } from '../dist/eval/injections/corpus.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const dev = process.argv[2] ?? `${here}../../shared/data/injections/dev.jsonl`;
+const dev =
+  process.argv[2] ??
+  (process.env.MEMWARDEN_EVAL_DATA
+    ? `${process.env.MEMWARDEN_EVAL_DATA}/injections/dev.jsonl`
+    : undefined);
+if (dev === undefined) {
+  process.stderr.write(
+    'train-instruction-screen: name the corpus (DEV_JSONL argument) or set MEMWARDEN_EVAL_DATA\n',
+  );
+  process.exit(2);
+}
 const log = (m) => process.stderr.write(`train-instruction-screen: ${m}\n`);
 
 const rows = readInjections(dev);
@@ -86,5 +96,8 @@ ${Object.entries(model.thresholds)
 };
 `;
 const file = fileURLToPath(new URL('../src/core/detect/instruction-model.ts', import.meta.url));
-writeFileSync(file, await prettier.format(src, { ...(await prettier.resolveConfig(file)), filepath: file }));
+writeFileSync(
+  file,
+  await prettier.format(src, { ...(await prettier.resolveConfig(file)), filepath: file }),
+);
 log('wrote src/core/detect/instruction-model.ts');

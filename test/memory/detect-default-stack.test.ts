@@ -180,14 +180,38 @@ describe('memwarden eval injections: the default stack per tier on the fixture',
 });
 
 describe('memwarden eval injections: the default data path', () => {
-  it('resolves beside the package (or MEMWARDEN_EVAL_DATA), not from the working directory', async () => {
+  it('is MEMWARDEN_EVAL_DATA when set, never a folder guessed beside the package', async () => {
     const { DATA_ROOT, DEFAULT_DEV, DEFAULT_LOCOMO } =
       await import('../../src/eval/injections/index.js');
     const { join, resolve } = await import('node:path');
-    const root = fileURLToPath(new URL('../..', import.meta.url));
     const env = process.env.MEMWARDEN_EVAL_DATA;
-    expect(DATA_ROOT).toBe(resolve(env ?? resolve(root, '..', 'shared', 'data')));
-    expect(DEFAULT_DEV).toBe(join(DATA_ROOT, 'injections/dev.jsonl'));
-    expect(DEFAULT_LOCOMO).toBe(join(DATA_ROOT, 'locomo/locomo-dev5.json'));
+    if (env === undefined || env === '') {
+      expect(DATA_ROOT).toBeUndefined();
+      expect(DEFAULT_DEV).toBeUndefined();
+      expect(DEFAULT_LOCOMO).toBeUndefined();
+    } else {
+      expect(DATA_ROOT).toBe(resolve(env));
+      expect(DEFAULT_DEV).toBe(join(DATA_ROOT!, 'injections/dev.jsonl'));
+      expect(DEFAULT_LOCOMO).toBe(join(DATA_ROOT!, 'locomo/locomo-dev5.json'));
+    }
   });
+
+  it('with no corpus named, the command refuses with a coded error and writes nothing', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { existsSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const out = join(mkdtempSync(join(tmpdir(), 'mw-inj-')), 'out');
+    const env = { ...process.env };
+    delete env.MEMWARDEN_EVAL_DATA;
+    const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+    const r = spawnSync(
+      process.execPath,
+      [main, 'eval', 'injections', '--embedder', 'deterministic', '--out', out],
+      { env, encoding: 'utf8' },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('INPUT_INVALID');
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
 });

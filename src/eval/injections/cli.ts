@@ -2,9 +2,9 @@
  * @module eval/injections/cli
  * `memwarden eval injections [DEV_JSONL]`: registered on the `eval` command. Writes
  * `report.json`, `report.html` and `summary.txt` to `--out`, the summary to stdout, progress
- * to stderr. DEV_JSONL defaults to injections/dev.jsonl in the data folder — MEMWARDEN_EVAL_DATA,
- * else ../shared/data beside the package (resolved from this module's location, so the command
- * means the same file from any working directory); `--locomo` (default locomo/locomo-dev5.json
+ * to stderr. DEV_JSONL defaults to injections/dev.jsonl in the data folder MEMWARDEN_EVAL_DATA;
+ * with neither, the command refuses (INPUT_INVALID naming both) — it never guesses a folder beside
+ * the package, which a user's clone does not have. `--locomo` (default locomo/locomo-dev5.json
  * there, skipped when absent) adds the warm default stack and the detector-contribution table.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -18,18 +18,21 @@ import { runInjectionsEval } from './run.js';
 
 /** The package root: this module is src/eval/injections/cli.ts or dist/eval/injections/cli.js. */
 export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-/** The public data folder: MEMWARDEN_EVAL_DATA, else ../shared/data beside the package. */
-export const DATA_ROOT = resolve(
-  process.env.MEMWARDEN_EVAL_DATA ?? resolve(PACKAGE_ROOT, '../shared/data'),
-);
-export const DEFAULT_DEV = join(DATA_ROOT, 'injections/dev.jsonl');
-export const DEFAULT_LOCOMO = join(DATA_ROOT, 'locomo/locomo-dev5.json');
+/** The public data folder when named by MEMWARDEN_EVAL_DATA (never guessed). */
+export const DATA_ROOT: string | undefined =
+  process.env.MEMWARDEN_EVAL_DATA === undefined || process.env.MEMWARDEN_EVAL_DATA === ''
+    ? undefined
+    : resolve(process.env.MEMWARDEN_EVAL_DATA);
+export const DEFAULT_DEV: string | undefined =
+  DATA_ROOT === undefined ? undefined : join(DATA_ROOT, 'injections/dev.jsonl');
+export const DEFAULT_LOCOMO: string | undefined =
+  DATA_ROOT === undefined ? undefined : join(DATA_ROOT, 'locomo/locomo-dev5.json');
 
 interface Opts {
   readonly embedder: string;
   readonly out: string;
   readonly cache: string;
-  readonly locomo: string;
+  readonly locomo?: string;
   readonly cv: boolean;
   readonly proactiveKappa?: string;
 }
@@ -40,7 +43,10 @@ export function registerEvalInjections(parent: Command): Command {
     .description(
       'write screening on public prompt-injection corpora: TPR / FPR per source and tier, ROC per tier, keyword baseline, cross-validation',
     )
-    .argument('[dev]', 'the corpus (JSONL {text, label, source, category})', DEFAULT_DEV)
+    .argument(
+      '[dev]',
+      'the corpus (JSONL {text, label, source, category}); default: injections/dev.jsonl in MEMWARDEN_EVAL_DATA',
+    )
     .addOption(
       new Option('--embedder <kind>', 'embedding model')
         .choices(['minilm', 'deterministic'])
@@ -48,8 +54,7 @@ export function registerEvalInjections(parent: Command): Command {
     )
     .option(
       '--locomo <file>',
-      'LoCoMo file for the MemSAD / probes reference and query history',
-      DEFAULT_LOCOMO,
+      'LoCoMo file for the MemSAD / probes reference and query history (default: locomo/locomo-dev5.json in MEMWARDEN_EVAL_DATA)',
     )
     .option('--no-cv', 'skip cross-validation (quick run)')
     .option(
@@ -58,7 +63,14 @@ export function registerEvalInjections(parent: Command): Command {
     )
     .option('--out <dir>', 'report folder', 'eval-out/injections')
     .option('--cache <dir>', 'embedding cache folder', '.cache/eval-embeddings')
-    .action(async (dev: string, o: Opts) => {
+    .action(async (devArg: string | undefined, o: Opts) => {
+      const dev = devArg ?? DEFAULT_DEV;
+      if (dev === undefined)
+        throw new MemwardenError(
+          'INPUT_INVALID',
+          'name the corpus: memwarden eval injections DEV_JSONL, or set MEMWARDEN_EVAL_DATA to the data folder',
+          { details: { field: 'dev' } },
+        );
       const log = (m: string): void => {
         process.stderr.write(`eval injections: ${m}\n`);
       };
@@ -68,9 +80,10 @@ export function registerEvalInjections(parent: Command): Command {
           'INPUT_INVALID',
           `--proactive-kappa must be a positive number, got ${o.proactiveKappa}`,
         );
-      const locomo = existsSync(o.locomo) ? o.locomo : undefined;
+      const locomoPath = o.locomo ?? DEFAULT_LOCOMO;
+      const locomo = locomoPath !== undefined && existsSync(locomoPath) ? locomoPath : undefined;
       if (locomo === undefined)
-        log(`no LoCoMo file at ${o.locomo}: detector contributions skipped`);
+        log(`no LoCoMo file (${locomoPath ?? 'none named'}): detector contributions skipped`);
       const report = await runInjectionsEval({
         data: dev,
         embedder: makeEmbedder(o.embedder),
