@@ -9,15 +9,12 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
 import { MemwardenError } from '../../core/errors.js';
 import { makeEmbedder } from '../detect/cli.js';
 import { htmlReport, textSummary } from './report.js';
 import { runInjectionsEval } from './run.js';
 
-/** The package root: this module is src/eval/injections/cli.ts or dist/eval/injections/cli.js. */
-export const PACKAGE_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 /** The public data folder when named by MEMWARDEN_EVAL_DATA (never guessed). */
 export const DATA_ROOT: string | undefined =
   process.env.MEMWARDEN_EVAL_DATA === undefined || process.env.MEMWARDEN_EVAL_DATA === ''
