@@ -534,9 +534,14 @@ describe.skipIf(!haveChromium && !CI)('review console in headless Chromium', () 
       else proof.leafHash = b.toString('base64');
       await route.fulfill({ response: res, json: body });
     });
+    // A hash-only navigation keeps the previous entry's (passing) proof in the page until the
+    // new one renders: wait for the summary's own proof rather than for any proof.
     await page.goto(`${url}/console/#/entries/${ids.summary}`);
-    await page.getByTestId('inclusion-proof').waitFor({ timeout: 20_000 });
-    expect(await page.getByTestId('inclusion-proof').getAttribute('data-result')).toBe('fail');
+    await expect
+      .poll(() => page.getByTestId('inclusion-proof').getAttribute('data-result'), {
+        timeout: 20_000,
+      })
+      .toBe('fail');
     await shot(page, 'entry-tampered-proof');
     await page.unroute('**/v1/investigate/*');
 
