@@ -218,6 +218,11 @@ export interface StoredEntry {
   readonly runId?: string;
   /** Agent scope of a v2 record (`agent`). */
   readonly agentId?: string;
+  /**
+   * The content's length in BM25 tokens, as a SQL backend computed and stored it on insert
+   * (the collection statistics read it); returned on reads for the audit, ignored on writes.
+   */
+  readonly lexLen?: number;
 }
 
 export interface EntryStore {

@@ -128,7 +128,13 @@ export async function buildFixture(storage: RootStorage, keyDir: string): Promis
   const c1 = await add('carol keeps a garden of herbs', carol);
   const carolKid = await ledger.currentKid(carol);
   await ledger.revokeKey(carolKid, 'fixture: key lost');
-  const a5 = await add('alice reads novels about the sea', alice);
+  // A v2 record with every migration-50 column set (memory id, event time, metadata, scopes).
+  const a5 = await add('alice reads novels about the sea', alice, {
+    metadata: { topic: 'books', rank: 2 },
+    eventAt: '2026-03-01T10:00:00Z',
+    runId: 'run-7',
+    agentId: 'librarian',
+  });
   cps.push((await mem.checkpoint()).size);
   const e = { a1, a2, a2v2, a3, a4, a5, b1, b2, t1, c1 };
   const owner: Record<string, string> = {
@@ -852,6 +858,76 @@ export function expectations(vector: boolean): Record<string, Expectation> {
           'source hash changed',
           (fx) => fx.e.a1,
           () => '00'.repeat(32),
+          false,
+        ),
+      ],
+    },
+    // ---- migration 50's columns: copies of the signed record's v2 fields (memory id, event
+    // time, metadata, run / agent scopes) for SQL filters, and the BM25 length for the
+    // collection statistics. Reads filter on them, so an edit can hide or misfile a memory;
+    // the audit compares each with the signed record (and the length with its content).
+    'entries.memory_id': {
+      kind: 'alter',
+      alterations: [
+        entryAlter(
+          "a version filed under another memory's history",
+          (fx) => fx.e.a2v2,
+          (_o, fx) => fx.e.a1,
+          false,
+        ),
+      ],
+    },
+    'entries.event_ns': {
+      kind: 'alter',
+      alterations: [
+        entryAlter(
+          'event time moved (time filters misfile it)',
+          (fx) => fx.e.a5,
+          (o) => String(BigInt(o as string) - 86_400_000_000_000n),
+          false,
+        ),
+      ],
+    },
+    'entries.metadata': {
+      kind: 'alter',
+      alterations: [
+        entryAlter(
+          'metadata rewritten (metadata filters misfile it)',
+          (fx) => fx.e.a5,
+          () => '{"topic": "finance", "rank": 2}',
+          false,
+        ),
+      ],
+    },
+    'entries.run_id': {
+      kind: 'alter',
+      alterations: [
+        entryAlter(
+          'moved to another run',
+          (fx) => fx.e.a5,
+          () => 'run-8',
+          false,
+        ),
+      ],
+    },
+    'entries.agent_id': {
+      kind: 'alter',
+      alterations: [
+        entryAlter(
+          'moved to another agent',
+          (fx) => fx.e.a5,
+          () => 'intruder',
+          false,
+        ),
+      ],
+    },
+    'entries.lex_len': {
+      kind: 'alter',
+      alterations: [
+        entryAlter(
+          'BM25 length inflated (skews the lexical statistics)',
+          (fx) => fx.e.a1,
+          (o) => String(Number(o) + 1000),
           false,
         ),
       ],

@@ -58,7 +58,7 @@ export interface SqlFeatures {
 
 const BASE = 'id, owner, tier, bytes, leaf_index, mac_kid, mac';
 const META =
-  'writer, kind, created_ns, expires_ns, content, uri, src_hash, deleted, superseded_by, memory_id, event_ns, metadata::text AS metadata, run_id, agent_id';
+  'writer, kind, created_ns, expires_ns, content, uri, src_hash, deleted, superseded_by, memory_id, event_ns, metadata::text AS metadata, run_id, agent_id, lex_len';
 
 /** The select list of a full entry, the embedding read from whichever column holds it. */
 export function entryCols(f: SqlFeatures, alias = '', withEmbedding = true): string {
@@ -204,6 +204,7 @@ export function entryOut(r: Record<string, unknown>): StoredEntry {
     ['metadata', metadataOut(r.metadata)],
     ['runId', optStr(r.run_id)],
     ['agentId', optStr(r.agent_id)],
+    ['lexLen', r.lex_len === null || r.lex_len === undefined ? undefined : numOut(r.lex_len)],
     ['embedding', r.emb === null || r.emb === undefined ? undefined : float4Out(r.emb)],
   ];
   for (const [k, v] of opt) if (v !== undefined) out[k] = v;

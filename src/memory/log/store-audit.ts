@@ -63,6 +63,8 @@ import {
   formatVerifierKey,
   verifyCosignedCheckpoint,
 } from '../../core/merkle/index.js';
+import { jsonEqual } from '../../core/entry/meta.js';
+import { tokenize } from '../../core/text/index.js';
 import { mayWriteTier } from '../../core/trust.js';
 import type { Embedder } from '../../ports/embedder.js';
 import type { CheckpointRecord, KeyRecord, StoredEntry } from '../../ports/storage.js';
@@ -653,6 +655,15 @@ function columnMismatches(e: StoredEntry, x: SignedEntry): string[] {
   if (e.content !== undefined && e.content !== x.content) bad.push('content');
   if (e.uri !== x.uri && !(e.uri === undefined && x.uri === undefined)) bad.push('uri');
   if (e.srcHash !== undefined && e.srcHash !== toHex(x.src)) bad.push('src_hash');
+  // Migration 50's columns. A row stored before it has no memory id (it reads as its own) and
+  // no v2 fields; every row stored since carries all of them as the record says.
+  if (e.memoryId !== undefined && e.memoryId !== (x.lid ?? x.id)) bad.push('memory_id');
+  if (e.memoryId === undefined && x.lid !== undefined) bad.push('memory_id');
+  if (e.eventAtNs !== x.evt) bad.push('event_ns');
+  if (!jsonEqual(e.metadata, x.meta)) bad.push('metadata');
+  if (e.runId !== x.run) bad.push('run_id');
+  if (e.agentId !== x.agent) bad.push('agent_id');
+  if (e.lexLen !== undefined && e.lexLen !== tokenize(x.content).length) bad.push('lex_len');
   // Renew-on-use only moves the expiry forward, and a never-expiring entry stays so.
   if (
     x.exp === undefined
