@@ -18,6 +18,7 @@ import { ManualClock, MemoryKeySource } from '../../src/testing/doubles.js';
 import { resetPglite } from './helpers-pglite.js';
 import { outcome } from '../helpers/outcome.js';
 import { committerOf } from '../../src/memory/log/commit.js';
+import { tokenize } from '../../src/core/text/index.js';
 
 describe('PGlite group commit: SQL transactions', () => {
   let db: PGlite;
@@ -169,7 +170,12 @@ describe('PGlite group commit: SQL transactions', () => {
       const full = got.find((e) => e.id === 'e-full')!;
       const { embedding, ...rest } = full;
       const { embedding: want, ...wantRest } = es[0]!;
-      expect(rest).toEqual({ ...wantRest, deleted: false });
+      // The adapter stores (and reads back) the content's BM25 length for the statistics.
+      expect(rest).toEqual({
+        ...wantRest,
+        deleted: false,
+        lexLen: tokenize(wantRest.content ?? '').length,
+      });
       expect(new Uint32Array(embedding!.buffer, embedding!.byteOffset, 384)).toEqual(
         new Uint32Array(want!.buffer, want!.byteOffset, 384),
       );

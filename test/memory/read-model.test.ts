@@ -69,8 +69,7 @@ function probed(root: RootStorage, probe: Probe): RootStorage {
   return new Proxy(root, {
     get(t, prop) {
       if (prop === 'asPrincipal') return (p: string) => wrapView(t.asPrincipal(p));
-      if (prop === 'searchEntries' || prop === 'listEntries')
-        return Reflect.get(wrapView(t), prop);
+      if (prop === 'searchEntries' || prop === 'listEntries') return Reflect.get(wrapView(t), prop);
       const x: unknown = Reflect.get(t, prop, t);
       return typeof x === 'function' ? (x as (...a: unknown[]) => unknown).bind(t) : x;
     },
@@ -134,12 +133,18 @@ for (const backend of ['memory', 'pglite'] as const) {
       expect(s.probe.searches, 'no database vector search').toBe(0);
       expect(s.model.isLoaded(s.alice) && s.model.isLoaded(s.bob)).toBe(true);
       expect(r1.results.length).toBe(5);
-      expect(r1.results.every((h) => h.memory.content.startsWith('alice') || h.memory.tier === 'OPERATOR')).toBe(true);
+      expect(
+        r1.results.every(
+          (h) => h.memory.content.startsWith('alice') || h.memory.tier === 'OPERATOR',
+        ),
+      ).toBe(true);
       expect(r2.results.map((h) => h.memory.content)).toContain('operator rule: never wire money');
       expect(r2.results.some((h) => h.memory.content.startsWith('alice'))).toBe(false);
       // Lexical (BM25) and hybrid ranking are served by the model too (ADR 0050).
       const lex = await s.mem.search('budget', { principal: s.bob, ranking: 'lexical' });
-      expect(lex.results.map((h) => h.memory.content).every((c) => c.includes('budget'))).toBe(true);
+      expect(lex.results.map((h) => h.memory.content).every((c) => c.includes('budget'))).toBe(
+        true,
+      );
       await s.mem.search('budget note', { principal: s.bob, ranking: 'hybrid' });
       expect(s.probe.searches).toBe(0);
       for (const p of [s.alice, s.bob, s.ops]) {
@@ -186,7 +191,11 @@ for (const backend of ['memory', 'pglite'] as const) {
       expect(r.model).not.toContain(a2);
       expect(r.model).not.toContain(a3);
       // Expiry: an entry expires, a renewal through the view brings the later expiry in.
-      const short = (await s.mem.add('alice short lived fact', { principal: s.alice, tier: 'USER_OBSERVED', ttlMs: 1000 })) as { memory: { id: string } };
+      const short = (await s.mem.add('alice short lived fact', {
+        principal: s.alice,
+        tier: 'USER_OBSERVED',
+        ttlMs: 1000,
+      })) as { memory: { id: string } };
       s.clock.advance(2_000_000_000n);
       r = await both(s, s.alice, 'alice short lived fact');
       expect(r.model).toEqual(r.db);
@@ -219,7 +228,9 @@ for (const backend of ['memory', 'pglite'] as const) {
         if (n !== 2) return;
         // Between pages: delete a row already loaded, renew one not yet loaded, add a new one.
         await s.mem.delete(ids[0] as string, { principal: s.alice, reason: 'mid-load' });
-        await s.mem.update(ids[6] as string, 'alice item six, rewritten during the load', { principal: s.alice });
+        await s.mem.update(ids[6] as string, 'alice item six, rewritten during the load', {
+          principal: s.alice,
+        });
         const text = 'alice item added during the load';
         const [embedding] = await new DeterministicEmbedder().embed([text]);
         const w = await committerOf(s.ledger).write(
@@ -290,8 +301,13 @@ for (const backend of ['memory', 'pglite'] as const) {
       expect(b?.map((h) => [h.entry.id, h.vectorScore])).toEqual(
         a?.map((h) => [h.entry.id, h.vectorScore]),
       );
-      // Rows the first model took from observed writes carry no `deleted: false`; rows read back do.
-      const norm = (hs: typeof a) => hs?.map((h) => ({ ...h.entry, deleted: h.entry.deleted === true }));
+      // Rows the first model took from observed writes carry no `deleted: false` and no stored
+      // BM25 length (`lexLen`, a SQL column); rows read back do.
+      const norm = (hs: typeof a) =>
+        hs?.map((h) => {
+          const { lexLen: _len, ...e } = h.entry;
+          return { ...e, deleted: h.entry.deleted === true };
+        });
       expect(norm(b)).toEqual(norm(a));
     });
 
@@ -319,13 +335,19 @@ for (const backend of ['memory', 'pglite'] as const) {
       const id = await add(s, 'alice likes green tea in the morning', s.alice);
       await s.mem.search('tea', { principal: s.alice });
       s.probe.searches = 0;
-      const again = await s.mem.add('alice likes green tea in the morning', { principal: s.alice, tier: 'USER_OBSERVED' });
+      const again = await s.mem.add('alice likes green tea in the morning', {
+        principal: s.alice,
+        tier: 'USER_OBSERVED',
+      });
       expect(again.status === 'stored' && [again.event, again.memory.id]).toEqual(['NOOP', id]);
       expect(s.probe.searches).toBe(0);
       // Bob's identical memory is not a duplicate of Alice's.
       await add(s, 'alice likes green tea in the morning', s.bob);
       await s.mem.delete(id, { principal: s.alice, reason: 'x' });
-      const after = await s.mem.add('alice likes green tea in the morning', { principal: s.alice, tier: 'USER_OBSERVED' });
+      const after = await s.mem.add('alice likes green tea in the morning', {
+        principal: s.alice,
+        tier: 'USER_OBSERVED',
+      });
       expect(after.status === 'stored' && after.event).toBe('ADD');
       expect(s.probe.searches).toBe(0);
     });
@@ -339,7 +361,12 @@ describe('read model: wiring', () => {
       const on = await Memory_.open({ dataDir: dir, ephemeral: true, embedder: 'deterministic' });
       expect(readModelOf(on.storageBackend)).toBeDefined();
       await on.close();
-      const off = await Memory_.open({ dataDir: dir, ephemeral: true, embedder: 'deterministic', readModel: false });
+      const off = await Memory_.open({
+        dataDir: dir,
+        ephemeral: true,
+        embedder: 'deterministic',
+        readModel: false,
+      });
       expect(readModelOf(off.storageBackend)).toBeUndefined();
       await off.close();
       // A server shared by several processes: the model follows the log (ADR 0037), tested in
@@ -384,15 +411,28 @@ describe('read model: tampering at rest (PGlite)', () => {
     );
     const after = await s.mem.search('spare key', { principal: s.alice, limit: 2 });
     const hit = after.results.find((h) => h.memory.id === target);
-    expect(hit?.memory.content, 'never served in altered form').toBe('alice keeps the spare key under the mat');
+    expect(hit?.memory.content, 'never served in altered form').toBe(
+      'alice keeps the spare key under the mat',
+    );
     const report = await auditStore(s.ledger, { embedder: new DeterministicEmbedder() });
     expect(report.findings.some((f) => f.subject === target)).toBe(true);
     // A fresh process (new ledger, new model) loads the altered row and drops it at read time.
     const storage2 = withReadModel(await PgliteBackend.open({ instance: db }));
     const clock = new ManualClock(s.clock.nowNs() + 1_000_000_000n);
     const random = new SeededRandom('fresh');
-    const ledger2 = await Ledger.open({ storage: storage2, keys: new MemoryKeySource(), clock, random });
-    const mem2 = new Memory({ ledger: ledger2, storage: storage2, embedder: new DeterministicEmbedder(), clock, random });
+    const ledger2 = await Ledger.open({
+      storage: storage2,
+      keys: new MemoryKeySource(),
+      clock,
+      random,
+    });
+    const mem2 = new Memory({
+      ledger: ledger2,
+      storage: storage2,
+      embedder: new DeterministicEmbedder(),
+      clock,
+      random,
+    });
     const fresh = await mem2.search('spare key', { principal: s.alice, limit: 2 });
     expect(fresh.results.map((h) => h.memory.id)).not.toContain(target);
     expect(fresh.dropped.map((d) => d.id)).toContain(target);
@@ -430,8 +470,14 @@ describe('read model: tampering at rest (PGlite)', () => {
     expect(s.model.isLoaded(s.alice) && s.model.isLoaded(s.bob)).toBe(true);
     expect(a.results.map((h) => h.memory.id)).not.toContain(target);
     expect(a.dropped.map((d) => d.id)).toContain(target);
-    expect(a.results.map((h) => h.memory.id), 'RLS: the moved row is not alice’s now').not.toContain(moved);
-    expect(b.results.map((h) => h.memory.id), 'never served to bob').not.toContain(moved);
+    expect(
+      a.results.map((h) => h.memory.id),
+      'RLS: the moved row is not alice’s now',
+    ).not.toContain(moved);
+    expect(
+      b.results.map((h) => h.memory.id),
+      'never served to bob',
+    ).not.toContain(moved);
     expect(b.results.length).toBeGreaterThan(0);
   });
 });

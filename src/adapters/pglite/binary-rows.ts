@@ -225,6 +225,10 @@ export class FieldReader {
     if (len !== 8) throw malformed('int8 of the wrong size');
     return this.dv.getBigInt64(at);
   }
+  int4(at: number, len: number): number {
+    if (len !== 4) throw malformed('int4 of the wrong size');
+    return this.dv.getInt32(at);
+  }
   bool(at: number, len: number): boolean {
     if (len !== 1) throw malformed('bool of the wrong size');
     return this.raw[at] !== 0;

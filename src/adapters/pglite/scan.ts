@@ -34,6 +34,7 @@ const COLS = [
   'metadata',
   'run_id',
   'agent_id',
+  'lex_len',
 ] as const;
 
 /** The scan's SELECT (pgvector column): `$1` the keyset start, `$2` the page size. */
@@ -90,6 +91,7 @@ export function decodeScanRows(raw: Uint8Array): StoredEntry[] {
     }
     text('runId', 20);
     text('agentId', 21);
+    if (len[22]! >= 0) e.lexLen = r.int4(at[22]!, len[22]!);
     out.push(e as unknown as StoredEntry);
   });
   return out;
