@@ -41,10 +41,55 @@ describe('LocalMiniLmEmbedder (the real all-MiniLM-L6-v2 weights)', () => {
     expect(await e.embed([])).toEqual([]);
   });
 
-  it('rejects a batch size above 16 and non-string input with INPUT_INVALID', async () => {
+  it('length-sorted batches in worker threads give the one-by-one vectors, in input order (ADR 0064)', async () => {
+    // Lengths from 2 to ~60 tokens, interleaved, so every batch pads some of its texts.
+    const texts = Array.from({ length: 21 }, (_, i) =>
+      i % 3 === 0
+        ? `Short ${i}.`
+        : `Sentence ${i}: ${'the garden was amazing and the dog finally slept, '.repeat(1 + (i % 4))}`,
+    );
+    const one = new LocalMiniLmEmbedder({ threads: 0, batchSize: 1 });
+    const pooled = new LocalMiniLmEmbedder({ threads: 2, batchSize: 8 });
+    const ref: Float32Array[] = [];
+    for (const t of texts) ref.push(...(await one.embed([t])));
+    const got = await pooled.embed(texts);
+    expect(got).toHaveLength(texts.length);
+    let worst = 0;
+    got.forEach((v, i) => {
+      expect(v).toBeInstanceOf(Float32Array);
+      const r = ref[i] as Float32Array;
+      for (let j = 0; j < 384; j++)
+        worst = Math.max(worst, Math.abs((v[j] as number) - (r[j] as number)));
+    });
+    expect(worst).toBeLessThan(1e-5);
+    // Each vector is the text's own: the paraphrase-free texts are not swapped.
+    expect(dot(got[0] as Float32Array, ref[0] as Float32Array)).toBeGreaterThan(0.9999);
+    expect(dot(got[0] as Float32Array, ref[3] as Float32Array)).toBeLessThan(0.9999);
+    // Inline and worker engines are the same engine: equal to the last bit on the same batch.
+    const inline = await new LocalMiniLmEmbedder({ threads: 0, batchSize: 8 }).embed(texts);
+    expect(inline.map((v) => Array.from(v))).toEqual(got.map((v) => Array.from(v)));
+  });
+
+  it('the worker pool is shared: a second embedder does not load the model again', async () => {
+    const a = new LocalMiniLmEmbedder({ threads: 1 });
+    await a.warm();
+    const b = new LocalMiniLmEmbedder({ threads: 1 });
+    await b.warm();
+    // A load reads ~45 MB of weights and runs a warm-up pass (hundreds of ms); reuse is ~0.
+    expect(b.stats().loadMs).toBeLessThan(Math.max(50, a.stats().loadMs / 4));
+    const [va] = await a.embed(['same text']);
+    const [vb] = await b.embed(['same text']);
+    expect(Array.from(vb as Float32Array)).toEqual(Array.from(va as Float32Array));
+  });
+
+  it('rejects a batch size above 16, threads outside 0..4 and non-string input with INPUT_INVALID', async () => {
     expect(() => new LocalMiniLmEmbedder({ batchSize: 17 })).toThrowError(
       expect.objectContaining({ code: 'INPUT_INVALID' }),
     );
+    for (const threads of [-1, 5, 1.5])
+      expect(() => new LocalMiniLmEmbedder({ threads })).toThrowError(
+        expect.objectContaining({ code: 'INPUT_INVALID' }),
+      );
     const e = new LocalMiniLmEmbedder();
     await expect(e.embed([1 as unknown as string])).rejects.toMatchObject({
       code: 'INPUT_INVALID',
