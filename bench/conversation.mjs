@@ -13,10 +13,15 @@
  *   (`conv_model_share`).
  * Also the model's own rate on the same texts (`conv_embed_texts_per_s`): the bound the write
  * rate cannot pass.
+ *
+ * `MEMWARDEN_BENCH_BASELINE=<old dist>` also times the old build's model and conversation
+ * write on the same texts in the same run, alternating old and new (`CONV_ROUNDS` rounds,
+ * default 1; the best round of each counts): `conv_new_over_baseline` is the write-rate ratio.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Memory } from '../dist/index.js';
 import { DeterministicEmbedder, LocalMiniLmEmbedder } from '../dist/adapters/embeddings/index.js';
 import { mulberry32, round } from './lib.mjs';
@@ -24,6 +29,7 @@ import { mulberry32, round } from './lib.mjs';
 const TURNS = 600;
 const MODEL_TURNS = Number(process.env.CONV_MODEL_TURNS ?? 96);
 const SESSION = 24;
+const ROUNDS = Number(process.env.CONV_ROUNDS ?? 1);
 
 const SUBJECTS = [
   'my sister',
@@ -69,9 +75,9 @@ function conversation(n) {
   }));
 }
 
-async function write(embedder, turns) {
+async function write(embedder, turns, M = Memory) {
   const dir = mkdtempSync(path.join(tmpdir(), 'mw-bench-conv-'));
-  const mem = await Memory.open({ dataDir: dir, ephemeral: true, embedder });
+  const mem = await M.open({ dataDir: dir, ephemeral: true, embedder });
   try {
     const { id: principal } = await mem.createPrincipal('user', 'bench');
     // Warm: the model's load and the first PGlite statements are not the write rate.
@@ -87,18 +93,52 @@ async function write(embedder, turns) {
   }
 }
 
+async function embedRate(embedder, texts) {
+  const t0 = performance.now();
+  await embedder.embed(texts);
+  return texts.length / ((performance.now() - t0) / 1000);
+}
+
 export async function run({ log }) {
   const turns = conversation(TURNS);
+  const texts = turns.slice(0, 48).map((t) => `${t.name}: ${t.content}`);
   const local = new LocalMiniLmEmbedder();
   await local.warm();
-  const e0 = performance.now();
-  await local.embed(turns.slice(0, 48).map((t) => `${t.name}: ${t.content}`));
-  const embedPerS = 48 / ((performance.now() - e0) / 1000);
+  const baseDir = process.env.MEMWARDEN_BENCH_BASELINE;
+  let old;
+  if (baseDir) {
+    const OM = await import(pathToFileURL(`${baseDir}/index.js`).href);
+    const OE = await import(pathToFileURL(`${baseDir}/adapters/embeddings/index.js`).href);
+    old = { Memory: OM.Memory, embedder: new OE.LocalMiniLmEmbedder() };
+    await old.embedder.warm();
+    log(`baseline: ${baseDir}`);
+  }
+  const best = { embed: 0, slow: Infinity, oldEmbed: 0, oldSlow: Infinity };
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate which build goes first, so a load swing does not favour one.
+    const steps = [
+      async () => {
+        best.embed = Math.max(best.embed, await embedRate(local, texts));
+        const s = await write(local, turns.slice(0, MODEL_TURNS));
+        best.slow = Math.min(best.slow, s);
+        log(`round ${r + 1}: ${MODEL_TURNS} turns, all-MiniLM-L6-v2: ${round(s)} s`);
+      },
+    ];
+    if (old)
+      steps.push(async () => {
+        best.oldEmbed = Math.max(best.oldEmbed, await embedRate(old.embedder, texts));
+        const s = await write(old.embedder, turns.slice(0, MODEL_TURNS), old.Memory);
+        best.oldSlow = Math.min(best.oldSlow, s);
+        log(`round ${r + 1}: ${MODEL_TURNS} turns, baseline build: ${round(s)} s`);
+      });
+    if (r % 2 === 1) steps.reverse();
+    for (const step of steps) await step();
+  }
+  const embedPerS = best.embed;
   log(`model alone: ${round(embedPerS)} texts/s`);
   const fast = await write(new DeterministicEmbedder(384), turns);
   log(`${TURNS} turns, deterministic embedder: ${round(fast)} s`);
-  const slow = await write(local, turns.slice(0, MODEL_TURNS));
-  log(`${MODEL_TURNS} turns, all-MiniLM-L6-v2: ${round(slow)} s`);
+  const slow = best.slow;
   const perS = MODEL_TURNS / slow;
   const writeOnly = TURNS / fast;
   const figures = {
@@ -112,6 +152,13 @@ export async function run({ log }) {
     conv_model_share: round(1 - perS / writeOnly),
     conv_turns_over_model_rate: round(perS / embedPerS),
   };
+  if (old) {
+    figures.conv_baseline_turns_per_s = round(MODEL_TURNS / best.oldSlow);
+    figures.conv_baseline_600_turns_s = round((TURNS * best.oldSlow) / MODEL_TURNS);
+    figures.conv_baseline_embed_texts_per_s = round(best.oldEmbed);
+    ratios.conv_new_over_baseline = round(best.oldSlow / slow);
+    ratios.conv_embed_new_over_baseline = round(embedPerS / best.oldEmbed);
+  }
   const targets = [
     { name: 'conv_600_turns_s', value: figures.conv_600_turns_s, op: '<=', limit: 30 },
   ].map((t) => ({ ...t, ok: t.value <= t.limit }));

@@ -243,8 +243,14 @@ class WorkerPool implements EngineRunner {
   }
 }
 
-/** Pools by model files and thread count: one per process, however many embedders use it. */
-const pools = new Map<string, Promise<WorkerPool>>();
+/**
+ * Pools by model files and thread count: one per process, however many embedders use it — kept
+ * on globalThis, so a module loaded twice (a test runner's module isolation, two copies of the
+ * package) still shares the workers instead of leaving idle ~90 MB engines behind.
+ */
+const POOLS = Symbol.for('memwarden.minilm.pools');
+const pools: Map<string, Promise<WorkerPool>> = ((globalThis as Record<symbol, unknown>)[POOLS] ??=
+  new Map()) as Map<string, Promise<WorkerPool>>;
 
 /** The shared pool of `threads` workers for `model`, its engines loaded. */
 export function workerPool(model: ModelManifest, threads: number): Promise<EngineRunner> {
