@@ -224,7 +224,10 @@ class WorkerPool implements EngineRunner {
   }
 
   #refs(on: boolean): void {
-    for (const s of this.#slots) on ? s.worker.ref() : s.worker.unref();
+    for (const s of this.#slots) {
+      if (on) s.worker.ref();
+      else s.worker.unref();
+    }
   }
 
   /** A worker died: fail every job, stop the others; the next embedder call starts anew. */
