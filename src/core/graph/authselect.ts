@@ -41,6 +41,7 @@ import {
   type PushTuning,
   certifiedTopK,
   pushUntilCertified,
+  relax,
   relaxPair,
   residualBounds,
   sparseReset,
@@ -230,10 +231,11 @@ function authSelectJoint(
   for (let i = 0; i < tainted.length; i++) mark[tainted[i]!] = 1;
   const pG = new Float64Array(n);
   const pA = new Float64Array(n);
-  const r = new Float64Array(2 * n);
+  const rG = new Float64Array(n);
+  const rA = new Float64Array(n);
   for (let i = 0; i < s.nodes.length; i++) {
-    r[2 * s.nodes[i]!] = s.weights[i]!;
-    r[2 * s.nodes[i]! + 1] = s.weights[i]!;
+    rG[s.nodes[i]!] = s.weights[i]!;
+    rA[s.nodes[i]!] = s.weights[i]!;
   }
   const tuning: PushTuning = opts.push === false ? {} : (opts.push ?? {});
   const factor = tuning.factor ?? 2;
@@ -248,17 +250,20 @@ function authSelectJoint(
   let authNodes: number[] | undefined;
   let authFailed = false;
   for (;;) {
-    const active = (fullNodes === undefined ? 1 : 0) | (authNodes === undefined ? 2 : 0);
-    const w = relaxPair(full, auth, mark, pG, pA, r, d, eps, s, active);
-    workG += w.g;
-    workA += w.a;
+    // Both sides open: one scan of each shared arc; one side settled: the plain relaxation.
+    if (fullNodes === undefined && authNodes === undefined && !authFailed) {
+      const w = relaxPair(full, auth, mark, pG, rG, pA, rA, d, eps, s);
+      workG += w.g;
+      workA += w.a;
+    } else if (fullNodes === undefined) workG += relax(full, pG, rG, d, eps, s);
+    else workA += relax(auth, pA, rA, d, eps, s);
     if (fullNodes === undefined) {
-      const { rho, iso } = residualBounds(full, r, 2, 0);
+      const { rho, iso } = residualBounds(full, rG);
       const c = certifiedTopK(
         full,
         pG,
         d,
-        { r, rho, iso, stride: 2, off: 0 },
+        { r: rG, rho, iso },
         true,
         undefined,
         sel.candidates,
@@ -296,12 +301,12 @@ function authSelectJoint(
       }
     }
     if (authNodes === undefined && !authFailed) {
-      const { rho, iso } = residualBounds(auth, r, 2, 1);
+      const { rho, iso } = residualBounds(auth, rA);
       const c = certifiedTopK(
         auth,
         pA,
         d,
-        { r, rho, iso, stride: 2, off: 1 },
+        { r: rA, rho, iso },
         true,
         undefined,
         sel.candidates,

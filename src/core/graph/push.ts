@@ -115,130 +115,107 @@ export function relax(
 }
 
 /**
- * Relax two push states in one pass (AuthSelect, ADR 0069): one on G (`full`) and one on G_A
- * (`auth`), at level `eps`, Gauss–Seidel in node order until a sweep pushes nothing. The residuals
- * are interleaved — node u's G residual at `r[2u]`, its G_A residual at `r[2u + 1]` — so one scan
- * of u's arcs serves both and both updates land in one cache line. A node outside `tainted`
- * (1 = endpoint of an unauthenticated write) has the same column of M in both views, so it is
- * pushed once for both; a tainted node is pushed per view over that view's own arcs. `active`:
- * bit 1 relaxes G, bit 2 relaxes G_A (a settled side is left as it is). Each state keeps the
- * invariant of `relax` for its own view, so each relaxed state is exactly what `relax` on that
- * view guarantees (every |r_u| at or below the level); a push of the other side's sub-threshold
- * residual on the same scan only moves more of it into p. Returns the arc work per view.
+ * Relax two push states at one level in the same sweeps (AuthSelect, ADR 0069): (pG, rG) on G
+ * (`full`) and (pA, rA) on G_A (`auth`), Gauss–Seidel in node order until a sweep pushes
+ * nothing on either. A node outside `tainted` (1 = endpoint of an unauthenticated write) has the
+ * same column of M in both views, so one scan of its arcs pushes both states; a tainted node is
+ * pushed per view over that view's own arcs. Pushing a state's sub-threshold residual along with
+ * the other's only moves more of it into p, so on return each state satisfies what `relax` on its
+ * own view guarantees (every |r_u| at or below the level), with the same invariant. Returns the
+ * arc work per view.
  */
 export function relaxPair(
   full: Csr,
   auth: Csr,
   tainted: Uint8Array,
   pG: Float64Array,
+  rG: Float64Array,
   pA: Float64Array,
-  r: Float64Array,
+  rA: Float64Array,
   d: number,
   eps: number,
   s: SparseReset,
-  active: number,
 ): { g: number; a: number } {
   const { n, offsets, targets, weights, strength, invStrength } = full;
   const keep = 1 - d;
-  const doG = (active & 1) !== 0;
-  const doA = (active & 2) !== 0;
   let workG = 0;
   let workA = 0;
   for (;;) {
     let pushed = 0;
     for (let u = 0; u < n; u++) {
+      const rg = rG[u]!;
+      const ra = rA[u]!;
       if (tainted[u] === 1) {
-        if (doG) {
-          const w = pushOne(full, pG, r, 0, u, eps, d, s);
-          if (w >= 0) {
-            workG += w;
-            pushed++;
-          }
+        const wg = pushNode(full, pG, rG, u, eps, d, s);
+        const wa = pushNode(auth, pA, rA, u, eps, d, s);
+        if (wg >= 0) {
+          workG += wg;
+          pushed++;
         }
-        if (doA) {
-          const w = pushOne(auth, pA, r, 1, u, eps, d, s);
-          if (w >= 0) {
-            workA += w;
-            pushed++;
-          }
+        if (wa >= 0) {
+          workA += wa;
+          pushed++;
         }
         continue;
       }
-      const i = 2 * u;
-      const rg = doG ? r[i]! : 0;
-      const ra = doA ? r[i + 1]! : 0;
       const thr = eps * strength[u]!;
       if (!(Math.abs(rg) > thr) && !(Math.abs(ra) > thr)) continue;
       const inv = invStrength[u]!;
       if (inv === 0) {
-        // Isolated in both views (same column): each side resets through s at its own level.
-        if (doG && pushOne(full, pG, r, 0, u, eps, d, s) >= 0) pushed++;
-        if (doA && pushOne(auth, pA, r, 1, u, eps, d, s) >= 0) pushed++;
+        // Isolated in both views (same column): each state resets through s at its own level.
+        if (pushNode(full, pG, rG, u, eps, d, s) >= 0) pushed++;
+        if (pushNode(auth, pA, rA, u, eps, d, s) >= 0) pushed++;
         continue;
       }
+      rG[u] = 0;
+      rA[u] = 0;
+      pG[u]! += keep * rg;
+      pA[u]! += keep * ra;
+      const cg = d * rg * inv;
+      const ca = d * ra * inv;
       const start = offsets[u]!;
       const end = offsets[u + 1]!;
-      pushed++;
-      if (doG && doA) {
-        r[i] = 0;
-        r[i + 1] = 0;
-        pG[u]! += keep * rg;
-        pA[u]! += keep * ra;
-        const cg = d * rg * inv;
-        const ca = d * ra * inv;
-        for (let k = start; k < end; k++) {
-          const t = 2 * targets[k]!;
-          const w = weights[k]!;
-          r[t]! += cg * w;
-          r[t + 1]! += ca * w;
-        }
-        workG += end - start;
-        workA += end - start;
-      } else {
-        const o = doG ? 0 : 1;
-        const ru = doG ? rg : ra;
-        r[i + o] = 0;
-        if (doG) pG[u]! += keep * ru;
-        else pA[u]! += keep * ru;
-        const c = d * ru * inv;
-        for (let k = start; k < end; k++) r[2 * targets[k]! + o]! += c * weights[k]!;
-        if (doG) workG += end - start;
-        else workA += end - start;
+      for (let k = start; k < end; k++) {
+        const t = targets[k]!;
+        const w = weights[k]!;
+        rG[t]! += cg * w;
+        rA[t]! += ca * w;
       }
+      workG += end - start;
+      workA += end - start;
+      pushed++;
     }
     if (pushed === 0) return { g: workG, a: workA };
   }
 }
 
-/** One push of node u on one side of an interleaved pair state; -1 when under the level. */
-function pushOne(
+/** One push of node u (as in `relax`); -1 when its residual is at or below the level. */
+function pushNode(
   g: Csr,
   p: Float64Array,
   r: Float64Array,
-  o: number,
   u: number,
   eps: number,
   d: number,
   s: SparseReset,
 ): number {
-  const i = 2 * u + o;
-  const ru = r[i]!;
+  const ru = r[u]!;
   if (!(Math.abs(ru) > eps * g.strength[u]!)) return -1;
   const inv = g.invStrength[u]!;
   if (inv === 0) {
     if (!(Math.abs(ru) > eps)) return -1;
-    r[i] = 0;
+    r[u] = 0;
     p[u]! += (1 - d) * ru;
     const c = d * ru;
-    for (let j = 0; j < s.nodes.length; j++) r[2 * s.nodes[j]! + o]! += c * s.weights[j]!;
+    for (let j = 0; j < s.nodes.length; j++) r[s.nodes[j]!]! += c * s.weights[j]!;
     return 0;
   }
-  r[i] = 0;
+  r[u] = 0;
   p[u]! += (1 - d) * ru;
   const c = d * ru * inv;
   const start = g.offsets[u]!;
   const end = g.offsets[u + 1]!;
-  for (let k = start; k < end; k++) r[2 * g.targets[k]! + o]! += c * g.weights[k]!;
+  for (let k = start; k < end; k++) r[g.targets[k]!]! += c * g.weights[k]!;
   return end - start;
 }
 
@@ -248,21 +225,16 @@ export function startLevel(g: Csr, tuning: PushTuning = {}): number {
 }
 
 /** The certificate's two constants for a residual: ρ = max |r_u|/S_u (non-isolated), R = Σ_isolated |r_u|. */
-export function residualBounds(
-  g: Csr,
-  r: Float64Array,
-  stride = 1,
-  off = 0,
-): { rho: number; iso: number } {
+export function residualBounds(g: Csr, r: Float64Array): { rho: number; iso: number } {
   const inv = g.invStrength;
   let rho = 0;
   for (let u = 0; u < g.n; u++) {
-    const t = Math.abs(r[u * stride + off]!) * inv[u]!;
+    const t = Math.abs(r[u]!) * inv[u]!;
     if (t > rho) rho = t;
   }
   let iso = 0;
   const isolated = derived(g).isolated;
-  for (let i = 0; i < isolated.length; i++) iso += Math.abs(r[isolated[i]! * stride + off]!);
+  for (let i = 0; i < isolated.length; i++) iso += Math.abs(r[isolated[i]!]!);
   return { rho, iso };
 }
 
@@ -271,9 +243,6 @@ export interface ResidualPart {
   readonly r: Float64Array;
   readonly rho: number;
   readonly iso: number;
-  /** Node u's residual is `r[u·stride + off]` (interleaved pair states, see `relaxPair`); default 1, 0. */
-  readonly stride?: number;
-  readonly off?: number;
 }
 
 /**
@@ -285,15 +254,13 @@ function partBound(g: Csr, x: ResidualPart, d: number, c: number): number {
   const crude = g.strength[c]! * x.rho;
   if (crude === 0) return x.iso;
   const r = x.r;
-  const st = x.stride ?? 1;
-  const of = x.off ?? 0;
   const inv = g.invStrength;
   let near = 0;
   for (let k = g.offsets[c]!; k < g.offsets[c + 1]!; k++) {
     const t = g.targets[k]!;
-    near += g.weights[k]! * Math.abs(r[t * st + of]!) * inv[t]!;
+    near += g.weights[k]! * Math.abs(r[t]!) * inv[t]!;
   }
-  const fine = (1 - d) * Math.abs(r[c * st + of]!) + d * (1 - d) * near + d * d * crude;
+  const fine = (1 - d) * Math.abs(r[c]!) + d * (1 - d) * near + d * d * crude;
   return Math.min(fine, crude) + x.iso;
 }
 
