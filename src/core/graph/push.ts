@@ -119,10 +119,9 @@ export function relax(
  * (`full`) and (pA, rA) on G_A (`auth`), Gauss–Seidel in node order until a sweep pushes
  * nothing on either. A node outside `tainted` (1 = endpoint of an unauthenticated write) has the
  * same column of M in both views, so one scan of its arcs pushes both states; a tainted node is
- * pushed per view over that view's own arcs. Pushing a state's sub-threshold residual along with
- * the other's only moves more of it into p, so on return each state satisfies what `relax` on its
- * own view guarantees (every |r_u| at or below the level), with the same invariant. Returns the
- * arc work per view.
+ * pushed per view over that view's own arcs. Each state is pushed exactly where `relax` on its
+ * own view would push it (|r_u| above the level), so on return each satisfies what `relax`
+ * guarantees, with the same invariant. Returns the arc work per view.
  */
 export function relaxPair(
   full: Csr,
@@ -159,7 +158,9 @@ export function relaxPair(
         continue;
       }
       const thr = eps * strength[u]!;
-      if (!(Math.abs(rg) > thr) && !(Math.abs(ra) > thr)) continue;
+      const overG = Math.abs(rg) > thr;
+      const overA = Math.abs(ra) > thr;
+      if (!overG && !overA) continue;
       const inv = invStrength[u]!;
       if (inv === 0) {
         // Isolated in both views (same column): each state resets through s at its own level.
@@ -167,23 +168,35 @@ export function relaxPair(
         if (pushNode(auth, pA, rA, u, eps, d, s) >= 0) pushed++;
         continue;
       }
-      rG[u] = 0;
-      rA[u] = 0;
-      pG[u]! += keep * rg;
-      pA[u]! += keep * ra;
-      const cg = d * rg * inv;
-      const ca = d * ra * inv;
       const start = offsets[u]!;
       const end = offsets[u + 1]!;
-      for (let k = start; k < end; k++) {
-        const t = targets[k]!;
-        const w = weights[k]!;
-        rG[t]! += cg * w;
-        rA[t]! += ca * w;
-      }
-      workG += end - start;
-      workA += end - start;
       pushed++;
+      if (overG && overA) {
+        rG[u] = 0;
+        rA[u] = 0;
+        pG[u]! += keep * rg;
+        pA[u]! += keep * ra;
+        const cg = d * rg * inv;
+        const ca = d * ra * inv;
+        for (let k = start; k < end; k++) {
+          const t = targets[k]!;
+          const w = weights[k]!;
+          rG[t]! += cg * w;
+          rA[t]! += ca * w;
+        }
+        workG += end - start;
+        workA += end - start;
+      } else {
+        const p = overG ? pG : pA;
+        const r = overG ? rG : rA;
+        const ru = overG ? rg : ra;
+        r[u] = 0;
+        p[u]! += keep * ru;
+        const c = d * ru * inv;
+        for (let k = start; k < end; k++) r[targets[k]!]! += c * weights[k]!;
+        if (overG) workG += end - start;
+        else workA += end - start;
+      }
     }
     if (pushed === 0) return { g: workG, a: workA };
   }
