@@ -38,6 +38,7 @@ import {
   transitionStep,
 } from './ppr.js';
 import {
+  MAX_LEVELS,
   type PushTuning,
   certifiedTopK,
   pushUntilCertified,
@@ -211,7 +212,7 @@ export function authSelectPpr(
  * the push's upper bounds on π_G) may settle G_A as well (`certified`); otherwise the G_A side
  * runs until its own certificate (`replayed`). Both states start from s and stay non-negative,
  * so both certificates are the one-sided ones of `pprSelect`. A side that runs out of budget on
- * a near-tie is answered by the reference (`authSelectPprPower` for G, the delta replay for G_A).
+ * a near-tie is answered by the power iteration on that side's view (`pprSelectPower`).
  */
 function authSelectJoint(
   index: GraphIndex,
@@ -247,9 +248,12 @@ function authSelectJoint(
   let workG = 0;
   let workA = 0;
   let fullNodes: number[] | undefined;
+  let fullScores: Float64Array = pG;
   let authNodes: number[] | undefined;
   let authFailed = false;
-  for (;;) {
+  // Levels are capped as well as work: on a view with no arcs (every edge unauthenticated) the
+  // work never grows, and an exact tie there is never certified.
+  for (let level = 0; ; level++) {
     // Both sides open: one scan of each shared arc; one side settled: the plain relaxation.
     if (fullNodes === undefined && authNodes === undefined && !authFailed) {
       const w = relaxPair(full, auth, mark, pG, rG, pA, rA, d, eps, s);
@@ -295,9 +299,12 @@ function authSelectJoint(
             };
           }
         }
-      } else if (workG > budget * arcsG || !(eps > 0)) {
-        const ref = authSelectPprPower(index, q, opts);
-        return { ...ref, fullIterations: ref.fullIterations + workG / arcsG };
+      } else if (workG > budget * arcsG || !(eps > 0) || level >= MAX_LEVELS) {
+        // A near-tie on G: the power iteration answers (as `pprSelect` does); G_A goes on.
+        const ref = pprSelectPower(full, q, opts);
+        fullNodes = ref.nodes;
+        fullScores = ref.scores;
+        workG += ref.iterations * arcsG;
       }
     }
     if (authNodes === undefined && !authFailed) {
@@ -315,34 +322,22 @@ function authSelectJoint(
         scratch,
       );
       if (c.margin > sel.slack) authNodes = c.nodes;
-      else if (workA > budget * arcsA || !(eps > 0)) authFailed = true;
+      else if (workA > budget * arcsA || !(eps > 0) || level >= MAX_LEVELS) authFailed = true;
     }
     if (fullNodes !== undefined && (authNodes !== undefined || authFailed)) break;
     eps /= factor;
   }
   let replayIterations = workA / arcsA;
   if (authNodes === undefined) {
-    // A near-tie on G_A: the reference replay, from an accurate π_G.
-    const pf = personalizedPageRank(full, resetVector(n, q.seeds), opts);
-    const rd = replayDelta(
-      full,
-      auth,
-      pf.scores,
-      resetVector(n, q.seeds),
-      tainted,
-      d,
-      q,
-      tol,
-      pf.errorBound,
-      opts.maxIter ?? 200,
-    );
-    authNodes = rd.nodes;
-    replayIterations += pf.iterations + rd.iterations;
+    // A near-tie (or an exact tie) on G_A: the power iteration on G_A answers, as for PPR.
+    const ref = pprSelectPower(auth, q, opts);
+    authNodes = ref.nodes;
+    replayIterations += ref.iterations;
   }
   return {
     full: fullNodes,
     fullIterations: workG / arcsG,
-    fullScores: pG,
+    fullScores,
     auth: authNodes,
     diverged: !same(fullNodes, authNodes),
     mode: 'replayed',

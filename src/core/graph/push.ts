@@ -354,6 +354,9 @@ function topByEstimate(scores: Float64Array, candidates: ArrayLike<number>, k: n
   return best;
 }
 
+/** Relaxation levels before a push gives up to the power iteration (ε falls by 2⁶⁴). */
+export const MAX_LEVELS = 64;
+
 /** Tuning of the certified push (defaults measured in ADR 0068). */
 export interface PushTuning {
   /** First relaxation level, as a multiple of 1/volume (the mean of π_v/S_v). Default 0.1. */
@@ -420,7 +423,10 @@ export function pushUntilCertified(
   let eps = goal.eps0 ?? (tuning.startScale ?? 0.1) / Math.max(volume, 1);
   const scratch = new Uint8Array(g.n);
   let work = 0;
-  for (;;) {
+  // Levels are capped as well as work: when every seed is isolated the work never grows, and the
+  // exact tie among the candidates (all 0) is never certified; below 2⁻⁶⁴ of the first level a
+  // relaxation only chases denormals (it took minutes before the cap).
+  for (let level = 0; ; level++) {
     work += relax(g, p, r, d, eps, s);
     const { rho, iso } = residualBounds(g, r);
     const c = certifiedTopK(
@@ -437,7 +443,7 @@ export function pushUntilCertified(
     );
     if (c.margin > goal.slack)
       return { nodes: c.nodes, margin: c.margin, rho, iso, sweeps: work / arcs, eps };
-    if (work > budget || !(eps > 0) || rho < (goal.rhoFloor ?? 0))
+    if (work > budget || !(eps > 0) || level >= MAX_LEVELS || rho < (goal.rhoFloor ?? 0))
       return { nodes: undefined, margin: c.margin, rho, iso, sweeps: work / arcs, eps };
     eps /= factor;
   }
