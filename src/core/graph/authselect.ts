@@ -38,10 +38,15 @@ import {
   transitionStep,
 } from './ppr.js';
 import {
-  moveResidual,
+  MAX_LEVELS,
+  type PushTuning,
+  certifiedTopK,
   pushUntilCertified,
+  relax,
+  relaxPair,
   residualBounds,
   sparseReset,
+  startLevel,
   upperBound,
 } from './push.js';
 import { type Csr, type GraphIndex, isAuthenticated } from './structure.js';
@@ -176,94 +181,165 @@ export function authSelectPpr(
   const full = index.view('full');
   const n = full.n;
   const s = sparseReset(n, q.seeds);
-  const p = new Float64Array(n);
-  const r = new Float64Array(n);
-  for (let i = 0; i < s.nodes.length; i++) r[s.nodes[i]!] = s.weights[i]!;
   const slack = (tol * d) / (1 - d);
   const sel = { candidates: q.candidates, k: q.k, ordered, slack };
-  const g1 = pushUntilCertified(full, p, r, d, s, { ...sel, oneSided: true }, opts.push);
-  if (g1.nodes === undefined) {
-    const ref = authSelectPprPower(index, q, opts);
-    return { ...ref, fullIterations: ref.fullIterations + g1.sweeps };
-  }
-  const base = { full: g1.nodes, fullIterations: g1.sweeps, fullScores: p };
   if (index.unauthenticatedCount === 0) {
-    return { ...base, auth: g1.nodes, diverged: false, mode: 'clean', replayIterations: 0 };
+    const p = new Float64Array(n);
+    const r = new Float64Array(n);
+    for (let i = 0; i < s.nodes.length; i++) r[s.nodes[i]!] = s.weights[i]!;
+    const g1 = pushUntilCertified(full, p, r, d, s, { ...sel, oneSided: true }, opts.push);
+    if (g1.nodes === undefined) {
+      const ref = authSelectPprPower(index, q, opts);
+      return { ...ref, fullIterations: ref.fullIterations + g1.sweeps };
+    }
+    return {
+      full: g1.nodes,
+      fullIterations: g1.sweeps,
+      fullScores: p,
+      auth: g1.nodes,
+      diverged: false,
+      mode: 'clean',
+      replayIterations: 0,
+    };
   }
+  return authSelectJoint(index, q, opts, d, tol, s, same, sel);
+}
+
+/**
+ * AuthSelect with unauthenticated structure present (ADR 0069): push on G and on G_A together
+ * (`relaxPair`: one scan of each arc serves both states), level by level. Each side stops once
+ * its own top-k is certified. When G's is, the skip certificate (‖π_G − π_{G_A}‖₁ bound from
+ * the push's upper bounds on π_G) may settle G_A as well (`certified`); otherwise the G_A side
+ * runs until its own certificate (`replayed`). Both states start from s and stay non-negative,
+ * so both certificates are the one-sided ones of `pprSelect`. A side that runs out of budget on
+ * a near-tie is answered by the power iteration on that side's view (`pprSelectPower`).
+ */
+function authSelectJoint(
+  index: GraphIndex,
+  q: PprQuery,
+  opts: PprOptions,
+  d: number,
+  tol: number,
+  s: ReturnType<typeof sparseReset>,
+  same: (a: readonly number[], b: readonly number[]) => boolean,
+  sel: { candidates: ArrayLike<number>; k: number; ordered: boolean; slack: number },
+): AuthSelectResult {
+  const full = index.view('full');
   const auth = index.view('auth');
+  const n = full.n;
   const tainted = index.taintedNodes();
-  // Skip certificate on exact scores: ‖π_G − π_{G_A}‖₁ ≤ 2d/(1 − d)·Σ π_G(u)·φ_u, with π_G(u)
-  // bounded above by the push certificate.
-  let u = 0;
-  for (let i = 0; i < tainted.length; i++) {
-    const v = tainted[i]!;
-    const sf = full.strength[v]!;
-    if (sf > 0) u += upperBound(p, full.strength, g1.rho, g1.iso, v) * (1 - auth.strength[v]! / sf);
+  const mark = new Uint8Array(n);
+  for (let i = 0; i < tainted.length; i++) mark[tainted[i]!] = 1;
+  const pG = new Float64Array(n);
+  const pA = new Float64Array(n);
+  const rG = new Float64Array(n);
+  const rA = new Float64Array(n);
+  for (let i = 0; i < s.nodes.length; i++) {
+    rG[s.nodes[i]!] = s.weights[i]!;
+    rA[s.nodes[i]!] = s.weights[i]!;
   }
-  if (g1.margin > (2 * d * u) / (1 - d) + slack) {
-    return { ...base, auth: g1.nodes, diverged: false, mode: 'certified', replayIterations: 0 };
+  const tuning: PushTuning = opts.push === false ? {} : (opts.push ?? {});
+  const factor = tuning.factor ?? 2;
+  const budget = tuning.budgetSweeps ?? 4;
+  const arcsG = Math.max(1, full.targets.length);
+  const arcsA = Math.max(1, auth.targets.length);
+  const scratch = new Uint8Array(n);
+  let eps = startLevel(full, tuning);
+  let workG = 0;
+  let workA = 0;
+  let fullNodes: number[] | undefined;
+  let fullScores: Float64Array = pG;
+  let authNodes: number[] | undefined;
+  let authFailed = false;
+  // Levels are capped as well as work: on a view with no arcs (every edge unauthenticated) the
+  // work never grows, and an exact tie there is never certified.
+  for (let level = 0; ; level++) {
+    // Both sides open: one scan of each shared arc; one side settled: the plain relaxation.
+    if (fullNodes === undefined && authNodes === undefined && !authFailed) {
+      const w = relaxPair(full, auth, mark, pG, rG, pA, rA, d, eps, s);
+      workG += w.g;
+      workA += w.a;
+    } else if (fullNodes === undefined) workG += relax(full, pG, rG, d, eps, s);
+    else workA += relax(auth, pA, rA, d, eps, s);
+    if (fullNodes === undefined) {
+      const { rho, iso } = residualBounds(full, rG);
+      const c = certifiedTopK(
+        full,
+        pG,
+        d,
+        { r: rG, rho, iso },
+        true,
+        undefined,
+        sel.candidates,
+        sel.k,
+        sel.ordered,
+        scratch,
+      );
+      if (c.margin > sel.slack) {
+        fullNodes = c.nodes;
+        // Skip certificate on exact scores: ‖π_G − π_{G_A}‖₁ ≤ 2d/(1 − d)·Σ π_G(u)·φ_u, with
+        // π_G(u) bounded above by the push certificate.
+        if (authNodes === undefined) {
+          let u = 0;
+          for (let i = 0; i < tainted.length; i++) {
+            const v = tainted[i]!;
+            const sf = full.strength[v]!;
+            if (sf > 0)
+              u += upperBound(pG, full.strength, rho, iso, v) * (1 - auth.strength[v]! / sf);
+          }
+          if (c.margin > (2 * d * u) / (1 - d) + sel.slack) {
+            return {
+              full: fullNodes,
+              fullIterations: workG / arcsG,
+              fullScores: pG,
+              auth: fullNodes,
+              diverged: false,
+              mode: 'certified',
+              replayIterations: workA / arcsA,
+            };
+          }
+        }
+      } else if (workG > budget * arcsG || !(eps > 0) || level >= MAX_LEVELS) {
+        // A near-tie on G: the power iteration answers (as `pprSelect` does); G_A goes on.
+        const ref = pprSelectPower(full, q, opts);
+        fullNodes = ref.nodes;
+        fullScores = ref.scores;
+        workG += ref.iterations * arcsG;
+      }
+    }
+    if (authNodes === undefined && !authFailed) {
+      const { rho, iso } = residualBounds(auth, rA);
+      const c = certifiedTopK(
+        auth,
+        pA,
+        d,
+        { r: rA, rho, iso },
+        true,
+        undefined,
+        sel.candidates,
+        sel.k,
+        sel.ordered,
+        scratch,
+      );
+      if (c.margin > sel.slack) authNodes = c.nodes;
+      else if (workA > budget * arcsA || !(eps > 0) || level >= MAX_LEVELS) authFailed = true;
+    }
+    if (fullNodes !== undefined && (authNodes !== undefined || authFailed)) break;
+    eps /= factor;
   }
-  // Replay on G_A from the same state: π_A = p + Π_A(r) + Π_A(c), c = d/(1 − d)·(M_A − M_G)·p.
-  // First push only c (local to the unauthenticated writes) and hold r — non-negative, so it only
-  // widens the interval upwards; if that cannot certify, push r as well.
-  const pa = Float64Array.from(p);
-  const ra = new Float64Array(n);
-  const rest = Float64Array.from(r);
-  for (let i = 0; i < tainted.length; i++) {
-    const v = tainted[i]!;
-    ra[v] = rest[v]!;
-    rest[v] = 0;
-  }
-  moveResidual(full, auth, p, ra, d, s, tainted);
-  const held = { r: rest, ...residualBounds(auth, rest) };
-  const budget = opts.push?.budgetSweeps ?? 4;
-  const first = pushUntilCertified(
-    auth,
-    pa,
-    ra,
-    d,
-    s,
-    { ...sel, oneSided: false, held, budgetSweeps: budget, rhoFloor: held.rho },
-    opts.push,
-  );
-  let g2 = first;
-  if (first.nodes === undefined && first.sweeps < budget) {
-    for (let v = 0; v < n; v++) ra[v]! += rest[v]!;
-    g2 = pushUntilCertified(
-      auth,
-      pa,
-      ra,
-      d,
-      s,
-      { ...sel, oneSided: false, budgetSweeps: budget - first.sweeps, eps0: first.eps },
-      opts.push,
-    );
-    g2 = { ...g2, sweeps: g2.sweeps + first.sweeps };
-  }
-  let authNodes = g2.nodes;
-  let replayIterations = g2.sweeps;
+  let replayIterations = workA / arcsA;
   if (authNodes === undefined) {
-    // A near-tie on G_A: the reference replay, from an accurate π_G.
-    const pf = personalizedPageRank(full, resetVector(n, q.seeds), opts);
-    const rd = replayDelta(
-      full,
-      auth,
-      pf.scores,
-      resetVector(n, q.seeds),
-      tainted,
-      d,
-      q,
-      tol,
-      pf.errorBound,
-      opts.maxIter ?? 200,
-    );
-    authNodes = rd.nodes;
-    replayIterations += pf.iterations + rd.iterations;
+    // A near-tie (or an exact tie) on G_A: the power iteration on G_A answers, as for PPR.
+    const ref = pprSelectPower(auth, q, opts);
+    authNodes = ref.nodes;
+    replayIterations += ref.iterations;
   }
   return {
-    ...base,
+    full: fullNodes,
+    fullIterations: workG / arcsG,
+    fullScores,
     auth: authNodes,
-    diverged: !same(g1.nodes, authNodes),
+    diverged: !same(fullNodes, authNodes),
     mode: 'replayed',
     replayIterations,
   };

@@ -114,6 +114,129 @@ export function relax(
   }
 }
 
+/**
+ * Relax two push states at one level in the same sweeps (AuthSelect, ADR 0069): (pG, rG) on G
+ * (`full`) and (pA, rA) on G_A (`auth`), Gauss–Seidel in node order until a sweep pushes
+ * nothing on either. A node outside `tainted` (1 = endpoint of an unauthenticated write) has the
+ * same column of M in both views, so one scan of its arcs pushes both states; a tainted node is
+ * pushed per view over that view's own arcs. Each state is pushed exactly where `relax` on its
+ * own view would push it (|r_u| above the level), so on return each satisfies what `relax`
+ * guarantees, with the same invariant. Returns the arc work per view.
+ */
+export function relaxPair(
+  full: Csr,
+  auth: Csr,
+  tainted: Uint8Array,
+  pG: Float64Array,
+  rG: Float64Array,
+  pA: Float64Array,
+  rA: Float64Array,
+  d: number,
+  eps: number,
+  s: SparseReset,
+): { g: number; a: number } {
+  const { n, offsets, targets, weights, strength, invStrength } = full;
+  const keep = 1 - d;
+  let workG = 0;
+  let workA = 0;
+  for (;;) {
+    let pushed = 0;
+    for (let u = 0; u < n; u++) {
+      const rg = rG[u]!;
+      const ra = rA[u]!;
+      if (tainted[u] === 1) {
+        const wg = pushNode(full, pG, rG, u, eps, d, s);
+        const wa = pushNode(auth, pA, rA, u, eps, d, s);
+        if (wg >= 0) {
+          workG += wg;
+          pushed++;
+        }
+        if (wa >= 0) {
+          workA += wa;
+          pushed++;
+        }
+        continue;
+      }
+      const thr = eps * strength[u]!;
+      const overG = Math.abs(rg) > thr;
+      const overA = Math.abs(ra) > thr;
+      if (!overG && !overA) continue;
+      const inv = invStrength[u]!;
+      if (inv === 0) {
+        // Isolated in both views (same column): each state resets through s at its own level.
+        if (pushNode(full, pG, rG, u, eps, d, s) >= 0) pushed++;
+        if (pushNode(auth, pA, rA, u, eps, d, s) >= 0) pushed++;
+        continue;
+      }
+      const start = offsets[u]!;
+      const end = offsets[u + 1]!;
+      pushed++;
+      if (overG && overA) {
+        rG[u] = 0;
+        rA[u] = 0;
+        pG[u]! += keep * rg;
+        pA[u]! += keep * ra;
+        const cg = d * rg * inv;
+        const ca = d * ra * inv;
+        for (let k = start; k < end; k++) {
+          const t = targets[k]!;
+          const w = weights[k]!;
+          rG[t]! += cg * w;
+          rA[t]! += ca * w;
+        }
+        workG += end - start;
+        workA += end - start;
+      } else {
+        const p = overG ? pG : pA;
+        const r = overG ? rG : rA;
+        const ru = overG ? rg : ra;
+        r[u] = 0;
+        p[u]! += keep * ru;
+        const c = d * ru * inv;
+        for (let k = start; k < end; k++) r[targets[k]!]! += c * weights[k]!;
+        if (overG) workG += end - start;
+        else workA += end - start;
+      }
+    }
+    if (pushed === 0) return { g: workG, a: workA };
+  }
+}
+
+/** One push of node u (as in `relax`); -1 when its residual is at or below the level. */
+function pushNode(
+  g: Csr,
+  p: Float64Array,
+  r: Float64Array,
+  u: number,
+  eps: number,
+  d: number,
+  s: SparseReset,
+): number {
+  const ru = r[u]!;
+  if (!(Math.abs(ru) > eps * g.strength[u]!)) return -1;
+  const inv = g.invStrength[u]!;
+  if (inv === 0) {
+    if (!(Math.abs(ru) > eps)) return -1;
+    r[u] = 0;
+    p[u]! += (1 - d) * ru;
+    const c = d * ru;
+    for (let j = 0; j < s.nodes.length; j++) r[s.nodes[j]!]! += c * s.weights[j]!;
+    return 0;
+  }
+  r[u] = 0;
+  p[u]! += (1 - d) * ru;
+  const c = d * ru * inv;
+  const start = g.offsets[u]!;
+  const end = g.offsets[u + 1]!;
+  for (let k = start; k < end; k++) r[g.targets[k]!]! += c * g.weights[k]!;
+  return end - start;
+}
+
+/** The first relaxation level of a push on `g` (`startScale`/volume). */
+export function startLevel(g: Csr, tuning: PushTuning = {}): number {
+  return (tuning.startScale ?? 0.1) / Math.max(derived(g).volume, 1);
+}
+
 /** The certificate's two constants for a residual: ρ = max |r_u|/S_u (non-isolated), R = Σ_isolated |r_u|. */
 export function residualBounds(g: Csr, r: Float64Array): { rho: number; iso: number } {
   const inv = g.invStrength;
@@ -231,6 +354,9 @@ function topByEstimate(scores: Float64Array, candidates: ArrayLike<number>, k: n
   return best;
 }
 
+/** Relaxation levels before a push gives up to the power iteration (ε falls by 2⁶⁴). */
+export const MAX_LEVELS = 64;
+
 /** Tuning of the certified push (defaults measured in ADR 0068). */
 export interface PushTuning {
   /** First relaxation level, as a multiple of 1/volume (the mean of π_v/S_v). Default 0.1. */
@@ -297,7 +423,10 @@ export function pushUntilCertified(
   let eps = goal.eps0 ?? (tuning.startScale ?? 0.1) / Math.max(volume, 1);
   const scratch = new Uint8Array(g.n);
   let work = 0;
-  for (;;) {
+  // Levels are capped as well as work: when every seed is isolated the work never grows, and the
+  // exact tie among the candidates (all 0) is never certified; below 2⁻⁶⁴ of the first level a
+  // relaxation only chases denormals (it took minutes before the cap).
+  for (let level = 0; ; level++) {
     work += relax(g, p, r, d, eps, s);
     const { rho, iso } = residualBounds(g, r);
     const c = certifiedTopK(
@@ -314,7 +443,7 @@ export function pushUntilCertified(
     );
     if (c.margin > goal.slack)
       return { nodes: c.nodes, margin: c.margin, rho, iso, sweeps: work / arcs, eps };
-    if (work > budget || !(eps > 0) || rho < (goal.rhoFloor ?? 0))
+    if (work > budget || !(eps > 0) || level >= MAX_LEVELS || rho < (goal.rhoFloor ?? 0))
       return { nodes: undefined, margin: c.margin, rho, iso, sweeps: work / arcs, eps };
     eps /= factor;
   }
