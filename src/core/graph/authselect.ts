@@ -253,6 +253,23 @@ function authSelectJoint(
   let authFailed = false;
   // Levels are capped as well as work: on a view with no arcs (every edge unauthenticated) the
   // work never grows, and an exact tie there is never certified.
+  // One side's certificate at the current push state (the same call for G and for G_A).
+  const certify = (g: typeof full, p: typeof pG, r: typeof rG) => {
+    const { rho, iso } = residualBounds(g, r);
+    const c = certifiedTopK(
+      g,
+      p,
+      d,
+      { r, rho, iso },
+      true,
+      undefined,
+      sel.candidates,
+      sel.k,
+      sel.ordered,
+      scratch,
+    );
+    return { c, rho, iso };
+  };
   for (let level = 0; ; level++) {
     // Both sides open: one scan of each shared arc; one side settled: the plain relaxation.
     if (fullNodes === undefined && authNodes === undefined && !authFailed) {
@@ -262,19 +279,7 @@ function authSelectJoint(
     } else if (fullNodes === undefined) workG += relax(full, pG, rG, d, eps, s);
     else workA += relax(auth, pA, rA, d, eps, s);
     if (fullNodes === undefined) {
-      const { rho, iso } = residualBounds(full, rG);
-      const c = certifiedTopK(
-        full,
-        pG,
-        d,
-        { r: rG, rho, iso },
-        true,
-        undefined,
-        sel.candidates,
-        sel.k,
-        sel.ordered,
-        scratch,
-      );
+      const { c, rho, iso } = certify(full, pG, rG);
       if (c.margin > sel.slack) {
         fullNodes = c.nodes;
         // Skip certificate on exact scores: ‖π_G − π_{G_A}‖₁ ≤ 2d/(1 − d)·Σ π_G(u)·φ_u, with
@@ -308,19 +313,7 @@ function authSelectJoint(
       }
     }
     if (authNodes === undefined && !authFailed) {
-      const { rho, iso } = residualBounds(auth, rA);
-      const c = certifiedTopK(
-        auth,
-        pA,
-        d,
-        { r: rA, rho, iso },
-        true,
-        undefined,
-        sel.candidates,
-        sel.k,
-        sel.ordered,
-        scratch,
-      );
+      const { c } = certify(auth, pA, rA);
       if (c.margin > sel.slack) authNodes = c.nodes;
       else if (workA > budget * arcsA || !(eps > 0) || level >= MAX_LEVELS) authFailed = true;
     }
