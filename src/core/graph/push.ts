@@ -449,35 +449,6 @@ export function pushUntilCertified(
   }
 }
 
-/** Add d/(1 − d)·(M_A − M_G)·p on the columns of `tainted` to `r` (the residual moved to G_A). */
-export function moveResidual(
-  full: Csr,
-  auth: Csr,
-  p: Float64Array,
-  r: Float64Array,
-  d: number,
-  s: SparseReset,
-  tainted: ArrayLike<number>,
-): void {
-  const f = d / (1 - d);
-  for (let i = 0; i < tainted.length; i++) {
-    const v = tainted[i]!;
-    const x = f * p[v]!;
-    if (x === 0) continue;
-    const invF = full.invStrength[v]!;
-    if (invF === 0) continue; // dangling in G, hence in G_A: identical columns
-    for (let k = full.offsets[v]!; k < full.offsets[v + 1]!; k++)
-      r[full.targets[k]!]! -= x * full.weights[k]! * invF;
-    const invA = auth.invStrength[v]!;
-    if (invA === 0) {
-      for (let j = 0; j < s.nodes.length; j++) r[s.nodes[j]!]! += x * s.weights[j]!;
-    } else {
-      for (let k = auth.offsets[v]!; k < auth.offsets[v + 1]!; k++)
-        r[auth.targets[k]!]! += x * auth.weights[k]! * invA;
-    }
-  }
-}
-
 /** Upper bound on π_v from a push state (for the skip certificate's Σ π·φ). */
 export function upperBound(
   p: Float64Array,
