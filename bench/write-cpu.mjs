@@ -250,6 +250,48 @@ async function addPath(m, writes) {
   return { us, stored: outcomes };
 }
 
+/**
+ * The whole-add CPU of two builds, paired: both write the same stream into their own memory in
+ * alternating blocks of `PAIR_BLOCK` writes (the order flips every block), each block timed with
+ * the background work it schedules drained (a few macrotask turns inside the timed span), so
+ * both builds see the same machine load within a second of each other. Returns per build the
+ * CPU µs per write of this round, and the round's ratio old/new of the summed CPU.
+ */
+const PAIR_BLOCK = Number(process.env.WCPU_PAIR_BLOCK ?? 25);
+async function addPaired(impls, writes) {
+  const side = [];
+  for (const im of impls) {
+    const o = await openMemory(im.m, 'bench-wcpu-add', {
+      readModel: true,
+      embedder: new im.m.emb.DeterministicEmbedder(D),
+      memory: { autoDetection: { recalibrateIntervalMs: 0, persistQueries: false } },
+    });
+    for (const w of writes.slice(0, 100))
+      await o.mem
+        .add(`${w.content} (warm-up)`, { principal: o.who, embedding: w.embedding })
+        .catch(() => undefined);
+    side.push({ ...o, cpuUs: 0, stored: 0 });
+  }
+  await yieldNow();
+  const body = writes.slice(100);
+  for (let b = 0, k = 0; b < body.length; b += PAIR_BLOCK, k++) {
+    const block = body.slice(b, b + PAIR_BLOCK);
+    for (const s of k % 2 === 0 ? side : [...side].reverse()) {
+      const t0 = cpu();
+      for (const w of block) {
+        const r = await s.mem
+          .add(w.content, { principal: s.who, embedding: w.embedding })
+          .catch((e) => e);
+        s.stored += r?.status === 'stored' ? 1 : 0;
+      }
+      for (let y = 0; y < 3; y++) await yieldNow();
+      s.cpuUs += cpu() - t0;
+    }
+  }
+  for (const s of side) await s.mem.close();
+  return side.map((s) => ({ us: s.cpuUs / body.length, stored: s.stored }));
+}
+
 export async function run({ log }) {
   const pools = await embedPools(log);
   const impls = [{ name: 'new', dir: path.join(here, '..', 'dist') }];
@@ -288,6 +330,21 @@ export async function run({ log }) {
       );
     }
   }
+  // Paired whole-add rounds (old and new interleaved by block, see `addPaired`): the figure
+  // issue 17 names, since separate rounds of the two builds differ by more than 5 % on a shared
+  // machine from load alone.
+  const paired = [];
+  if (base && PARTS.has('add')) {
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = r % 2 === 0 ? impls : [...impls].reverse();
+      const out = await addPaired(order, writes);
+      const by = Object.fromEntries(order.map((im, k) => [im.name, out[k]]));
+      paired.push(by.old.us / by.new.us);
+      log(
+        `paired round ${r}: old ${round(by.old.us, 1)} µs, new ${round(by.new.us, 1)} µs per add (old/new ${round(paired.at(-1), 3)}; stored ${by.old.stored}/${by.new.stored})`,
+      );
+    }
+  }
   // The machine is shared: the fastest round of each is the least disturbed one (the median
   // is printed too).
   const min = (xs) => Math.min(...xs);
@@ -316,6 +373,11 @@ export async function run({ log }) {
     ]) {
       ratios[`wcpu_${k}_old_over_new`] = round(min(res.old[f]) / min(res.new[f]), 2);
       ratios[`wcpu_${k}_median_old_over_new`] = round(median(res.old[f]) / median(res.new[f]), 2);
+    }
+    if (paired.length > 0) {
+      ratios.wcpu_add_paired_old_over_new = round(median(paired), 3);
+      figures.wcpu_add_paired_min_old_over_new = round(Math.min(...paired), 3);
+      figures.wcpu_add_paired_max_old_over_new = round(Math.max(...paired), 3);
     }
     // What the new build's screening adds per write (issue 22 budget: ≤ 300 µs of CPU).
     figures.wcpu_screen_added_us = round(min(res.new.screen) - min(res.old.screen), 1);

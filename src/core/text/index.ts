@@ -17,4 +17,4 @@ export {
   termScore,
   tokenize,
 } from './bm25.js';
-export { type Relation, relate, words } from './relate.js';
+export { type Relation, relate, relateWords, words } from './relate.js';

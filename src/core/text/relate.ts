@@ -33,24 +33,24 @@ export function words(text: string): string[] {
 const NEGATION: ReadonlySet<string> = new Set(['not', 'no', 'never', 'nor', 'neither', 'cannot']);
 
 /** Negated auxiliaries ("isn't" → isn, t) and their positive form. */
-const POSITIVE: Readonly<Record<string, string>> = {
-  isn: 'is',
-  aren: 'are',
-  wasn: 'was',
-  weren: 'were',
-  don: 'do',
-  doesn: 'does',
-  didn: 'did',
-  hasn: 'has',
-  haven: 'have',
-  hadn: 'had',
-  couldn: 'could',
-  shouldn: 'should',
-  wouldn: 'would',
-  mustn: 'must',
-  won: 'will',
-  cannot: 'can',
-};
+const POSITIVE: ReadonlyMap<string, string> = new Map([
+  ['isn', 'is'],
+  ['aren', 'are'],
+  ['wasn', 'was'],
+  ['weren', 'were'],
+  ['don', 'do'],
+  ['doesn', 'does'],
+  ['didn', 'did'],
+  ['hasn', 'has'],
+  ['haven', 'have'],
+  ['hadn', 'had'],
+  ['couldn', 'could'],
+  ['shouldn', 'should'],
+  ['wouldn', 'would'],
+  ['mustn', 'must'],
+  ['won', 'will'],
+  ['cannot', 'can'],
+]);
 
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const MONTHS = [
@@ -246,6 +246,10 @@ function endsWithCue(prefix: readonly string[]): boolean {
   });
 }
 
+/** Does `ws` hold a word {@link positive} counts as a negation? */
+const negates = (ws: readonly string[]): boolean =>
+  ws.some((w) => w === 't' || NEGATION.has(w) || POSITIVE.has(w));
+
 /** Strip negation words; negated auxiliaries become positive; trailing `s` of verbs folded. */
 function positive(ws: readonly string[]): { ws: string[]; negations: number } {
   let negations = 0;
@@ -257,8 +261,8 @@ function positive(ws: readonly string[]): { ws: string[]; negations: number } {
       negations++; // "can't": the t carries the negation
       continue;
     }
-    if (w === 't' && prev !== undefined && POSITIVE[prev] !== undefined) continue; // "isn't"
-    const p = POSITIVE[w];
+    if (w === 't' && prev !== undefined && POSITIVE.has(prev)) continue; // "isn't"
+    const p = POSITIVE.get(w);
     if (p !== undefined) {
       negations++;
       out.push(p);
@@ -278,19 +282,25 @@ export type Relation = 'same' | 'update' | 'distinct';
 
 /** How `next` relates to `prev` (see the module comment). */
 export function relate(prev: string, next: string): Relation {
-  const a = words(prev);
-  const b = words(next);
+  return relateWords(words(prev), words(next));
+}
+
+/** {@link relate} of texts already split by {@link words} (a caller comparing one text with many). */
+export function relateWords(a: readonly string[], b: readonly string[]): Relation {
   if (a.length === 0 || b.length === 0) return 'distinct';
   if (a.length === b.length && a.every((w, i) => w === b[i])) return 'same';
-  // Negation: equal once negations are stripped, an odd difference in their number.
-  const pa = positive(a);
-  const pb = positive(b);
-  if (
-    pa.ws.length === pb.ws.length &&
-    pa.ws.every((w, i) => w === pb.ws[i]) &&
-    (pa.negations + pb.negations) % 2 === 1
-  )
-    return 'update';
+  // Negation: equal once negations are stripped, an odd difference in their number (so at
+  // least one side has a negation word: without one, neither is stripped).
+  if (negates(a) || negates(b)) {
+    const pa = positive(a);
+    const pb = positive(b);
+    if (
+      pa.ws.length === pb.ws.length &&
+      pa.ws.every((w, i) => w === pb.ws[i]) &&
+      (pa.negations + pb.negations) % 2 === 1
+    )
+      return 'update';
+  }
   let p = 0;
   while (p < a.length && p < b.length && a[p] === b[p]) p++;
   let s = 0;

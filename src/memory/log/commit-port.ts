@@ -9,6 +9,7 @@
  * `commit-port-only-ledger-and-commit`), so holding a `Ledger` is not a way to write.
  */
 import type { Ed25519Signer } from '../../core/crypto/ed25519.js';
+import type { SignedEntry } from '../../core/entry/index.js';
 import { MemwardenError } from '../../core/errors.js';
 import type { SourceTier } from '../../core/trust.js';
 import type {
@@ -35,6 +36,17 @@ export interface SignedBy {
    * signed elsewhere has none and is refused instead).
    */
   readonly resign?: (kid: string, signer: Ed25519Signer, ts: bigint) => void;
+  /**
+   * For a record this process signed with the private key of the key id it names: its bytes as
+   * committed (after any re-signature), their MAC and the record they encode, else undefined. Once the commit has
+   * checked the key at the record's position and appended its leaf, the ledger counts it as
+   * verified in this process (ADR 0080; see `Ledger.verifyMany`): its signature was
+   * made here under that key, its leaf was appended here — verifying it again on its first read
+   * would only repeat the same check.
+   */
+  readonly verifiedHere?: () =>
+    | { readonly mac: Uint8Array; readonly bytes: Uint8Array; readonly entry: SignedEntry }
+    | undefined;
 }
 
 /** An entry or tombstone queued for the group commit. */

@@ -13,6 +13,7 @@
  * checkpoints but cannot write.
  */
 import { sha256 } from '../../core/crypto/sha256.js';
+import { keyIdFor } from '../../core/crypto/ids.js';
 import type { Ed25519Signer } from '../../core/crypto/ed25519.js';
 import { toBase64, toHex, utf8 } from '../../core/bytes.js';
 import {
@@ -126,6 +127,19 @@ const exhaustedKey = (d: QuotaDemand): string => `${d.principal}\u0000${d.tier}\
 /** How long a quota found exhausted refuses writes before they are signed (1 s). */
 const EXHAUSTED_NS = 1_000_000_000n;
 
+/** The key id of each host signer's public key (computed once per signer). */
+const signerKids = new WeakMap<Ed25519Signer, string>();
+
+/** Is `kid` the key id of `signer`'s own public key (not merely the key the host filed under it)? */
+function signs(signer: Ed25519Signer, kid: string): boolean {
+  let k = signerKids.get(signer);
+  if (k === undefined) {
+    k = keyIdFor(signer.publicKey.raw);
+    signerKids.set(signer, k);
+  }
+  return k === kid;
+}
+
 /** One committer per ledger. */
 const committers = new WeakMap<Ledger, Committer>();
 
@@ -195,7 +209,14 @@ export class Committer {
     if (sup === undefined) {
       // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
       const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      return this.commitEntry(entry, bytes, opts?.embedding, quota, true, opts?.inCommit);
+      return this.commitEntry(
+        entry,
+        bytes,
+        opts?.embedding,
+        quota,
+        signs(w.signer, w.kid),
+        opts?.inCommit,
+      );
     }
     // One new version per entry at a time in this process: a second concurrent one is refused
     // here rather than failing the shared commit batch on the superseded mark.
@@ -208,7 +229,14 @@ export class Committer {
     try {
       const lid = await this.checkSupersedable(sup, input.writer);
       const { entry, bytes } = signEntry(this.buildBody(input, w.kid, lid), w.signer);
-      return await this.commitEntry(entry, bytes, opts?.embedding, quota, true, opts?.inCommit);
+      return await this.commitEntry(
+        entry,
+        bytes,
+        opts?.embedding,
+        quota,
+        signs(w.signer, w.kid),
+        opts?.inCommit,
+      );
     } finally {
       this.superseding.delete(sup);
     }
@@ -320,7 +348,7 @@ export class Committer {
         throw new MemwardenError('ENTRY_INVALID', 'logical id differs from the superseded memory');
     }
     const canonical = encodeSignedEntry(entry);
-    return this.commitEntry(entry, canonical, undefined, undefined, false);
+    return this.commitEntry(entry, canonical, undefined, undefined, undefined);
   }
 
   /** Delete by appending a signed tombstone (MemLineage §3.4); the original leaf stays provable. */
@@ -442,10 +470,19 @@ export class Committer {
     bytes0: Uint8Array,
     embedding: Float32Array | undefined,
     quota: QuotaDemand | undefined,
-    hostHeld: boolean,
+    /**
+     * Host-held (the commit may re-sign it): whether the signer's key is the one the entry's kid
+     * names; undefined for an entry signed elsewhere (`submit`).
+     */
+    hostHeld: boolean | undefined,
     inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>,
   ): Promise<Receipt> {
-    const state = { entry: entry0, bytes: bytes0, ...this.keys.macs.tag(bytes0) };
+    const state = {
+      entry: entry0,
+      bytes: bytes0,
+      ...this.keys.macs.tag(bytes0),
+      signedHere: hostHeld === true,
+    };
     const stored = (leafIndex: number): StoredEntry => {
       const { entry, bytes } = state;
       return {
@@ -506,18 +543,22 @@ export class Committer {
         kid: entry0.kid,
         ts: entry0.ts,
         tier: entry0.tier,
-        ...(hostHeld
+        ...(hostHeld !== undefined
           ? {
               resign: (kid: string, signer: Ed25519Signer, ts: bigint): void => {
                 const { sig: _s, ...b } = state.entry;
                 const r = signEntry({ ...b, kid, ts }, signer);
                 Object.assign(
                   state,
-                  { entry: r.entry, bytes: r.bytes },
+                  { entry: r.entry, bytes: r.bytes, signedHere: signs(signer, kid) },
                   this.keys.macs.tag(r.bytes),
                 );
                 p.leafData = entryLeafData(r.entry);
               },
+              verifiedHere: () =>
+                state.signedHere
+                  ? { mac: state.tag, bytes: state.bytes, entry: state.entry }
+                  : undefined,
             }
           : {}),
       },

@@ -1156,6 +1156,15 @@ export class Ledger {
       if (p.supersedes !== undefined) this.supersededClaims.set(p.supersedes, p.id);
     }
     if (this.tombstonesSyncedTo === appended.start) this.tombstonesSyncedTo = appended.size;
+    // Entries this process signed under the key their kid names, checked at their positions
+    // and appended in the transaction just committed: verified here (ADR 0080), so their first
+    // read (a consolidation candidate, a search hit) skips repeating the signature check.
+    for (const p of batch) {
+      const here = p.signed?.verifiedHere?.();
+      if (here === undefined) continue;
+      this.verified.set(p.id, here.mac);
+      this.decodedByBytes.set(here.bytes, here.entry);
+    }
     const start = appended.start;
     batch.forEach((p, i) => p.resolve(start + i));
   }

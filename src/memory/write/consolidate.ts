@@ -16,7 +16,7 @@
 import { MemwardenError } from '../../core/errors.js';
 import { type JsonObject, jsonEqual } from '../../core/entry/meta.js';
 import type { SignedEntry } from '../../core/entry/index.js';
-import { relate, words } from '../../core/text/index.js';
+import { relateWords, words } from '../../core/text/index.js';
 import { type SourceTier, type TrustLabel, isUntrustedLabel, tierRank } from '../../core/trust.js';
 import type { LlmProvider } from '../../ports/llm.js';
 import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
@@ -64,6 +64,25 @@ export const EVENT_KINDS: ReadonlySet<string> = new Set([
   'observation',
 ]);
 
+/** Parsed scope filters by kind, run and agent (a write's candidates' filter; bounded). */
+const scopeFilters = new Map<string, ReturnType<typeof parseFilter>>();
+
+/** Same kind, same run scope and same agent scope (both absent counts as the same). */
+function scopeFilter(fact: NewFact): ReturnType<typeof parseFilter> {
+  const key = JSON.stringify([fact.kind, fact.runId ?? null, fact.agentId ?? null]);
+  if (scopeFilters.has(key)) return scopeFilters.get(key);
+  const filter = parseFilter({
+    AND: [
+      { kind: fact.kind },
+      fact.runId === undefined ? { NOT: { runId: '*' } } : { runId: fact.runId },
+      fact.agentId === undefined ? { NOT: { agentId: '*' } } : { agentId: fact.agentId },
+    ],
+  });
+  if (scopeFilters.size >= 1_000) scopeFilters.clear();
+  scopeFilters.set(key, filter);
+  return filter;
+}
+
 /**
  * The principal's own live, verified memories of the same kind and scope nearest the new
  * embedding (cosine ≥ {@link CANDIDATE_FLOOR}), nearest first — from the read model when there
@@ -75,14 +94,7 @@ export async function candidatesFor(
   fact: NewFact,
   opts: { nowNs: bigint; model?: ReadModel | undefined },
 ): Promise<Existing[]> {
-  // Same kind, same run scope and same agent scope (both absent counts as the same).
-  const filter = parseFilter({
-    AND: [
-      { kind: fact.kind },
-      fact.runId === undefined ? { NOT: { runId: '*' } } : { runId: fact.runId },
-      fact.agentId === undefined ? { NOT: { agentId: '*' } } : { agentId: fact.agentId },
-    ],
-  });
+  const filter = scopeFilter(fact);
   const q = {
     embedding: fact.embedding,
     nowNs: opts.nowNs,
@@ -133,16 +145,28 @@ export function maySupersede(fact: Pick<NewFact, 'tier' | 'label'>, old: SignedE
   );
 }
 
-const sameWords = (a: string, b: string): boolean => {
-  const x = words(a);
-  const y = words(b);
-  return x.length === y.length && x.every((w, i) => w === y[i]);
-};
+/**
+ * The words of a verified record's content, split once per record object (the ledger hands
+ * out the same decoded record for the same bytes, so a memory that is a candidate of many
+ * writes is split once).
+ */
+const wordsByEntry = new WeakMap<SignedEntry, readonly string[]>();
+function entryWords(e: SignedEntry): readonly string[] {
+  let w = wordsByEntry.get(e);
+  if (w === undefined) {
+    w = words(e.content);
+    wordsByEntry.set(e, w);
+  }
+  return w;
+}
+
+const sameWords = (x: readonly string[], y: readonly string[]): boolean =>
+  x.length === y.length && x.every((w, i) => w === y[i]);
 
 /** Same content (word for word), same metadata, same event time: nothing new to remember. */
-function isSame(fact: NewFact, e: SignedEntry): boolean {
+function isSame(fact: NewFact, factWords: readonly string[], e: SignedEntry): boolean {
   return (
-    sameWords(fact.content, e.content) &&
+    sameWords(factWords, entryWords(e)) &&
     jsonEqual(fact.metadata ?? null, e.meta ?? null) &&
     fact.evt === e.evt
   );
@@ -172,15 +196,15 @@ function atLeast(
  * kinds (turns) are never updated, only deduplicated. Nothing related → ADD.
  */
 export function decide(fact: NewFact, candidates: readonly Existing[]): Decision {
+  const fw = words(fact.content);
   for (const c of candidates) {
-    if (isSame(fact, c.entry) && atLeast(c.entry, fact)) return { event: 'NOOP', existing: c };
+    if (isSame(fact, fw, c.entry) && atLeast(c.entry, fact)) return { event: 'NOOP', existing: c };
   }
   if (EVENT_KINDS.has(fact.kind)) return { event: 'ADD' };
-  const related = candidates.filter(
-    (c) =>
-      sameWords(fact.content, c.entry.content) ||
-      relate(c.entry.content, fact.content) === 'update',
-  );
+  const related = candidates.filter((c) => {
+    const cw = entryWords(c.entry);
+    return sameWords(fw, cw) || relateWords(cw, fw) === 'update';
+  });
   const equal = related.find((c) => atLeast(c.entry, fact) && atLeast(fact, c.entry));
   if (equal !== undefined) return { event: 'UPDATE', target: equal };
   const lower = related.find((c) => atLeast(fact, c.entry));
@@ -200,8 +224,10 @@ export class LlmConsolidation {
   constructor(private readonly llm: LlmProvider) {}
 
   async decide(fact: NewFact, candidates: readonly Existing[]): Promise<Decision> {
+    const fw = words(fact.content);
     for (const c of candidates)
-      if (isSame(fact, c.entry) && atLeast(c.entry, fact)) return { event: 'NOOP', existing: c };
+      if (isSame(fact, fw, c.entry) && atLeast(c.entry, fact))
+        return { event: 'NOOP', existing: c };
     if (candidates.length === 0 || EVENT_KINDS.has(fact.kind)) return { event: 'ADD' };
     let text: string;
     try {
