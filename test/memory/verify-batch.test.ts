@@ -237,11 +237,12 @@ describe('Ledger.verifyMany on PGlite', () => {
     expect(reads).toEqual([]);
     // Control: past the checkpoint, the same path does read (audit paths, latest checkpoint).
     const tail = await written(l, 2);
-    reads.length = 0;
-    expect((await l.verifyMany(tail)).every((v) => v.ok && v.checkpointSize === undefined)).toBe(
-      true,
-    );
-    expect(reads).toContain('getNodes');
+    const reader3 = await ledgerOn(storage);
+    const reads3 = countReads(storage);
+    expect(
+      (await reader3.verifyMany(tail)).every((v) => v.ok && v.checkpointSize === undefined),
+    ).toBe(true);
+    expect(reads3).toContain('getNodes');
   });
 
   it('a tampered proof node in the middle of a batch fails only the leaves whose paths use it', async () => {
@@ -249,7 +250,8 @@ describe('Ledger.verifyMany on PGlite', () => {
     const l = await ledgerOn(storage);
     const rows = await written(l, 16); // leaves 1–16 (0: the registration); no checkpoint
     await setHash(db, 'log_nodes', 1, 2); // the subtree of leaves 4–5: on the paths of 6 and 7
-    const reader = l; // same process; nothing read yet was verified
+    // Another process: the writer counts its own commits as verified (ADR 0080).
+    const reader = await ledgerOn(storage);
     const batch = interleave(rows);
     const vs = await reader.verifyMany(batch);
     expect(failedLeaves(vs, batch)).toEqual([6, 7]);
@@ -307,6 +309,27 @@ describe('Ledger.verifyMany on PGlite', () => {
     const audit = await storage.listAudit({ limit: 10, subject: victim });
     expect(audit.map((e) => e.action)).toContain('entry.dropped');
     await mem.close();
+  });
+});
+
+describe('entries this process signed and committed (ADR 0080)', () => {
+  it('verify on their first read without a storage read; an edited leaf index still fails', async () => {
+    const { storage } = await pglite();
+    const l = await ledgerOn(storage);
+    const rows = await written(l, 6); // past any checkpoint: a first check would read audit paths
+    const reads = countReads(storage);
+    const vs = await l.verifyMany(rows);
+    expect(vs.every((v) => v.ok)).toBe(true);
+    expect(reads).toEqual([]);
+    // The cache binds the position it was committed at: a leaf index column edited at rest is
+    // checked again (and fails inclusion), in the writing process too.
+    const moved = { ...rows[2]!, leafIndex: rows[4]!.leafIndex };
+    const [v] = await l.verifyMany([moved]);
+    expect(v).toMatchObject({ ok: false, stage: 'inclusion' });
+    // Another process checks everything itself, and agrees.
+    const other = await ledgerOn(storage);
+    const [w] = await other.verifyMany([moved]);
+    expect(w).toMatchObject({ ok: false, stage: 'inclusion' });
   });
 });
 

@@ -255,8 +255,11 @@ export class Ledger {
   private lastCommit: Promise<void> = Promise.resolve();
   /** The latest checkpoint whose note signature this process has verified. */
   private checkpointCache: CheckpointRecord | undefined;
-  /** id → MAC of bytes already fully verified in this process (re-verification fast path). */
-  private readonly verified = new Map<string, Uint8Array>();
+  /**
+   * id → MAC and leaf index of an entry already fully verified in this process (or signed and
+   * committed by it, ADR 0080): the re-verification fast path.
+   */
+  private readonly verified = new Map<string, { mac: Uint8Array; leafIndex: number }>();
   /**
    * The decoded record of bytes re-verified before, keyed by the bytes object itself (weakly:
    * it lives as long as the caller keeps the row — the read model keeps its rows, so a hot
@@ -1156,16 +1159,16 @@ export class Ledger {
       if (p.supersedes !== undefined) this.supersededClaims.set(p.supersedes, p.id);
     }
     if (this.tombstonesSyncedTo === appended.start) this.tombstonesSyncedTo = appended.size;
+    const start = appended.start;
     // Entries this process signed under the key their kid names, checked at their positions
     // and appended in the transaction just committed: verified here (ADR 0080), so their first
     // read (a consolidation candidate, a search hit) skips repeating the signature check.
-    for (const p of batch) {
+    batch.forEach((p, i) => {
       const here = p.signed?.verifiedHere?.();
-      if (here === undefined) continue;
-      this.verified.set(p.id, here.mac);
+      if (here === undefined) return;
+      this.verified.set(p.id, { mac: here.mac, leafIndex: start + i });
       this.decodedByBytes.set(here.bytes, here.entry);
-    }
-    const start = appended.start;
+    });
     batch.forEach((p, i) => p.resolve(start + i));
   }
 
@@ -1330,7 +1333,10 @@ export class Ledger {
         continue;
       }
       const cached = this.verified.get(id);
-      const again = cached !== undefined && bytesEqual(cached, s.mac);
+      // Verified before with this MAC and at this log position (a leaf index column edited at
+      // rest is not taken from a cache: it is checked again, and fails inclusion).
+      const again =
+        cached !== undefined && cached.leafIndex === s.leafIndex && bytesEqual(cached.mac, s.mac);
       let entry: SignedEntry;
       let d: EntryForVerify | undefined;
       if (again) {
@@ -1406,7 +1412,7 @@ export class Ledger {
     const cps = await this.checkpointsFor(maxIndex);
     const good = cps.good;
     const pass = (c: FirstCheck, checkpointSize: number | undefined): void => {
-      this.verified.set(c.stored.id, c.stored.mac);
+      this.verified.set(c.stored.id, { mac: c.stored.mac, leafIndex: c.stored.leafIndex });
       out[c.at] = { ok: true, entry: c.d.entry, leafIndex: c.stored.leafIndex, checkpointSize };
     };
     const failInclusion = (c: FirstCheck, code: ErrorCode): void => {
