@@ -16,7 +16,9 @@
  * are built once, when a segment first enters a context: ADR 0066); the cold parse (segments
  * never seen) and a new seal over seen segments are timed beside them.
  * `MEMWARDEN_BENCH_BASELINE=<old dist>` times the old gate on the same plain and canon calls,
- * interleaved with the new one in the same run (ratios new / old).
+ * interleaved with the new one in the same run (ratios new / old). The plain call is also timed
+ * on the gate's full path (`fastPath: false`: no per-value or per-context memo, ADR 0077),
+ * interleaved with the fast path.
  */
 import { DEFAULT_LINEAGE_OPTIONS, propagate, strongMax } from '../dist/core/lineage/index.js';
 import { Gate } from '../dist/core/gate/index.js';
@@ -232,6 +234,21 @@ export async function run({ log }) {
   const in8 = input(context8);
   if (gate.decide(in8).kind !== 'repair_and_retry') throw new Error('bench gate verdict (8 plain)');
   const decide8Us = measureUs(() => (sink += gate.decide(in8).kind.length), { perBatch: 5000 });
+  // The full path (ADR 0077: no per-value / per-context memo, every value canonicalised afresh),
+  // interleaved batch by batch with the fast path: what the memos buy on the same call.
+  log('gate decision, 8 plain segments, full path vs fast path (interleaved)');
+  const fullGate = Gate.fromDocument(POLICY, { fastPath: false });
+  if (JSON.stringify(fullGate.decide(in8)) !== JSON.stringify(gate.decide(in8)))
+    throw new Error('bench gate: full and fast path differ (8 plain)');
+  const fastVsFull = { fast: [], full: [] };
+  for (let r = 0; r < 5; r++) {
+    fastVsFull.fast.push(
+      measureUs(() => (sink += gate.decide(in8).kind.length), { perBatch: 5000, batches: 5 }),
+    );
+    fastVsFull.full.push(
+      measureUs(() => (sink += fullGate.decide(in8).kind.length), { perBatch: 5000, batches: 5 }),
+    );
+  }
 
   log('gate decision, 8 segments with every canonicaliser at work (parse memoised)');
   const defaultGate = Gate.fromDocument(DEFAULT_POLICY);
@@ -354,6 +371,8 @@ export async function run({ log }) {
     gate_decision_new_seal_us: round(newSealUs, 4),
     gate_decision_50seg_us: round(decide50Us, 4),
     gate_decision_8seg_plain_us: round(decide8Us, 4),
+    gate_decision_8seg_plain_fast_path_paired_us: round(median(fastVsFull.fast), 4),
+    gate_decision_8seg_plain_full_path_us: round(median(fastVsFull.full), 4),
     gate_decision_8seg_canon_us: round(decideObfUs, 4),
     gate_decision_8seg_canon_cold_parse_us: round(coldObfUs, 4),
     gate_decision_8seg_canon_new_seal_us: round(newSealObfUs, 4),
@@ -362,6 +381,7 @@ export async function run({ log }) {
     gate_cold_over_memoised: round(coldUs / decideUs),
     gate_50seg_over_5seg: round(decide50Us / decideUs),
     gate_8seg_canon_over_plain: round(decideObfUs / decide8Us),
+    gate_8seg_plain_fast_over_full_path: round(median(fastVsFull.fast) / median(fastVsFull.full)),
   };
   if (baseline !== undefined) {
     figures.gate_decision_us_old = round(baseline.typical, 4);

