@@ -96,8 +96,9 @@ interface State {
 
 const EMPTY: readonly never[] = Object.freeze([]);
 
+/** Never written: needles collected with leaves go to the leaves (`addLeaf`). */
+const NO_NEEDLES = Object.freeze([]) as unknown as string[];
 /** Empty needles that also collect their leaves (the fast path's Layer 1, ADR 0077). */
-const NO_NEEDLES = Object.freeze([]) as unknown as string[]; // never written: leaves are
 const leafNeedles = (): ReturnType<typeof emptyNeedles> => ({
   text: NO_NEEDLES,
   numbers: NO_NEEDLES,
@@ -350,7 +351,8 @@ export class Gate {
     }
     // fromContext classes: the gate finds the value in a sealed segment itself.
     if (pv !== undefined)
-      for (const cls of gp.contextSources) {
+      // (`contextSources` is resolved by loadPolicy; a hand-built policy falls back to every class.)
+      for (const cls of (gp.contextSources as readonly string[] | undefined) ?? gp.sources) {
         const spec = this.policy.sourceClasses.get(cls);
         if (spec?.fromContext !== true) continue;
         const cap = labelValue(spec.maxLabel ?? 'DERIVED_TRUSTED');
