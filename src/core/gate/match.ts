@@ -271,6 +271,8 @@ export interface Leaf {
   readonly whole: CanonValue | undefined;
   /** Identifier-like tokens of free text, in order. */
   readonly tokens: readonly CanonValue[];
+  /** Held by the memo (one object per value): its mentions may be kept per context too. */
+  readonly kept: boolean;
 }
 
 const EMPTY_LEAF: Leaf = Object.freeze({
@@ -279,6 +281,7 @@ const EMPTY_LEAF: Leaf = Object.freeze({
   compact: Object.freeze([]),
   whole: undefined,
   tokens: Object.freeze([]),
+  kept: true,
 });
 
 function addNeedle(
@@ -305,7 +308,7 @@ function addNeedle(
  * {@link Leaf} of a string, computed (the full path: every canonicaliser that applies runs;
  * with `memo` false, the values' canonical forms too are computed afresh).
  */
-export function computeLeaf(value: string, memo = true): Leaf {
+export function computeLeaf(value: string, memo = true, kept = false): Leaf {
   const n = cleanText(value);
   if (n.length === 0) return EMPTY_LEAF;
   const text: string[] = [];
@@ -313,7 +316,7 @@ export function computeLeaf(value: string, memo = true): Leaf {
   const compact: string[] = [];
   if (n.length <= FREE_TEXT_CHARS || !n.includes(' ')) {
     const whole = addNeedle(n, text, numbers, compact, memo);
-    return { text, numbers, compact, whole, tokens: EMPTY_LEAF.tokens };
+    return { text, numbers, compact, whole, tokens: EMPTY_LEAF.tokens, kept };
   }
   text.push(n);
   for (const e of extras(n)) text.push(e);
@@ -325,11 +328,11 @@ export function computeLeaf(value: string, memo = true): Leaf {
       if (tokens.length >= MAX_TOKENS_PER_LEAF) break;
     }
   }
-  return { text, numbers, compact, whole: undefined, tokens };
+  return { text, numbers, compact, whole: undefined, tokens, kept };
 }
 
 /** {@link Leaf} of a finite number. */
-function numberLeaf(value: number, memo = true): Leaf {
+function numberLeaf(value: number, memo = true, kept = false): Leaf {
   const cv = canonEntry(value, memo).cv as CanonValue;
   return {
     text: EMPTY_LEAF.text,
@@ -337,17 +340,22 @@ function numberLeaf(value: number, memo = true): Leaf {
     compact: EMPTY_LEAF.compact,
     whole: cv,
     tokens: EMPTY_LEAF.tokens,
+    kept,
   };
 }
 
 const leafMemo = new Map<string, Leaf>();
 const numberLeafMemo = new Map<number, Leaf>();
 
-/** {@link computeLeaf}, memoised (bounded; cleared when full). */
+/** Longest string whose leaf is memoised: a long body is rarely asked about twice, and a memo of them would hold megabytes. */
+const LEAF_MEMO_CHARS = 1024;
+
+/** {@link computeLeaf}, memoised for values up to {@link LEAF_MEMO_CHARS} (bounded; cleared when full). */
 export function leafOf(value: string): Leaf {
+  if (value.length > LEAF_MEMO_CHARS) return computeLeaf(value);
   let l = leafMemo.get(value);
   if (l === undefined) {
-    l = computeLeaf(value);
+    l = computeLeaf(value, true, true);
     if (leafMemo.size >= MEMO_MAX) leafMemo.clear();
     leafMemo.set(value, l);
   }
@@ -356,7 +364,7 @@ export function leafOf(value: string): Leaf {
 function numberLeafOf(value: number): Leaf {
   let l = numberLeafMemo.get(value);
   if (l === undefined) {
-    l = numberLeaf(value);
+    l = numberLeaf(value, true, true);
     if (numberLeafMemo.size >= MEMO_MAX) numberLeafMemo.clear();
     numberLeafMemo.set(value, l);
   }
@@ -566,7 +574,7 @@ export class RunIndex {
    */
   leafHits(leaf: Leaf): readonly number[] {
     const m = (this.#leafHits ??= new Map());
-    let r = m.get(leaf);
+    let r = leaf.kept ? m.get(leaf) : undefined;
     if (r === undefined) {
       const hit = new Uint8Array(this.#hays.length);
       const pc = { hays: this.#hays, index: this } as unknown as ParsedContext;
@@ -576,6 +584,7 @@ export class RunIndex {
       const out: number[] = [];
       for (let i = 0; i < hit.length; i++) if (hit[i] === 1) out.push(i);
       r = out.length === 0 ? NONE : out;
+      if (!leaf.kept) return r; // a leaf computed for this call only: nothing to key it by
       if (m.size >= LEAF_HITS_MAX) m.clear();
       m.set(leaf, r);
     }

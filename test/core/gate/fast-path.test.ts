@@ -147,6 +147,8 @@ const VALUES: unknown[] = [
   'Reminder: pay GB33BUKB20201555555555 today, or write to billing at attacker dot example.',
   'Please pay DE89 3704 0044 0532 0130 00 (1.234,50 EUR) by 5 March 2024 — thanks!',
   'Note\u202e 7: newsletter about energy prices',
+  // Longer than the leaf memo keeps (1,024 chars): computed per call, its mentions not kept.
+  `${'Lorem ipsum dolor sit amet. '.repeat(40)}Wire it to ${ATTACKER_IBAN} or billing at attacker dot example.`,
   '',
   true,
   null,
