@@ -16,14 +16,16 @@
  * are built once, when a segment first enters a context: ADR 0066); the cold parse (segments
  * never seen) and a new seal over seen segments are timed beside them.
  * `MEMWARDEN_BENCH_BASELINE=<old dist>` times the old gate on the same plain and canon calls,
- * interleaved with the new one in the same run (ratios new / old).
+ * interleaved with the new one in the same run (ratios new / old). The plain call is also timed
+ * on the gate's full path (`fastPath: false`: no per-value or per-context memo, ADR 0077),
+ * interleaved with the fast path.
  */
 import { DEFAULT_LINEAGE_OPTIONS, propagate, strongMax } from '../dist/core/lineage/index.js';
 import { Gate } from '../dist/core/gate/index.js';
 import { renderSegments } from '../dist/core/render/sentinel.js';
 import { DEFAULT_POLICY } from '../dist/memory/action/default-policy.js';
 import path from 'node:path';
-import { measureUs, median, round } from './lib.mjs';
+import { measureInterleavedUs, measureUs, median, round } from './lib.mjs';
 
 const SEAL = '0123456789abcdef0123456789abcdef';
 const id = (i) => `01890a5d-ac96-774b-bcce-${String(i).padStart(12, '0')}`;
@@ -232,6 +234,26 @@ export async function run({ log }) {
   const in8 = input(context8);
   if (gate.decide(in8).kind !== 'repair_and_retry') throw new Error('bench gate verdict (8 plain)');
   const decide8Us = measureUs(() => (sink += gate.decide(in8).kind.length), { perBatch: 5000 });
+  // The full path (ADR 0077: no per-value / per-context memo, every value canonicalised afresh),
+  // interleaved batch by batch with the fast path: what the memos buy on the same call.
+  log('gate decision, 8 plain segments, full path vs fast path (interleaved)');
+  const fullGate = Gate.fromDocument(POLICY, { fastPath: false });
+  if (JSON.stringify(fullGate.decide(in8)) !== JSON.stringify(gate.decide(in8)))
+    throw new Error('bench gate: full and fast path differ (8 plain)');
+  // Process CPU time beside wall time, alone (interleaved with the full path, the fast path's
+  // batches would pay for the full path's garbage): on a loaded shared machine the wall-time
+  // median takes whatever the neighbours leave; CPU time is what the decision itself costs.
+  const plainCpu = measureInterleavedUs(
+    { fast: () => (sink += gate.decide(in8).kind.length) },
+    { perBatch: 5000, batches: 25 },
+  );
+  const fastVsFull = measureInterleavedUs(
+    {
+      fast: () => (sink += gate.decide(in8).kind.length),
+      full: () => (sink += fullGate.decide(in8).kind.length),
+    },
+    { perBatch: 2000, batches: 25 },
+  );
 
   log('gate decision, 8 segments with every canonicaliser at work (parse memoised)');
   const defaultGate = Gate.fromDocument(DEFAULT_POLICY);
@@ -331,7 +353,15 @@ export async function run({ log }) {
     const [canonNew, canonOld] = pair(canonMix(gate, defaultGate), canonMix(old, oldDefault), {
       perBatch: 2000,
     });
+    const plainCpu = measureInterleavedUs(
+      {
+        new: () => (sink += gate.decide(in8).kind.length),
+        old: () => (sink += old.decide(in8).kind.length),
+      },
+      { perBatch: 2000, batches: 25 },
+    );
     baseline = {
+      plainCpu,
       typical: measureUs(() => (sink += old.decide(in5).kind.length), { perBatch: 5000 }),
       plainNew,
       plainOld,
@@ -354,6 +384,10 @@ export async function run({ log }) {
     gate_decision_new_seal_us: round(newSealUs, 4),
     gate_decision_50seg_us: round(decide50Us, 4),
     gate_decision_8seg_plain_us: round(decide8Us, 4),
+    gate_decision_8seg_plain_fast_path_paired_us: round(fastVsFull.wallUs.fast, 4),
+    gate_decision_8seg_plain_full_path_us: round(fastVsFull.wallUs.full, 4),
+    gate_decision_8seg_plain_cpu_us: round(plainCpu.cpuUs.fast, 4),
+    gate_decision_8seg_plain_full_path_cpu_us: round(fastVsFull.cpuUs.full, 4),
     gate_decision_8seg_canon_us: round(decideObfUs, 4),
     gate_decision_8seg_canon_cold_parse_us: round(coldObfUs, 4),
     gate_decision_8seg_canon_new_seal_us: round(newSealObfUs, 4),
@@ -362,6 +396,7 @@ export async function run({ log }) {
     gate_cold_over_memoised: round(coldUs / decideUs),
     gate_50seg_over_5seg: round(decide50Us / decideUs),
     gate_8seg_canon_over_plain: round(decideObfUs / decide8Us),
+    gate_8seg_plain_fast_over_full_path: round(fastVsFull.ratio('fast', 'full')),
   };
   if (baseline !== undefined) {
     figures.gate_decision_us_old = round(baseline.typical, 4);
@@ -371,6 +406,11 @@ export async function run({ log }) {
     figures.gate_decision_8seg_canon_us_old = round(baseline.canonOld, 4);
     ratios.gate_decision_new_over_old = round(decideUs / baseline.typical);
     ratios.gate_decision_8seg_plain_new_over_old = round(baseline.plainNew / baseline.plainOld);
+    figures.gate_decision_8seg_plain_cpu_us_paired_new = round(baseline.plainCpu.cpuUs.new, 4);
+    figures.gate_decision_8seg_plain_cpu_us_old = round(baseline.plainCpu.cpuUs.old, 4);
+    ratios.gate_decision_8seg_plain_cpu_new_over_old = round(
+      baseline.plainCpu.cpuUs.new / baseline.plainCpu.cpuUs.old,
+    );
     ratios.gate_decision_8seg_canon_new_over_old = round(baseline.canonNew / baseline.canonOld);
   }
   const targets = [

@@ -49,7 +49,9 @@ import {
   type ParsedContext,
   canonEntry,
   collectNeedles,
+  type Leaf,
   needles as emptyNeedles,
+  mentionedByLeaves,
   mentionedSegments,
 } from './match.js';
 import { type GovernedParam, type Policy, loadPolicy } from './policy.js';
@@ -72,6 +74,12 @@ export interface GateOptions {
   readonly lineage?: Pick<LineageOptions, 'parentlessSensitiveDeny'>;
   /** Parsed contexts memoised (default 32). */
   readonly cacheSize?: number;
+  /**
+   * `false`: the full path — every argument value canonicalised afresh and every needle searched
+   * through the run index, nothing taken from the per-value and per-context memos of ADR 0077.
+   * Same decisions (a differential test holds the two to it); for tests and the bench.
+   */
+  readonly fastPath?: boolean;
 }
 
 interface State {
@@ -88,6 +96,17 @@ interface State {
 
 const EMPTY: readonly never[] = Object.freeze([]);
 
+/** Never written: needles collected with leaves go to the leaves (`addLeaf`). */
+const NO_NEEDLES = Object.freeze([]) as unknown as string[];
+/** Empty needles that also collect their leaves (the fast path's Layer 1, ADR 0077). */
+const leafNeedles = (): ReturnType<typeof emptyNeedles> => ({
+  text: NO_NEEDLES,
+  numbers: NO_NEEDLES,
+  compact: NO_NEEDLES,
+  governed: [],
+  leaves: [],
+});
+
 const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** The sensitive-action gate for one policy. */
@@ -95,6 +114,7 @@ export class Gate {
   readonly policy: Policy;
   readonly #parentlessDeny: boolean;
   readonly #cache: ContextCache;
+  readonly #fast: boolean;
   /** The last user request's views (one turn asks about several calls). */
   #request: { text: string; hay: Hay } | undefined;
 
@@ -103,6 +123,7 @@ export class Gate {
     this.#parentlessDeny =
       policy.parentlessSensitiveDeny || options.lineage?.parentlessSensitiveDeny === true;
     this.#cache = new ContextCache(options.cacheSize ?? 32);
+    this.#fast = options.fastPath !== false;
   }
 
   /** Load a policy document (`POLICY_INVALID` on error) and build a gate. */
@@ -154,10 +175,10 @@ export class Gate {
 
     // Layer 2: per-tool parameter authority.
     const required = authorityRank(tool.authority);
-    const exempt = tool.params.length > 0 ? new Set<string>() : undefined;
+    const exempt: string[] = []; // parameters Layer 2 authorised or repaired
     for (const gp of tool.params) {
       if (!own(args, gp.name)) continue;
-      this.#governParam(gp, args[gp.name], input, pc, st, exempt as Set<string>, required);
+      this.#governParam(gp, args[gp.name], input, pc, st, exempt, required);
     }
     if (st.unauthorised.length > 0) {
       // Nothing untrusted behind any of them: no evidence of an attack, no evidence of safety.
@@ -186,22 +207,28 @@ export class Gate {
     }
 
     // Layer 1: context chain of custody over the segments the remaining arguments mention.
-    const needles = emptyNeedles();
+    const fast = this.#fast;
+    const needles = fast ? leafNeedles() : emptyNeedles();
     const budget = { leaves: 256 };
     for (const k in finalArgs) {
-      if (!own(finalArgs, k) || exempt?.has(k) === true) continue;
-      if (
-        !collectNeedles(finalArgs[k], needles, 1, budget, { kinds: tool.governedKinds, param: k })
-      )
+      if (!own(finalArgs, k) || exempt.includes(k)) continue;
+      const gov = { kinds: tool.governedKinds, param: k };
+      if (!collectNeedles(finalArgs[k], needles, 1, budget, gov, fast))
         return finish(st, 'deny', 'malformed_call');
     }
     const all = this.policy.layer1Scope === 'context';
     let flagged: Set<string> | undefined; // allocated on the first untrusted segment
     const justifying: string[] = [];
     let weakest = -1;
-    const hit = all ? undefined : mentionedSegments(pc, needles);
-    for (let i = 0; i < pc.segments.length; i++) {
-      if (hit !== undefined && hit[i] === 0) continue;
+    // The segments to check, ascending: every one, or those the arguments mention.
+    const hits: readonly number[] | undefined = all
+      ? undefined
+      : fast
+        ? mentionedByLeaves(pc, needles.leaves as Leaf[])
+        : marked(mentionedSegments(pc, needles));
+    const count = hits === undefined ? pc.segments.length : hits.length;
+    for (let j = 0; j < count; j++) {
+      const i = hits === undefined ? j : (hits[j] as number);
       const s = pc.segments[i] as ParsedSegment;
       const v = labelValue(s.label);
       if (v > weakest) weakest = v;
@@ -285,7 +312,7 @@ export class Gate {
     input: DecideInput,
     pc: ParsedContext,
     st: State,
-    exempt: Set<string>,
+    exempt: string[],
     required: number,
   ): void {
     const given =
@@ -301,7 +328,7 @@ export class Gate {
         if (this.policy.sourceClasses.get(cls)?.origin === 'user_request')
           checked.push(this.#check(gp, { value: proposed, sourceClass: cls }, input, pc));
 
-    const pe = canonEntry(proposed);
+    const pe = canonEntry(proposed, this.#fast);
     const pv = pe.cv;
     const proposedKey =
       (typeof proposed === 'string' || typeof proposed === 'number') && pv === undefined
@@ -319,21 +346,22 @@ export class Gate {
       }
     if (ok !== undefined) {
       st.used.push(ok.ref);
-      exempt.add(gp.name);
+      exempt.push(gp.name);
       return;
     }
     // fromContext classes: the gate finds the value in a sealed segment itself.
     if (pv !== undefined)
-      for (const cls of gp.sources) {
+      // (`contextSources` is resolved by loadPolicy; a hand-built policy falls back to every class.)
+      for (const cls of (gp.contextSources as readonly string[] | undefined) ?? gp.sources) {
         const spec = this.policy.sourceClasses.get(cls);
         if (spec?.fromContext !== true) continue;
         const cap = labelValue(spec.maxLabel ?? 'DERIVED_TRUSTED');
         for (let i = 0; i < pc.segments.length; i++) {
           const seg = pc.segments[i] as ParsedSegment;
           if (labelValue(seg.label) > cap || authorityRank(seg.authority) < required) continue;
-          if (!(pc.hays[i] as Hay).exact(pv)) continue;
+          if (!this.#exact(pc.hays[i] as Hay, pv)) continue;
           st.used.push(parameterRef(gp.name, cls, seg.id, seg, undefined));
-          exempt.add(gp.name);
+          exempt.push(gp.name);
           return;
         }
       }
@@ -357,7 +385,7 @@ export class Gate {
         const seg = pc.segments[i] as ParsedSegment;
         if (labelValue(seg.label) < 2 && authorityRank(seg.authority) >= required) continue;
         const hay = pc.hays[i] as Hay;
-        const exact = hay.exact(pv);
+        const exact = this.#exact(hay, pv);
         if (!exact && !hay.near_(pv)) continue;
         tainted = true;
         st.rejected.push({
@@ -388,12 +416,17 @@ export class Gate {
           selected: first.ref,
         });
         st.used.push(first.ref);
-        exempt.add(gp.name);
+        exempt.push(gp.name);
         return;
       }
     }
     st.unauthorised.push(gp.name);
     if (!tainted) st.untraced.push(gp.name);
+  }
+
+  /** `hay.exact(v)`; on the full path, without its memo. */
+  #exact(hay: Hay, v: CanonValue): boolean {
+    return this.#fast ? hay.exact(v) : hay.exactUncached(v);
   }
 
   /** The views of this turn's user request (memoised: a turn asks about several calls). */
@@ -407,12 +440,15 @@ export class Gate {
 
   /** The value is mentioned by the user's request or by a segment whose label and authority suffice. */
   #tracedTrusted(v: CanonValue, pc: ParsedContext, input: DecideInput, required: number): boolean {
-    if (typeof input.userRequest === 'string' && this.#requestHay(input.userRequest).exact(v))
+    if (
+      typeof input.userRequest === 'string' &&
+      this.#exact(this.#requestHay(input.userRequest), v)
+    )
       return true;
     for (let i = 0; i < pc.segments.length; i++) {
       const s = pc.segments[i] as ParsedSegment;
       if (labelValue(s.label) >= 2 || authorityRank(s.authority) < required) continue;
-      if ((pc.hays[i] as Hay).exact(v)) return true;
+      if (this.#exact(pc.hays[i] as Hay, v)) return true;
     }
     return false;
   }
@@ -431,11 +467,14 @@ export class Gate {
     for (const k in args) {
       if (!own(args, k)) continue;
       if (
-        !collectNeedles(args[k], nd, 1, budget, {
-          kinds: this.policy.governedKinds,
-          param: k,
-          tokens: true,
-        })
+        !collectNeedles(
+          args[k],
+          nd,
+          1,
+          budget,
+          { kinds: this.policy.governedKinds, param: k, tokens: true },
+          this.#fast,
+        )
       )
         return finish(st, 'deny', 'malformed_call');
     }
@@ -449,7 +488,7 @@ export class Gate {
         const v = labelValue(s.label);
         if (v < 2 || seen.has(s.id)) continue;
         const hay = pc.hays[i] as Hay;
-        const exact = hay.exact(g.value);
+        const exact = this.#exact(hay, g.value);
         if (!exact && !hay.near_(g.value)) continue;
         seen.add(s.id);
         if (v > weakest) weakest = v;
@@ -472,7 +511,7 @@ export class Gate {
     const cls = typeof src?.sourceClass === 'string' ? src.sourceClass : '';
     const spec = this.policy.sourceClasses.get(cls);
     // The claimed value's key and canonical form (memoised: one object per value).
-    const { cv, key } = canonEntry(src?.value);
+    const { cv, key } = canonEntry(src?.value, this.#fast);
     const entryId = typeof src?.entryId === 'string' ? src.entryId : undefined;
     let why: SourceRef['why'];
     let seg: ParsedSegment | undefined;
@@ -483,7 +522,7 @@ export class Gate {
       if (i === undefined) why = 'not_in_context';
       else {
         seg = pc.segments[i] as ParsedSegment;
-        if (cv === undefined || !(pc.hays[i] as Hay).exact(cv)) why = 'value_not_in_segment';
+        if (cv === undefined || !this.#exact(pc.hays[i] as Hay, cv)) why = 'value_not_in_segment';
         else if (spec?.maxLabel !== undefined && labelValue(seg.label) > labelValue(spec.maxLabel))
           why = 'label_above_class_max';
       }
@@ -494,7 +533,7 @@ export class Gate {
       !(
         typeof input.userRequest === 'string' &&
         cv !== undefined &&
-        this.#requestHay(input.userRequest).exact(cv)
+        this.#exact(this.#requestHay(input.userRequest), cv)
       )
     )
       why = 'not_in_user_request';
@@ -541,6 +580,13 @@ interface Checked {
 }
 
 type ParsedSegment = ParsedContext['segments'][number];
+
+/** The indices `hit` marks, ascending. */
+function marked(hit: Uint8Array): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < hit.length; i++) if (hit[i] === 1) out.push(i);
+  return out;
+}
 
 function labelOf(v: number): TrustLabel {
   return v === 0

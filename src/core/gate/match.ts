@@ -87,6 +87,21 @@ export function mentions(hay: string, needle: string): boolean {
 // (segments are immutable; the views are kept with the memoised context) and a decision
 // looks a needle's longest run up instead of scanning every segment's text.
 
+/**
+ * `s` as a string of its own, not a view into a larger one. V8 keeps a substring of 13 or more
+ * characters as a slice of its parent, and a Map or Set lookup that must compare a sliced key
+ * with another string is several times slower than one between flat strings (a 36-character
+ * entry id: ~130 ns against ~20 ns — a tenth of a plain decision, ADR 0077). Keys the gate
+ * looks up on every decision (entry ids, probes) are made flat once, when built. (It
+ * also stops a kept key from holding its whole rendered context alive.) Same characters: only
+ * the representation changes.
+ */
+export function flat(s: string): string {
+  // A concatenation is new storage (flattened into a string of its own on first hashing);
+  // a slice would stay a view. Measured at ~0.1 µs per key, against ~0.4 µs for a JSON copy.
+  return s.length < 13 ? s : s.charAt(0) + s.slice(1);
+}
+
 /** Adds the maximal runs of word characters ({@link isWordChar}) of `s` to `out`. */
 function addWordRuns(s: string, out: Set<string>): void {
   let start = -1;
@@ -141,7 +156,7 @@ export function probeOf(needle: string, digits = false): string | undefined {
     }
   }
   if (best < 0) return undefined;
-  return bestLen === needle.length ? needle : needle.slice(best, best + bestLen);
+  return bestLen === needle.length ? needle : flat(needle.slice(best, best + bestLen));
 }
 
 /** What {@link Hay.near_} searches for a value: its skeleton and its pieces' (skeletons for text). */
@@ -187,6 +202,11 @@ export interface Needles {
   readonly compact: string[];
   /** Whole argument values of a governed kind (fail-closed tracing, ADR 0043). */
   readonly governed: GovernedValue[];
+  /**
+   * When present, the {@link Leaf} of every string and number leaf collected, in place of its
+   * needles in `text` / `numbers` / `compact` (ADR 0077: `mentionedByLeaves`).
+   */
+  readonly leaves?: Leaf[];
 }
 
 /** One argument value of a governed kind. */
@@ -236,20 +256,143 @@ export interface Governing {
   readonly tokens?: boolean;
 }
 
-function addString(clean: string, out: Needles, gov: Governing | undefined): void {
-  out.text.push(clean);
-  const cv = canonValue(clean) ?? { kind: 'text' as const, form: clean, view: 'text' as const };
+/**
+ * What one string or number leaf of a call contributes: its needles per view, the canonical
+ * form of the whole value (short strings and numbers: governed when its kind is) and of the
+ * identifier-like tokens of free text (governed only under {@link Governing.tokens}). A pure
+ * function of the leaf, memoised ({@link leafOf}; ADR 0077): an agent turn asks about the same
+ * values again and again, and a value's needles never change.
+ */
+export interface Leaf {
+  readonly text: readonly string[];
+  readonly numbers: readonly string[];
+  readonly compact: readonly string[];
+  /** The whole value's canonical form (a string of at most {@link FREE_TEXT_CHARS} chars or without a space, or a finite number). */
+  readonly whole: CanonValue | undefined;
+  /** Identifier-like tokens of free text, in order. */
+  readonly tokens: readonly CanonValue[];
+  /** Held by the memo (one object per value): its mentions may be kept per context too. */
+  readonly kept: boolean;
+}
+
+const EMPTY_LEAF: Leaf = Object.freeze({
+  text: Object.freeze([]),
+  numbers: Object.freeze([]),
+  compact: Object.freeze([]),
+  whole: undefined,
+  tokens: Object.freeze([]),
+  kept: true,
+});
+
+function addNeedle(
+  clean: string,
+  text: string[],
+  numbers: string[],
+  compact: string[],
+  memo: boolean,
+): CanonValue {
+  text.push(clean);
+  const cv = canonEntry(clean, memo).cv ?? {
+    kind: 'text' as const,
+    form: clean,
+    view: 'text' as const,
+  };
   if (cv.view === 'text') {
-    if (cv.form !== clean) out.text.push(cv.form);
-  } else if (cv.view === 'compact') out.compact.push(cv.form);
-  else out.numbers.push(cv.form);
-  if (gov !== undefined && gov.kinds.has(cv.kind))
-    out.governed.push({ param: gov.param, value: cv });
+    if (cv.form !== clean) text.push(cv.form);
+  } else if (cv.view === 'compact') compact.push(cv.form);
+  else numbers.push(cv.form);
+  return cv;
+}
+
+/**
+ * {@link Leaf} of a string, computed (the full path: every canonicaliser that applies runs;
+ * with `memo` false, the values' canonical forms too are computed afresh).
+ */
+export function computeLeaf(value: string, memo = true, kept = false): Leaf {
+  const n = cleanText(value);
+  if (n.length === 0) return EMPTY_LEAF;
+  const text: string[] = [];
+  const numbers: string[] = [];
+  const compact: string[] = [];
+  if (n.length <= FREE_TEXT_CHARS || !n.includes(' ')) {
+    const whole = addNeedle(n, text, numbers, compact, memo);
+    return { text, numbers, compact, whole, tokens: EMPTY_LEAF.tokens, kept };
+  }
+  text.push(n);
+  for (const e of extras(n)) text.push(e);
+  const tokens: CanonValue[] = [];
+  for (const raw of n.split(' ')) {
+    const t = trimEdgePunct(raw);
+    if (t.length >= 4 && t !== n && IDENTLIKE.test(t)) {
+      tokens.push(addNeedle(t, text, numbers, compact, memo));
+      if (tokens.length >= MAX_TOKENS_PER_LEAF) break;
+    }
+  }
+  return { text, numbers, compact, whole: undefined, tokens, kept };
+}
+
+/** {@link Leaf} of a finite number. */
+function numberLeaf(value: number, memo = true, kept = false): Leaf {
+  const cv = canonEntry(value, memo).cv as CanonValue;
+  return {
+    text: EMPTY_LEAF.text,
+    numbers: [cv.form],
+    compact: EMPTY_LEAF.compact,
+    whole: cv,
+    tokens: EMPTY_LEAF.tokens,
+    kept,
+  };
+}
+
+const leafMemo = new Map<string, Leaf>();
+const numberLeafMemo = new Map<number, Leaf>();
+
+/** Longest string whose leaf is memoised: a long body is rarely asked about twice, and a memo of them would hold megabytes. */
+const LEAF_MEMO_CHARS = 1024;
+
+/** {@link computeLeaf}, memoised for values up to {@link LEAF_MEMO_CHARS} (bounded; cleared when full). */
+export function leafOf(value: string): Leaf {
+  if (value.length > LEAF_MEMO_CHARS) return computeLeaf(value);
+  let l = leafMemo.get(value);
+  if (l === undefined) {
+    l = computeLeaf(value, true, true);
+    if (leafMemo.size >= MEMO_MAX) leafMemo.clear();
+    leafMemo.set(value, l);
+  }
+  return l;
+}
+function numberLeafOf(value: number): Leaf {
+  let l = numberLeafMemo.get(value);
+  if (l === undefined) {
+    l = numberLeaf(value, true, true);
+    if (numberLeafMemo.size >= MEMO_MAX) numberLeafMemo.clear();
+    numberLeafMemo.set(value, l);
+  }
+  return l;
+}
+
+function addLeaf(leaf: Leaf, out: Needles, gov: Governing | undefined): void {
+  // Collecting leaves: the needles are the leaves' (searched per leaf, `mentionedByLeaves`).
+  if (out.leaves !== undefined) out.leaves.push(leaf);
+  else {
+    for (const t of leaf.text) out.text.push(t);
+    for (const t of leaf.numbers) out.numbers.push(t);
+    for (const t of leaf.compact) out.compact.push(t);
+  }
+  if (gov === undefined) return;
+  const w = leaf.whole;
+  if (w !== undefined) {
+    if (gov.kinds.has(w.kind)) out.governed.push({ param: gov.param, value: w });
+  } else if (gov.tokens === true)
+    for (const t of leaf.tokens)
+      if (gov.kinds.has(t.kind)) out.governed.push({ param: gov.param, value: t });
 }
 
 /**
  * Add the needles of one value to `out`; false when the value exceeds the walk bounds. With
  * `gov`, whole string and number values of a governed kind are also listed in `out.governed`.
+ * With `memo` false every leaf is computed afresh (the full path the memoised one is tested
+ * against).
  */
 export function collectNeedles(
   value: unknown,
@@ -257,52 +400,36 @@ export function collectNeedles(
   depth = 0,
   budget = { leaves: MAX_LEAVES },
   gov?: Governing,
+  memo = true,
 ): boolean {
   if (depth > MAX_DEPTH) return false;
   if (typeof value === 'string') {
     if (--budget.leaves < 0) return false;
-    const n = cleanText(value);
-    if (n.length === 0) return true;
-    if (n.length <= FREE_TEXT_CHARS || !n.includes(' ')) {
-      addString(n, out, gov);
-      return true;
-    }
-    out.text.push(n);
-    const ex = extras(n);
-    for (const e of ex) out.text.push(e);
-    let k = 0;
-    for (const raw of n.split(' ')) {
-      const t = trimEdgePunct(raw);
-      if (t.length >= 4 && t !== n && IDENTLIKE.test(t)) {
-        addString(t, out, gov?.tokens === true ? gov : undefined);
-        if (++k >= MAX_TOKENS_PER_LEAF) break;
-      }
-    }
+    addLeaf(memo ? leafOf(value) : computeLeaf(value, false), out, gov);
     return true;
   }
   if (typeof value === 'number') {
     if (--budget.leaves < 0) return false;
-    if (Number.isFinite(value)) {
-      const cv = canonValue(value) as CanonValue;
-      out.numbers.push(cv.form);
-      if (gov !== undefined && gov.kinds.has('amount'))
-        out.governed.push({ param: gov.param, value: cv });
-    }
+    if (Number.isFinite(value))
+      addLeaf(memo ? numberLeafOf(value) : numberLeaf(value, false), out, gov);
     return true;
   }
   if (value === null || typeof value !== 'object')
     return typeof value !== 'function' && typeof value !== 'symbol';
   if (Array.isArray(value)) {
-    for (const v of value) if (!collectNeedles(v, out, depth + 1, budget, gov)) return false;
+    for (const v of value) if (!collectNeedles(v, out, depth + 1, budget, gov, memo)) return false;
     return true;
   }
   for (const k in value) {
     if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
-    if (!collectNeedles((value as Record<string, unknown>)[k], out, depth + 1, budget, gov))
+    if (!collectNeedles((value as Record<string, unknown>)[k], out, depth + 1, budget, gov, memo))
       return false;
   }
   return true;
 }
+
+/** Values whose exact answer a {@link Hay} keeps. */
+const EXACT_MAX = 256;
 
 /**
  * The views of one text the gate searches (see `canon.ts`): exact (`norm`: clean text plus the
@@ -321,6 +448,7 @@ export class Hay {
   #near: string | undefined;
   #nearNum: string | undefined;
   #nearCompact: string | undefined;
+  #exact: Map<CanonValue, boolean> | undefined;
 
   constructor(raw: string) {
     this.#raw = raw;
@@ -364,8 +492,23 @@ export class Hay {
     return (this.#nearCompact ??= compactText(this.near));
   }
 
-  /** Exact: the value occurs in this text under its canonical form. */
+  /**
+   * Exact: the value occurs in this text under its canonical form. Memoised per value (a
+   * canonical value is one object per value, a Hay's text never changes; ADR 0077).
+   */
   exact(v: CanonValue): boolean {
+    const m = (this.#exact ??= new Map());
+    let r = m.get(v);
+    if (r === undefined) {
+      r = this.exactUncached(v);
+      if (m.size >= EXACT_MAX) m.clear();
+      m.set(v, r);
+    }
+    return r;
+  }
+
+  /** {@link exact} without the memo (the full path). */
+  exactUncached(v: CanonValue): boolean {
     const p = valueProbe(v);
     if (v.view === 'text') {
       if (p === undefined) return mentions(this.norm, v.form);
@@ -411,6 +554,7 @@ export class RunIndex {
   #words: Map<string, number[]> | undefined;
   #numWords: Map<string, number[]> | undefined;
   #digits: Map<string, number[]> | undefined;
+  #leafHits: Map<Leaf, readonly number[]> | undefined;
 
   constructor(hays: readonly Hay[]) {
     this.#hays = hays;
@@ -423,6 +567,28 @@ export class RunIndex {
   }
   get digits(): ReadonlyMap<string, readonly number[]> {
     return (this.#digits ??= this.#build((h) => h.digits));
+  }
+  /**
+   * The segments a leaf's needles mention, ascending — {@link mentionedSegments} of the leaf's
+   * needles, memoised per leaf (a context's views never change; ADR 0077). Bounded.
+   */
+  leafHits(leaf: Leaf): readonly number[] {
+    const m = (this.#leafHits ??= new Map());
+    let r = leaf.kept ? m.get(leaf) : undefined;
+    if (r === undefined) {
+      const hit = new Uint8Array(this.#hays.length);
+      const pc = { hays: this.#hays, index: this } as unknown as ParsedContext;
+      for (const t of leaf.text) markMentioned(pc, t, 'text', hit);
+      for (const t of leaf.numbers) markMentioned(pc, t, 'number', hit);
+      for (const t of leaf.compact) markMentioned(pc, t, 'compact', hit);
+      const out: number[] = [];
+      for (let i = 0; i < hit.length; i++) if (hit[i] === 1) out.push(i);
+      r = out.length === 0 ? NONE : out;
+      if (!leaf.kept) return r; // a leaf computed for this call only: nothing to key it by
+      if (m.size >= LEAF_HITS_MAX) m.clear();
+      m.set(leaf, r);
+    }
+    return r;
   }
   #build(runs: (h: Hay) => ReadonlySet<string>): Map<string, number[]> {
     const m = new Map<string, number[]>();
@@ -438,6 +604,8 @@ export class RunIndex {
 }
 
 const NONE: readonly number[] = Object.freeze([]);
+/** Leaves whose mentions a context keeps (see {@link RunIndex.leafHits}). */
+const LEAF_HITS_MAX = 512;
 
 /** Marks in `hit` the segments whose `view` mentions `needle` (index lookup, then a check of the candidates). */
 function markMentioned(
@@ -481,6 +649,29 @@ export function mentionedSegments(pc: ParsedContext, needles: Needles): Uint8Arr
   return hit;
 }
 
+/**
+ * The indices (ascending) of the segments {@link mentionedSegments} marks, from the leaves
+ * `needles.leaves` lists, each leaf's mentions memoised with the context: the same segments,
+ * since a call's needles are the concatenation of its leaves' needles.
+ */
+export function mentionedByLeaves(pc: ParsedContext, leaves: readonly Leaf[]): readonly number[] {
+  // One leaf mentioning anything (the common call): its memoised list is the answer.
+  let only: readonly number[] = NONE;
+  let several = false;
+  for (const l of leaves) {
+    const h = pc.index.leafHits(l);
+    if (h.length === 0) continue;
+    if (only.length === 0) only = h;
+    else several = true;
+  }
+  if (!several) return only;
+  const hit = new Uint8Array(pc.hays.length);
+  for (const l of leaves) for (const i of pc.index.leafHits(l)) hit[i] = 1;
+  const out: number[] = [];
+  for (let i = 0; i < hit.length; i++) if (hit[i] === 1) out.push(i);
+  return out;
+}
+
 /** True when segment `i` of `pc` is mentioned by any of `needles` (exact views, by scanning: the reference {@link mentionedSegments} is tested against). */
 export function segmentMentioned(pc: ParsedContext, i: number, needles: Needles): boolean {
   const hay = pc.hays[i] as Hay;
@@ -507,23 +698,29 @@ export interface Canon {
 const memo = new Map<string, Canon>();
 const numMemo = new Map<number, Canon>();
 
+function freshCanonOfString(value: string): Canon {
+  const c = cleanText(value);
+  const cv = c.length === 0 ? undefined : canonString(c);
+  return { cv, key: keyOf(cv) };
+}
 function canonOfString(value: string): Canon {
   const hit = memo.get(value);
   if (hit !== undefined) return hit;
-  const c = cleanText(value);
-  const cv = c.length === 0 ? undefined : canonString(c);
-  const entry: Canon = { cv, key: keyOf(cv) };
+  const entry = freshCanonOfString(value);
   if (memo.size >= MEMO_MAX) memo.clear();
   memo.set(value, entry);
   return entry;
 }
 
+function freshCanonOfNumber(value: number): Canon {
+  const cv: CanonValue = { kind: 'amount', form: String(value), view: 'number' };
+  return { cv, key: `n:${cv.form}` };
+}
 /** A finite number's entry. */
 function canonOfNumber(value: number): Canon {
   const hit = numMemo.get(value);
   if (hit !== undefined) return hit;
-  const cv: CanonValue = { kind: 'amount', form: String(value), view: 'number' };
-  const entry: Canon = { cv, key: `n:${cv.form}` };
+  const entry = freshCanonOfNumber(value);
   if (numMemo.size >= MEMO_MAX) numMemo.clear();
   numMemo.set(value, entry);
   return entry;
@@ -536,10 +733,11 @@ export function canonValue(value: unknown): CanonValue | undefined {
   return undefined;
 }
 
-/** A value's canonical form and {@link valueKey}, from the memo (one lookup for both). */
-export function canonEntry(value: unknown): Canon {
-  if (typeof value === 'string') return canonOfString(value);
-  if (typeof value === 'number' && Number.isFinite(value)) return canonOfNumber(value);
+/** A value's canonical form and {@link valueKey}, from the memo (one lookup for both); with `memo` false, computed afresh (the full path). */
+export function canonEntry(value: unknown, memo = true): Canon {
+  if (typeof value === 'string') return memo ? canonOfString(value) : freshCanonOfString(value);
+  if (typeof value === 'number' && Number.isFinite(value))
+    return memo ? canonOfNumber(value) : freshCanonOfNumber(value);
   return { cv: undefined, key: valueKey(value) };
 }
 
@@ -578,7 +776,8 @@ export function parseContext(
   const segments = parseSegments(context, seal);
   const byId = new Map<string, number>();
   segments.forEach((s, i) => {
-    if (!byId.has(s.id)) byId.set(s.id, i);
+    const id = flat(s.id);
+    if (!byId.has(id)) byId.set(id, i);
   });
   const hays = segments.map((s) => hayOf(s.content));
   return { segments, hays, byId, index: new RunIndex(hays) };

@@ -84,6 +84,8 @@ export interface CompiledRule {
 export interface GovernedParam {
   readonly name: string;
   readonly sources: readonly string[];
+  /** The `fromContext` classes among `sources`, in order (resolved once: a decision skips the rest). */
+  readonly contextSources: readonly string[];
 }
 
 /** A compiled tool policy. */
@@ -211,7 +213,15 @@ export function loadPolicy(input: unknown): Policy {
             param,
             sourceClass: cls,
           });
-      params.push(Object.freeze({ name: param, sources: Object.freeze([...spec.sources]) }));
+      params.push(
+        Object.freeze({
+          name: param,
+          sources: Object.freeze([...spec.sources]),
+          contextSources: Object.freeze(
+            spec.sources.filter((c) => sourceClasses.get(c)?.fromContext === true),
+          ),
+        }),
+      );
     }
     tools.set(
       name,
