@@ -258,11 +258,11 @@ function authSelectJoint(
       d,
       { r, rho, iso },
       true,
-      undefined,
       sel.candidates,
       sel.k,
       sel.ordered,
       scratch,
+      sel.slack,
     );
     return { c, rho, iso };
   };
