@@ -17,8 +17,8 @@
  * 2. Otherwise G_A is selected on its own, and both selections run on the certified push of
  *    `core/graph/push` (ADR 0068): each view's top-k is pushed only until it is certified, and
  *    the G and G_A pushes share their work (ADR 0069: one scan of each arc both views have).
- *    Where a certificate cannot separate a near-tie within
- *    the work budget, the power iteration on that view answers.
+ *    Where a certificate cannot separate a near-tie within the work budget, the power
+ *    iteration on that view answers.
  *
  * `authSelectPprPower` is the reference: power iteration on G, the skip certificate, and an
  * independent power iteration on G_A. Every answer of `authSelectPpr` is the one it gives; only

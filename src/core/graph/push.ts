@@ -22,16 +22,17 @@
  *
  *     |π_v − p_v| ≤ S_v·ρ + R,   and π_v ≥ p_v when r ≥ 0.
  *
- * A top-k read from p is the exact top-k when every compared pair is separated by more than the
- * two bounds (plus `slack`, the reference power iteration's own error, so the answer is also the
- * one the power iteration at that tolerance gives). Otherwise ε is lowered and the relaxation
- * continues from where it stopped (no work is thrown away). A budget bounds the work: past it
- * (near-ties the certificate cannot separate) the caller falls back to the power iteration.
+ * The certificate tightens this per candidate from the residual near it (`nearBounds`, ADR
+ * 0078): an interval of width d²·S_c·ρ (d³ for the few candidates that need it) whose lower end
+ * is not below p_c. The top-k ranked by these intervals is the exact top-k when every compared pair
+ * is separated by more than `slack`, the reference power iteration's own error, so the answer
+ * is also the one the power iteration at that tolerance gives. Otherwise ε is lowered and the
+ * relaxation continues from where it stopped (no work is thrown away). A budget bounds the work:
+ * past it (near-ties the certificate cannot separate) the caller falls back to the power
+ * iteration.
  *
- * The same machinery replays on the authenticated subgraph G_A from the G state (AuthSelect):
- * the estimate p is kept and the residual is re-expressed for M_A, r_A = r + d/(1 − d)·(M_A −
- * M_G)·p — non-zero only on the columns of unauthenticated-write endpoints — and pushed with
- * signed residuals (the bound then holds on |π − p| from both sides).
+ * AuthSelect pushes a state on G and one on the authenticated subgraph G_A in the same sweeps
+ * (`relaxPair`, ADR 0069): a node whose arcs are the same in both views is scanned once for both.
  */
 import type { Csr } from './structure.js';
 
