@@ -134,6 +134,10 @@ describe('AuthSelect evaluation', () => {
     expect(lin!.misdirected.authselect).toBe(0);
     expect(lin!.blocked).toBe(0);
     expect(noLin!.misdirected.authselect).toBe(noLin!.misdirected.none);
+    // … and that arm is harmful under AuthSelect: the same scripted agent and attack, with only
+    // the lineage missing, gets through — so the `lin` arm's 0 is the policy's doing and the
+    // assertion above can fail.
+    expect(noLin!.misdirected.authselect).toBeGreaterThan(0);
     const t = new TransferLedger();
     t.commit('A', 'x');
     t.commit('B', 'y');

@@ -5,27 +5,24 @@
  * compare with the selection on G. A divergence is an authority event, not a verdict: the caller
  * routes it through the gate (`core/gate` `decideByAuthority`), see {@link divergenceAuthority}.
  *
- * For PPR the replay is made cheap in two steps, both exact about the selected *set*:
+ * For PPR, two facts make it cheap:
  *
  * 1. A skip certificate. With δ = π_G − π_{G_A},
  *      δ = (I − d·M_A)⁻¹ · d·(M_G − M_A)·π_G,
  *    and column u of M_G − M_A has L1 norm 2·φ_u, φ_u the share of u's strength written through
  *    an unauthenticated channel. Hence ‖δ‖₁ ≤ 2d/(1 − d) · Σ_u π_G(u)·φ_u. When the top-k margin
- *    on G exceeds that (plus the solver error) — two scores move by at most ‖δ‖₁ together — no replay can change the set: skip it.
- *    A clean index (no unauthenticated structure) has bound 0 and never replays (§6.7).
- * 2. A delta replay. Otherwise solve (I − d·M_A)·δ = b, b = d(M_G − M_A)π_G (supported on the
- *    neighbourhood of the unauthenticated writes), and stop as soon as the top-k of π_G − δ is
- *    certified against the residual's error bound — L1, or per node in the degree-weighted max
- *    norm (see `replayDelta`) — or δ has converged to the base tolerance. The result is what an
- *    independent PPR on G_A selects.
+ *    on G exceeds that (plus the solver error) — two scores move by at most ‖δ‖₁ together — no
+ *    replay can change the selection: skip it. A clean index (no unauthenticated structure) has
+ *    bound 0 and never replays (§6.7).
+ * 2. Otherwise G_A is selected on its own, and both selections run on the certified push of
+ *    `core/graph/push` (ADR 0068): each view's top-k is pushed only until it is certified, and
+ *    the G and G_A pushes share their work (ADR 0069: one scan of each arc both views have).
+ *    Where a certificate cannot separate a near-tie within the work budget, the power
+ *    iteration on that view answers.
  *
- * Both steps now run on the certified push of `core/graph/push` (ADR 0068): the G selection is
- * pushed only until its top-k is certified, the skip certificate uses the push's per-node upper
- * bounds on π_G, and the replay continues the *same* push state on G_A (estimate kept, residual
- * re-expressed for M_A on the tainted columns) until the G_A top-k is certified. Where a
- * certificate cannot separate a near-tie within the work budget, the power-iteration algorithm
- * above (`authSelectPprPower`, the reference) answers. Every answer is the one the reference
- * gives; only `mode` (which certificate settled it) and the work counters can differ.
+ * `authSelectPprPower` is the reference: power iteration on G, the skip certificate, and an
+ * independent power iteration on G_A. Every answer of `authSelectPpr` is the one it gives; only
+ * `mode` (which certificate settled it) and the work counters can differ.
  */
 import { type Authority, meetAuthority } from '../trust.js';
 import {
@@ -35,7 +32,6 @@ import {
   personalizedPageRank,
   resetVector,
   topK,
-  transitionStep,
 } from './ppr.js';
 import {
   MAX_LEVELS,
@@ -262,11 +258,11 @@ function authSelectJoint(
       d,
       { r, rho, iso },
       true,
-      undefined,
       sel.candidates,
       sel.k,
       sel.ordered,
       scratch,
+      sel.slack,
     );
     return { c, rho, iso };
   };
@@ -339,8 +335,13 @@ function authSelectJoint(
 }
 
 /**
- * The reference AuthSelect over PPR: power iteration on G, the margin certificate, and the delta
- * replay by Richardson steps (see the module comment).
+ * The reference AuthSelect over PPR: power iteration on G, the skip certificate, and otherwise
+ * an independent power iteration on G_A — exactly the straightforward AuthSelect (select on G,
+ * select on G_A, compare), which is what every faster path must answer.
+ *
+ * (Until issue 19's fix the replay solved for δ = π_G − π_{G_A} on G_A and ranked π_G − δ. Where
+ * G_A's scores tie exactly — a seed isolated in G_A leaves candidates at 0, and the independent
+ * selection orders them by node number — the subtraction's rounding noise chose instead.)
  */
 export function authSelectPprPower(
   index: GraphIndex,
@@ -361,146 +362,29 @@ export function authSelectPprPower(
     return { ...base, auth: sel.nodes, diverged: false, mode: 'clean', replayIterations: 0 };
   }
   const auth = index.view('auth');
-  // Tainted nodes: endpoints of unauthenticated writes; Σ π(u)·φ_u over them.
+  // Tainted nodes: endpoints of unauthenticated writes; Σ π̂(u)·φ_u over them.
   const tainted = index.taintedNodes();
   let u = 0;
   for (const v of tainted) {
     const sf = full.strength[v]!;
     if (sf > 0) u += pf.scores[v]! * (1 - auth.strength[v]! / sf);
   }
-  const bound = (2 * d * u) / (1 - d) + 2 * pf.errorBound;
+  // On exact scores: the G gap is at least margin − e (e = ‖π̂_G − π_G‖₁), ‖π_G − π_{G_A}‖₁ is
+  // at most 2d/(1 − d)·(u + e) (φ ≤ 1), and a power iteration on G_A at `tol` ranks as the exact
+  // π_{G_A} when its gaps exceed that iteration's own error, tol·d/(1 − d).
+  const e = pf.errorBound;
+  const bound = e + ((2 * d) / (1 - d)) * (u + e) + (tol * d) / (1 - d);
   if (margin > bound) {
     return { ...base, auth: sel.nodes, diverged: false, mode: 'certified', replayIterations: 0 };
   }
-  const r = replayDelta(
-    full,
-    auth,
-    pf.scores,
-    s,
-    tainted,
-    d,
-    q,
-    tol,
-    pf.errorBound,
-    opts.maxIter ?? 200,
-  );
+  const onA = pprSelectPower(auth, q, opts);
   return {
     ...base,
-    auth: r.nodes,
-    diverged: !same(sel.nodes, r.nodes),
+    auth: onA.nodes,
+    diverged: !same(sel.nodes, onA.nodes),
     mode: 'replayed',
-    replayIterations: r.iterations,
+    replayIterations: onA.iterations,
   };
-}
-
-function replayDelta(
-  full: Csr,
-  auth: Csr,
-  pf: Float64Array,
-  s: Float64Array,
-  tainted: Iterable<number>,
-  d: number,
-  q: PprQuery,
-  tol: number,
-  errF: number,
-  maxIter: number,
-): { nodes: number[]; iterations: number } {
-  const n = full.n;
-  // b = d·(M_G − M_A)·π_G: only columns of tainted nodes differ.
-  const b = new Float64Array(n);
-  for (const v of tainted) {
-    const x = pf[v]!;
-    if (x === 0) continue;
-    const invF = full.invStrength[v]!;
-    if (invF === 0) continue; // dangling in G, hence in G_A: identical columns
-    for (let p = full.offsets[v]!; p < full.offsets[v + 1]!; p++)
-      b[full.targets[p]!]! += d * x * full.weights[p]! * invF;
-    const invA = auth.invStrength[v]!;
-    if (invA === 0) {
-      for (let w = 0; w < n; w++) if (s[w]! !== 0) b[w]! -= d * x * s[w]!;
-    } else {
-      for (let p = auth.offsets[v]!; p < auth.offsets[v + 1]!; p++)
-        b[auth.targets[p]!]! -= d * x * auth.weights[p]! * invA;
-    }
-  }
-  // Solve (I − d·M_A)·δ = b by Richardson steps in residual form: x ← x + r, r ← d·M_A·r.
-  // Certificates (e = δ − x satisfies e = r + d·M_A·e):
-  //  - L1: ‖e‖₁ ≤ ‖r‖₁/(1 − d), since ‖(I − d·M_A)⁻¹‖₁ ≤ 1/(1 − d);
-  //  - per node: with f = D⁻¹e, D⁻¹·M_A·e = D⁻¹·W·f is a row average, so in the norm
-  //    max_v |e_v|/S_v M_A does not expand and |e_c| ≤ S_c · max_v(|r_v|/S_v)/(1 − d). Valid when
-  //    no residual sits on a dangling (isolated) node and no seed is isolated — the dangling
-  //    reset term then vanishes. Far tighter on skewed graphs, where the residual lives on hubs.
-  const x = new Float64Array(n);
-  let r = Float64Array.from(b);
-  let y = new Float64Array(n);
-  const pa = new Float64Array(n);
-  const cands = q.candidates;
-  const ordered = q.ordered ?? true;
-  const strength = auth.strength;
-  let seedIsolated = false;
-  for (let v = 0; v < n; v++) if (s[v]! !== 0 && strength[v] === 0) seedIsolated = true;
-  const errFF = errF * (1 + (2 * d) / (1 - d));
-  const dangling: number[] = [];
-  for (let v = 0; v < n; v++) if (auth.invStrength[v] === 0) dangling.push(v);
-  const invS = auth.invStrength;
-  let it = 0;
-  for (;;) {
-    // One pass: x += (previous residual, already in x after the first step), residual stats.
-    let norm = 0;
-    let rhoD = 0;
-    for (let v = 0; v < n; v++) {
-      const a = Math.abs(r[v]!);
-      norm += a;
-      const t = a * invS[v]!;
-      if (t > rhoD) rhoD = t;
-    }
-    let dangR = 0;
-    for (const v of dangling) dangR += Math.abs(r[v]!);
-    for (let i = 0; i < cands.length; i++) {
-      const c = cands[i]!;
-      pa[c] = pf[c]! - x[c]!;
-    }
-    const sel = topK(pa, cands, q.k);
-    const err = norm / (1 - d) + errFF;
-    // |e_i| + |e_j| ≤ ‖e‖₁ for i ≠ j, so a margin above the L1 error already fixes the result.
-    let done = (ordered ? sel.minGap : sel.gap) > err;
-    if (!done && dangR === 0 && !seedIsolated)
-      done = certifyPerNode(sel.nodes, pa, cands, strength, rhoD / (1 - d), errFF, ordered);
-    if (done || norm < tol || it >= maxIter) return { nodes: sel.nodes, iterations: it };
-    let dm = 0;
-    for (const v of dangling) dm += r[v]!;
-    transitionStep(auth, r, y, s, d, dm, 0);
-    for (let v = 0; v < n; v++) x[v]! += r[v]!;
-    [r, y] = [y, r];
-    it++;
-  }
-}
-
-/**
- * The selection is fixed if every ordered neighbour pair (when `ordered`) and the k-boundary are
- * separated by the per-node bounds `strength[c]·scale + add`.
- */
-function certifyPerNode(
-  top: readonly number[],
-  pa: Float64Array,
-  cands: ArrayLike<number>,
-  strength: Float64Array,
-  scale: number,
-  add: number,
-  ordered: boolean,
-): boolean {
-  if (top.length === 0) return true;
-  const lo = (c: number): number => pa[c]! - strength[c]! * scale - add;
-  const hi = (c: number): number => pa[c]! + strength[c]! * scale + add;
-  if (ordered)
-    for (let i = 0; i + 1 < top.length; i++) if (!(lo(top[i]!) > hi(top[i + 1]!))) return false;
-  let low = Infinity;
-  for (const c of top) low = Math.min(low, lo(c));
-  for (let i = 0; i < cands.length; i++) {
-    const c = cands[i]!;
-    if (pa[c]! + strength[c]! * scale + add >= low && !top.includes(c)) return false;
-  }
-  return true;
 }
 
 /**

@@ -22,16 +22,17 @@
  *
  *     |π_v − p_v| ≤ S_v·ρ + R,   and π_v ≥ p_v when r ≥ 0.
  *
- * A top-k read from p is the exact top-k when every compared pair is separated by more than the
- * two bounds (plus `slack`, the reference power iteration's own error, so the answer is also the
- * one the power iteration at that tolerance gives). Otherwise ε is lowered and the relaxation
- * continues from where it stopped (no work is thrown away). A budget bounds the work: past it
- * (near-ties the certificate cannot separate) the caller falls back to the power iteration.
+ * The certificate tightens this per candidate from the residual near it (`nearBounds`, ADR
+ * 0078): an interval of width d²·S_c·ρ (d³ for the few candidates that need it) whose lower end
+ * is not below p_c. The top-k ranked by these intervals is the exact top-k when every compared pair
+ * is separated by more than `slack`, the reference power iteration's own error, so the answer
+ * is also the one the power iteration at that tolerance gives. Otherwise ε is lowered and the
+ * relaxation continues from where it stopped (no work is thrown away). A budget bounds the work:
+ * past it (near-ties the certificate cannot separate) the caller falls back to the power
+ * iteration.
  *
- * The same machinery replays on the authenticated subgraph G_A from the G state (AuthSelect):
- * the estimate p is kept and the residual is re-expressed for M_A, r_A = r + d/(1 − d)·(M_A −
- * M_G)·p — non-zero only on the columns of unauthenticated-write endpoints — and pushed with
- * signed residuals (the bound then holds on |π − p| from both sides).
+ * AuthSelect pushes a state on G and one on the authenticated subgraph G_A in the same sweeps
+ * (`relaxPair`, ADR 0069): a node whose arcs are the same in both views is scanned once for both.
  */
 import type { Csr } from './structure.js';
 
@@ -259,31 +260,76 @@ export interface ResidualPart {
 }
 
 /**
- * Bound on |Π(r)(c)| for a residual part, two levels deep: with F(v) = Σ_x (|r_x|/S_x)·Π(e_v)(x),
- * |Π(r)(c)| ≤ S_c·F(c) + R and F(c) = (1 − d)|r_c|/S_c + d·Σ_u (w_cu/S_c)·F(u), F ≤ ρ, so
- * |Π(r)(c)| ≤ (1 − d)|r_c| + d(1 − d)·Σ_u w_cu·|r_u|/S_u + d²·S_c·ρ + R (never above S_c·ρ + R).
+ * Bounds on Π(r)(c) from the residual near c (ADR 0078). With f_x = |r_x|/S_x and, by
+ * reversibility, Π(r)(c) = S_c·F(c) + Π(r_iso)(c), F(v) = Σ_x f_x·Π(e_v)(x) obeys
+ *
+ *     F(v) = (1 − d)·f_v + d·Σ_u (w_vu/S_v)·F(u),   0 ≤ F ≤ ρ,
+ *
+ * so unrolling it `depth` times (2 or 3) and closing with [0, ρ] gives F ∈ [L, U], U − L =
+ * d^depth·ρ. For a non-negative residual Π(r)(c) ∈ [S_c·L, S_c·U + R]; for a signed one
+ * |Π(r)(c)| ≤ S_c·U + R. Depth 2 scans c's arcs; depth 3 also its neighbours' (used only for
+ * the few candidates a depth-2 certificate could not separate). `out` receives [lo, hi].
  */
-function partBound(g: Csr, x: ResidualPart, d: number, c: number): number {
-  const crude = g.strength[c]! * x.rho;
-  if (crude === 0) return x.iso;
+function nearBounds(
+  g: Csr,
+  x: ResidualPart,
+  d: number,
+  c: number,
+  depth: 2 | 3,
+  oneSided: boolean,
+  out: Float64Array,
+): void {
+  const { offsets, targets, weights, invStrength } = g;
   const r = x.r;
-  const inv = g.invStrength;
-  let near = 0;
-  for (let k = g.offsets[c]!; k < g.offsets[c + 1]!; k++) {
-    const t = g.targets[k]!;
-    near += g.weights[k]! * Math.abs(r[t]!) * inv[t]!;
+  const rho = x.rho;
+  const sc = g.strength[c]!;
+  if (sc === 0 || rho === 0) {
+    out[0] = oneSided ? 0 : -x.iso;
+    out[1] = x.iso;
+    return;
   }
-  const fine = (1 - d) * Math.abs(r[c]!) + d * (1 - d) * near + d * d * crude;
-  return Math.min(fine, crude) + x.iso;
+  const keep = 1 - d;
+  let near = 0;
+  let tail: number;
+  if (depth === 2) {
+    for (let k = offsets[c]!; k < offsets[c + 1]!; k++) {
+      const t = targets[k]!;
+      near += weights[k]! * Math.abs(r[t]!) * invStrength[t]!;
+    }
+    near = keep * near * invStrength[c]!;
+    tail = d * rho;
+  } else {
+    // Σ_u (w_cu/S_c)·L2(u), L2(u) = (1 − d)·f_u + d(1 − d)·Σ_x (w_ux/S_u)·f_x; U2 = L2 + d²ρ.
+    for (let k = offsets[c]!; k < offsets[c + 1]!; k++) {
+      const u = targets[k]!;
+      const iu = invStrength[u]!;
+      let nu = 0;
+      for (let j = offsets[u]!; j < offsets[u + 1]!; j++) {
+        const t = targets[j]!;
+        nu += weights[j]! * Math.abs(r[t]!) * invStrength[t]!;
+      }
+      near += weights[k]! * (keep * Math.abs(r[u]!) * iu + d * keep * nu * iu);
+    }
+    near *= invStrength[c]!;
+    tail = d * d * rho;
+  }
+  const lo = keep * Math.abs(r[c]!) * invStrength[c]! + d * near;
+  const hi = Math.min(rho, lo + d * tail);
+  out[0] = oneSided ? sc * lo : -(sc * hi + x.iso);
+  out[1] = sc * hi + x.iso;
 }
 
 /**
- * The top `k` of `candidates` by the estimate `p` (ties by node number, as `topK`) and the
- * certified margin: the smallest separation, on the *exact* scores, between compared pairs —
- * consecutive pairs of the top-k when `ordered`, and the k-th against every other candidate.
- * π = p + Π(pushed) + Π(held): `pushed` may be signed (unless `oneSided`), `held` is
- * non-negative. Positive means the exact top-k (in order when `ordered`) is `nodes`; Infinity
- * when nothing is compared. `scratch` is a zeroed Uint8Array of length n, returned zeroed.
+ * The top `k` of `candidates` and the certified margin: the smallest separation, on the
+ * *exact* scores π = p + Π(r), between compared pairs — consecutive pairs of the top-k when
+ * `ordered`, and the k-th against every other candidate. Positive means the exact top-k (in
+ * order when `ordered`) is `nodes`; Infinity when nothing is compared.
+ *
+ * Every candidate gets the crude interval [p_c (or p_c − S_c·ρ − R when signed), p_c + S_c·ρ +
+ * R]; those that can reach the top-k get the depth-2 interval of {@link nearBounds} and are
+ * ranked by its midpoint (ties by node number); if that margin is not above `need`, the nodes
+ * of the failing comparisons get depth 3 (ADR 0078). `scratch` is a zeroed Uint8Array of
+ * length n, returned zeroed.
  */
 export function certifiedTopK(
   g: Csr,
@@ -291,41 +337,107 @@ export function certifiedTopK(
   d: number,
   pushed: ResidualPart,
   oneSided: boolean,
-  held: ResidualPart | undefined,
   candidates: ArrayLike<number>,
   k: number,
   ordered: boolean,
   scratch: Uint8Array,
+  need = 0,
 ): { nodes: number[]; margin: number } {
-  const nodes = topByEstimate(p, candidates, k);
-  const lo = (c: number): number => (oneSided ? p[c]! : p[c]! - partBound(g, pushed, d, c));
-  const hi = (c: number): number =>
-    p[c]! + partBound(g, pushed, d, c) + (held === undefined ? 0 : partBound(g, held, d, c));
+  const want = Math.min(k, candidates.length);
+  if (want <= 0) return { nodes: [], margin: Infinity };
+  const strength = g.strength;
+  const crudeRho = pushed.rho;
+  const crudeIso = pushed.iso;
+  const iv = new Float64Array(2);
+  // The pool: the top-k by p and every candidate whose upper bound reaches their lowest lower
+  // bound. Everything else is below the pool; `out` is the highest upper bound among them.
+  const pool: number[] = topByEstimate(p, candidates, want);
+  const lo: number[] = [];
+  const hi: number[] = [];
+  let low = Infinity;
+  for (const c of pool) {
+    nearBounds(g, pushed, d, c, 2, oneSided, iv);
+    lo.push(p[c]! + iv[0]!);
+    hi.push(p[c]! + iv[1]!);
+    low = Math.min(low, p[c]! + iv[0]!);
+    scratch[c] = 1;
+  }
+  let out = -Infinity;
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i]!;
+    if (scratch[c] === 1) continue;
+    const h = p[c]! + strength[c]! * crudeRho + crudeIso;
+    if (h < low) {
+      if (h > out) out = h;
+      continue;
+    }
+    nearBounds(g, pushed, d, c, 2, oneSided, iv);
+    if (p[c]! + iv[1]! < low) {
+      if (p[c]! + iv[1]! > out) out = p[c]! + iv[1]!;
+      continue;
+    }
+    pool.push(c);
+    lo.push(p[c]! + iv[0]!);
+    hi.push(p[c]! + iv[1]!);
+  }
+  for (let i = 0; i < want; i++) scratch[pool[i]!] = 0;
+  let best = certifyPool(pool, lo, hi, want, ordered, out, need);
+  if (best.margin > need || !(crudeRho > 0)) return { nodes: best.nodes, margin: best.margin };
+  // Depth 3 for the nodes of the comparisons that failed.
+  const idx = new Map<number, number>();
+  for (let i = 0; i < pool.length; i++) idx.set(pool[i]!, i);
+  let refined = 0;
+  for (const c of best.failing) {
+    const i = idx.get(c)!;
+    nearBounds(g, pushed, d, c, 3, oneSided, iv);
+    lo[i] = Math.max(lo[i]!, p[c]! + iv[0]!);
+    hi[i] = Math.min(hi[i]!, p[c]! + iv[1]!);
+    refined++;
+  }
+  if (refined > 0) best = certifyPool(pool, lo, hi, want, ordered, out, need);
+  return { nodes: best.nodes, margin: best.margin };
+}
+
+/**
+ * Rank a pool of candidates with intervals [lo, hi] by midpoint (ties by node number), take the
+ * top `want`, and the margin: consecutive pairs (when `ordered`) and the lowest selected lower
+ * bound against every other upper bound (pool and `out`). `failing`: the pool nodes of the
+ * comparisons separated by `need` or less.
+ */
+function certifyPool(
+  pool: readonly number[],
+  lo: readonly number[],
+  hi: readonly number[],
+  want: number,
+  ordered: boolean,
+  out: number,
+  need: number,
+): { nodes: number[]; margin: number; failing: number[] } {
+  const order = pool.map((_, i) => i);
+  order.sort((a, b) => lo[b]! + hi[b]! - (lo[a]! + hi[a]!) || pool[a]! - pool[b]!);
+  const nodes: number[] = [];
+  for (let j = 0; j < want; j++) nodes.push(pool[order[j]!]!);
+  const fail = new Set<number>();
   let margin = Infinity;
   if (ordered)
-    for (let i = 0; i + 1 < nodes.length; i++)
-      margin = Math.min(margin, lo(nodes[i]!) - hi(nodes[i + 1]!));
-  if (candidates.length > nodes.length && nodes.length > 0) {
+    for (let j = 0; j + 1 < want; j++) {
+      const m = lo[order[j]!]! - hi[order[j + 1]!]!;
+      margin = Math.min(margin, m);
+      if (m <= need) fail.add(pool[order[j]!]!).add(pool[order[j + 1]!]!);
+    }
+  if (order.length > want || out > -Infinity) {
     let low = Infinity;
-    for (const c of nodes) {
-      low = Math.min(low, lo(c));
-      scratch[c] = 1;
+    for (let j = 0; j < want; j++) low = Math.min(low, lo[order[j]!]!);
+    let high = out;
+    for (let j = want; j < order.length; j++) {
+      const i = order[j]!;
+      high = Math.max(high, hi[i]!);
+      if (low - hi[i]! <= need) fail.add(pool[i]!);
     }
-    // Cheap crude bound first; the two-level bound only where the crude one reaches `low`.
-    const crudeRho = pushed.rho + (held?.rho ?? 0);
-    const crudeIso = pushed.iso + (held?.iso ?? 0);
-    let high = -Infinity;
-    for (let i = 0; i < candidates.length; i++) {
-      const c = candidates[i]!;
-      if (scratch[c] === 1) continue;
-      let h = p[c]! + g.strength[c]! * crudeRho + crudeIso;
-      if (h >= low && h > high) h = hi(c);
-      if (h > high) high = h;
-    }
-    for (const c of nodes) scratch[c] = 0;
-    if (high > -Infinity) margin = Math.min(margin, low - high);
+    for (let j = 0; j < want; j++) if (lo[order[j]!]! - high <= need) fail.add(pool[order[j]!]!);
+    margin = Math.min(margin, low - high);
   }
-  return { nodes, margin };
+  return { nodes, margin, failing: [...fail] };
 }
 
 /** The k best candidates by score, descending, ties by node number (O(|candidates|·k)). */
@@ -387,20 +499,10 @@ export interface PushGoal {
   readonly oneSided: boolean;
   /** Required certified margin (the reference's own error). */
   readonly slack: number;
-  /**
-   * A second, non-negative residual that is *not* pushed (its Π only adds mass): its bound
-   * constants widen the interval upwards only.
-   */
-  readonly held?: ResidualPart;
   /** Arc work allowed, in sweeps (default the tuning's `budgetSweeps`). */
   readonly budgetSweeps?: number;
   /** First level (default `startScale`/volume). */
   readonly eps0?: number;
-  /**
-   * Stop (uncertified) once the pushed residual's ρ is below this: with a held residual, pushing
-   * further cannot narrow the interval much.
-   */
-  readonly rhoFloor?: number;
 }
 
 /**
@@ -435,15 +537,15 @@ export function pushUntilCertified(
       d,
       { r, rho, iso },
       goal.oneSided,
-      goal.held,
       goal.candidates,
       goal.k,
       goal.ordered,
       scratch,
+      goal.slack,
     );
     if (c.margin > goal.slack)
       return { nodes: c.nodes, margin: c.margin, rho, iso, sweeps: work / arcs, eps };
-    if (work > budget || !(eps > 0) || level >= MAX_LEVELS || rho < (goal.rhoFloor ?? 0))
+    if (work > budget || !(eps > 0) || level >= MAX_LEVELS)
       return { nodes: undefined, margin: c.margin, rho, iso, sweeps: work / arcs, eps };
     eps /= factor;
   }

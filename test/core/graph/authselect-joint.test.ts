@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   GraphIndex,
   authSelectPpr,
+  authSelectPprPower,
   mulberry32,
   pprSelect,
   pprSelectPower,
@@ -60,37 +61,51 @@ function randomIndex(
   return { g, passages, entities };
 }
 
+/** Graph t of the property: a random index, a query, and (on most graphs) an oracle write. */
+function caseOf(t: number): {
+  g: GraphIndex;
+  q: {
+    seeds: { node: number; weight: number }[];
+    candidates: Int32Array | readonly number[];
+    k: number;
+    ordered: boolean;
+  };
+} {
+  const { g, passages, entities } = randomIndex(9000 + t, t % 10 === 0);
+  const rnd = mulberry32(4000 + t);
+  const nSeeds = 1 + Math.floor(rnd() * 4);
+  const seeds = [];
+  for (let j = 0; j < nSeeds; j++)
+    seeds.push({
+      node: g.index(`e${Math.floor(entities * rnd())}`)!,
+      weight: t % 2 === 0 ? 1 : 0.5 + rnd(),
+    });
+  const k = 1 + Math.floor(rnd() * Math.min(10, passages));
+  const q = { seeds, candidates: g.nodesOfKind('passage'), k, ordered: t % 3 !== 0 };
+  // Oracle write on most graphs: heavy unauthenticated edges from a seed (or a candidate)
+  // to a passage ranked just outside the selection.
+  if (t % 5 !== 0) {
+    const ranked = pprSelectPower(g.view('full'), { ...q, k: k + 6 }).nodes;
+    const victim = ranked[ranked.length - 1]!;
+    const from = t % 4 === 0 ? ranked[0]! : seeds[0]!.node;
+    for (let i = 0; i < 1 + (t % 4); i++)
+      g.addEdge({
+        id: `atk${i}`,
+        a: g.id(from),
+        b: g.id(victim),
+        weight: 1 + 4 * rnd(),
+        authority: i % 2 === 0 ? 'U' : 'BOTTOM',
+      });
+  }
+  return { g, q };
+}
+
 describe('optimised AuthSelect = independent selections on G and G_A (ADR 0069)', () => {
   it('holds on 150 random graphs, with oracle writes on seeds and candidates', () => {
     const modes: Record<string, number> = {};
     let diverged = 0;
     for (let t = 0; t < 150; t++) {
-      const { g, passages, entities } = randomIndex(9000 + t, t % 10 === 0);
-      const rnd = mulberry32(4000 + t);
-      const nSeeds = 1 + Math.floor(rnd() * 4);
-      const seeds = [];
-      for (let j = 0; j < nSeeds; j++)
-        seeds.push({
-          node: g.index(`e${Math.floor(entities * rnd())}`)!,
-          weight: t % 2 === 0 ? 1 : 0.5 + rnd(),
-        });
-      const k = 1 + Math.floor(rnd() * Math.min(10, passages));
-      const q = { seeds, candidates: g.nodesOfKind('passage'), k, ordered: t % 3 !== 0 };
-      // Oracle write on most graphs: heavy unauthenticated edges from a seed (or a candidate)
-      // to a passage ranked just outside the selection.
-      if (t % 5 !== 0) {
-        const ranked = pprSelectPower(g.view('full'), { ...q, k: k + 6 }).nodes;
-        const victim = ranked[ranked.length - 1]!;
-        const from = t % 4 === 0 ? ranked[0]! : seeds[0]!.node;
-        for (let i = 0; i < 1 + (t % 4); i++)
-          g.addEdge({
-            id: `atk${i}`,
-            a: g.id(from),
-            b: g.id(victim),
-            weight: 1 + 4 * rnd(),
-            authority: i % 2 === 0 ? 'U' : 'BOTTOM',
-          });
-      }
+      const { g, q } = caseOf(t);
       const same = q.ordered ? sameOrder : sameSet;
       const got = authSelectPpr(g, q);
       // The straightforward AuthSelect: select on G, select on G_A, compare.
@@ -109,5 +124,28 @@ describe('optimised AuthSelect = independent selections on G and G_A (ADR 0069)'
     expect(modes.certified ?? 0).toBeGreaterThan(0);
     expect(modes.replayed ?? 0).toBeGreaterThan(20);
     expect(diverged).toBeGreaterThan(10);
+  });
+
+  // Issue 19 finding: the reference (`push: false`) replayed G_A as π_G minus a delta solved on
+  // G_A; where G_A's scores tie exactly (a seed isolated in G_A leaves every candidate at 0, and
+  // an independent selection then orders by node number) the subtraction's rounding noise chose
+  // instead, and 27 of these 400 graphs disagreed with the independent selection on G_A.
+  it('the reference (push: false) agrees too, seeds isolated in G_A included', () => {
+    let isolatedSeed = 0;
+    for (let t = 0; t < 400; t++) {
+      const { g, q } = caseOf(t);
+      const same = q.ordered ? sameOrder : sameSet;
+      const got = authSelectPprPower(g, q);
+      const onG = pprSelectPower(g.view('full'), q).nodes;
+      const onA = pprSelectPower(g.view('auth'), q).nodes;
+      expect(same(got.full, onG)).toBe(true);
+      expect(same(got.auth, onA)).toBe(true);
+      expect(got.diverged).toBe(!same(onG, onA));
+      expect(authSelectPpr(g, q, { push: false })).toEqual(got);
+      const auth = g.view('auth');
+      if (got.mode === 'replayed' && q.seeds.some((s) => auth.strength[s.node] === 0))
+        isolatedSeed++;
+    }
+    expect(isolatedSeed).toBeGreaterThan(10);
   });
 });
