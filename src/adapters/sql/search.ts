@@ -176,12 +176,19 @@ const orQuery = (terms: readonly string[]): string => terms.map((t) => `'${t}'`)
 /**
  * BM25 statistics of the scope's current memories (not deleted, not superseded, embedded;
  * expired ones count until they are gone — what the read model holds): the rows, their mean
- * BM25 length (`lex_len`, stored on insert) and each term's document frequency, in one scan.
+ * BM25 length (`lex_len`, stored on insert) and each term's document frequency.
+ *
+ * In a principal's scope (`principal`): rows and lengths from the per-owner counters
+ * (`entry_lex_stats`, migration 60, read under the same scope predicate as `entries`), and
+ * each term's frequency by the GIN index through `memwarden_lexical_match` (ADR 0075) — the
+ * same figures the scan below computes (the mean is the same numeric division `avg` does).
+ * In the system scope: one scan of the scope.
  */
 async function bm25StatsOf(
   qr: Queryable,
   f: SqlFeatures,
   terms: readonly string[],
+  principal: boolean,
 ): Promise<Bm25Stats> {
   const emb = f.vector ? 'embedding_vec' : 'embedding';
   const params: unknown[] = [];
@@ -189,11 +196,20 @@ async function bm25StatsOf(
     params.push(`'${t}'`);
     return `count(*) FILTER (WHERE content_tsv @@ to_tsquery('simple', $${params.length})) AS df${params.length - 1}`;
   });
-  const { rows } = await qr.query(
-    `SELECT count(*) AS n, avg(lex_len)::float8 AS avg${dfs.map((d) => `, ${d}`).join('')}
-       FROM entries WHERE NOT deleted AND superseded_by IS NULL AND ${emb} IS NOT NULL`,
-    params,
-  );
+  const sql = principal
+    ? `SELECT s.n, s.avg${terms.map((_, i) => `, d.df${i}`).join('')}
+         FROM (SELECT coalesce(sum(n), 0) AS n,
+                      CASE WHEN coalesce(sum(len_n), 0) = 0 THEN NULL
+                           ELSE (sum(len_sum)::numeric / sum(len_n)::numeric)::float8 END AS avg
+                 FROM entry_lex_stats) s,
+              (SELECT ${dfs.join(', ')}
+                 FROM memwarden_lexical_match(to_tsquery('simple', $${params.length + 1}),
+                                              ${f.vector ? 'true' : 'false'}) entries
+                WHERE NOT deleted AND superseded_by IS NULL AND embedded) d`
+    : `SELECT count(*) AS n, avg(lex_len)::float8 AS avg${dfs.map((d) => `, ${d}`).join('')}
+         FROM entries WHERE NOT deleted AND superseded_by IS NULL AND ${emb} IS NOT NULL`;
+  if (principal) params.push(orQuery(terms));
+  const { rows } = await qr.query(sql, params);
   const r = rows[0] ?? {};
   const df = new Map(terms.map((t, i) => [t, Number(r[`df${i}`] ?? 0)]));
   return { n: Number(r.n ?? 0), avgLen: Number(r.avg ?? 0), df: (t) => df.get(t) ?? 0 };
@@ -212,20 +228,26 @@ async function lexicalTop(
   f: SqlFeatures,
   q: SearchQuery,
   text: string,
+  principal: boolean,
 ): Promise<SearchHit[]> {
   const terms = queryTerms(text);
   if (terms.length === 0) return [];
   const w = filters(q);
   const t = `to_tsquery('simple', ${w.param(orQuery(terms))})`;
+  // In a principal's scope the matches come from `memwarden_lexical_match` (migration 60):
+  // the GIN index serves them, the function applies the read policy's predicate itself.
+  const from = principal
+    ? `memwarden_lexical_match(qq.query, ${f.vector ? 'true' : 'false'}) entries`
+    : 'entries';
   const { rows } = await qr.query(
-    `SELECT id, content, leaf_index FROM entries, (SELECT ${t} AS query) qq
+    `SELECT id, content, leaf_index FROM (SELECT ${t} AS query) qq, ${from}
       WHERE ${w.sql()} AND content_tsv @@ qq.query
       ORDER BY ts_rank(content_tsv, qq.query, 32) DESC, leaf_index
       LIMIT ${w.param(Math.max(q.limit * 4, LEXICAL_POOL))}`,
     w.params,
   );
   if (rows.length === 0) return [];
-  const stats = await bm25StatsOf(qr, f, terms);
+  const stats = await bm25StatsOf(qr, f, terms, principal);
   const scored = rows
     .map((r) => {
       const toks = tokenize(typeof r.content === 'string' ? r.content : '');
@@ -239,6 +261,7 @@ async function lexicalTop(
     .sort((a, b) => b.s - a.s || a.li - b.li)
     .slice(0, q.limit);
   if (scored.length === 0) return [];
+  // The hits themselves are read from `entries`, under row-level security as always.
   const full = await qr.query(`SELECT ${entryCols(f)} FROM entries WHERE id = ANY($1::text[])`, [
     scored.map((x) => x.id),
   ]);
@@ -255,10 +278,11 @@ async function lexicalOf(
   f: SqlFeatures,
   entries: readonly StoredEntry[],
   text: string,
+  principal: boolean,
 ): Promise<Map<string, number>> {
   const terms = queryTerms(text);
   if (entries.length === 0 || terms.length === 0) return new Map();
-  const stats = await bm25StatsOf(qr, f, terms);
+  const stats = await bm25StatsOf(qr, f, terms, principal);
   return new Map(
     entries.map((e) => {
       const toks = tokenize(e.content ?? '');
@@ -277,13 +301,17 @@ export async function searchEntries(
   qr: Queryable,
   f: SqlFeatures,
   q: SearchQuery,
+  principal = false,
 ): Promise<SearchHit[]> {
   checkSearchQuery(q);
   const { embedding, text } = q;
   if (embedding !== undefined && text === undefined) return vectorTop(qr, f, q, embedding);
-  if (embedding === undefined && text !== undefined) return lexicalTop(qr, f, q, text);
+  if (embedding === undefined && text !== undefined) return lexicalTop(qr, f, q, text, principal);
   if (embedding === undefined || text === undefined) return [];
-  const [vec, lex] = [await vectorTop(qr, f, q, embedding), await lexicalTop(qr, f, q, text)];
+  const [vec, lex] = [
+    await vectorTop(qr, f, q, embedding),
+    await lexicalTop(qr, f, q, text, principal),
+  ];
   const merged = new Map<
     string,
     { entry: StoredEntry; vectorScore?: number; lexicalScore?: number }
@@ -300,7 +328,7 @@ export async function searchEntries(
     } else m.lexicalScore = h.lexicalScore ?? 0;
   }
   const need = [...merged.values()].filter((m) => m.lexicalScore === undefined).map((m) => m.entry);
-  const lscores = await lexicalOf(qr, f, need, text);
+  const lscores = await lexicalOf(qr, f, need, text, principal);
   for (const e of need) merged.get(e.id)!.lexicalScore = lscores.get(e.id) ?? 0;
   return [...merged.values()].sort(byScores);
 }
