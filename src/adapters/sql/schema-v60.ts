@@ -157,9 +157,6 @@ END $fn$;
 REVOKE ALL ON FUNCTION memwarden_lexical_match(tsquery, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memwarden_lexical_match(tsquery, boolean) TO memwarden_app;
 REVOKE ALL ON FUNCTION memwarden_lex_recount(text) FROM PUBLIC;
-DO $$ BEGIN
-  EXECUTE format('GRANT EXECUTE ON FUNCTION memwarden_lex_recount(text) TO %I', current_user);
-END $$;
 
 DO $$
 DECLARE
@@ -175,6 +172,9 @@ BEGIN
   ALTER FUNCTION memwarden_lexical_match(tsquery, boolean) OWNER TO ${LEXICAL_ROLE};
   ALTER FUNCTION memwarden_lex_count() OWNER TO ${LEXICAL_ROLE};
   ALTER FUNCTION memwarden_lex_recount(text) OWNER TO ${LEXICAL_ROLE};
+  -- After the owner change (it moves grants held by the old owner to the new one): the owner
+  -- login recounts when the pgvector column appears (./migrations.ts).
+  EXECUTE format('GRANT EXECUTE ON FUNCTION memwarden_lex_recount(text) TO %I', current_user);
   PERFORM memwarden_lex_recount(emb);
   EXECUTE format('CREATE TRIGGER entries_lex_ins AFTER INSERT ON entries
     REFERENCING NEW TABLE AS lex_new FOR EACH STATEMENT EXECUTE FUNCTION memwarden_lex_count(%L)', emb);
