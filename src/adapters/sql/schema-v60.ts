@@ -17,9 +17,10 @@
  *   read policy admits**: the predicate is `entries_app_read`'s, reading the principal from the
  *   same transaction-local setting (`memwarden_principal()`), never from an argument — there is
  *   no way to ask it for another principal's rows. Only the query columns come back (no bytes,
- *   MAC or embedding), plus `embedded` (the embedding column `vec` selects is set). The caller
- *   applies its filters, ranking and limit; the hits it returns are re-read through `entries`
- *   under RLS.
+ *   MAC or embedding), plus `rank` (`ts_rank(content_tsv, q, 32)`, the candidate
+ *   order) and `embedded` (the embedding column `vec` selects is set). The caller applies its
+ *   filters, ranking and limit; the hits it returns are re-read through `entries` under RLS.
+ *   Its result set is kept in memory up to 16 MB (`work_mem`) rather than spilled to disk.
  * - `entry_lex_stats`: per (owner, OPERATOR or not) counters of the rows BM25 counts (not
  *   deleted, not superseded, embedded): rows, rows with a `lex_len`, and the sum of `lex_len`.
  *   Statement triggers with transition tables keep them (one upsert per owner per statement);
@@ -39,7 +40,7 @@ const E_SCOPE = SCOPE.replace(/\b(owner|tier) /g, 'e.$1 ');
 
 const MATCH_COLS = `e.id, e.owner, e.tier, e.kind, e.uri, e.run_id, e.agent_id, e.memory_id,
       e.created_ns, e.event_ns, e.expires_ns, e.deleted, e.superseded_by, e.metadata,
-      e.leaf_index, e.content, e.content_tsv`;
+      e.leaf_index, e.content, e.content_tsv, ts_rank(e.content_tsv, q, 32)`;
 
 /** The rows BM25 statistics count, on a relation `r`, with embedding column `%2$I`. */
 const COUNTED = `NOT deleted AND superseded_by IS NULL AND %2$I IS NOT NULL`;
@@ -92,8 +93,8 @@ CREATE FUNCTION memwarden_lexical_match(q tsquery, vec boolean)
   RETURNS TABLE (id text, owner text, tier text, kind text, uri text, run_id text,
     agent_id text, memory_id text, created_ns bigint, event_ns bigint, expires_ns bigint,
     deleted boolean, superseded_by text, metadata jsonb, leaf_index bigint, content text,
-    content_tsv tsvector, embedded boolean)
-  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
+    content_tsv tsvector, rank real, embedded boolean)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path FROM CURRENT SET work_mem = '16MB' AS $fn$
 #variable_conflict use_column
 BEGIN
   -- Static queries (planned on first use): the embedding_vec branch runs only where it exists.
