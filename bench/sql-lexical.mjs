@@ -16,6 +16,7 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 const { values } = parseArgs({
@@ -38,7 +39,7 @@ if (!/^[a-z_][a-z0-9_]*$/.test(from)) throw new Error('--from must be a schema n
 const log = (m) => process.stderr.write(`sql-lexical: ${m}\n`);
 const schema = `mw_sqllex_${process.pid}`;
 
-const here = path.dirname(new URL(import.meta.url).pathname);
+const here = path.dirname(fileURLToPath(import.meta.url));
 const load = async (dist) => (await import(path.resolve(dist, 'adapters/pg/index.js'))).PgBackend;
 const builds = [['this build', await load(path.join(here, '../dist'))]];
 if (process.env.MEMWARDEN_BENCH_BASELINE)
@@ -81,7 +82,7 @@ try {
   log(`principal ${principal} owns ${owners[0].n} rows`);
   // Queries: the first words of stored sentences (3–4 terms each, as the bench's questions).
   const queries = texts.map((r) => String(r.content).split(/\s+/).slice(0, 5).join(' '));
-  for (const [name, B] of builds.slice(0, -1))
+  for (const [, B] of builds.slice(0, -1))
     backends.unshift(await B.open({ connectionString: url, schema, feed: false }));
   const views = backends.map((b) => b.asPrincipal(principal));
   const times = builds.map(() => []);
