@@ -45,6 +45,30 @@ const MATCH_COLS = `e.id, e.owner, e.tier, e.kind, e.uri, e.run_id, e.agent_id, 
 /** The rows BM25 statistics count, on a relation `r`, with embedding column `%2$I`. */
 const COUNTED = `NOT deleted AND superseded_by IS NULL AND %2$I IS NOT NULL`;
 
+/**
+ * The counter upsert of the trigger: +1 per counted row of `lex_new`, −1 per counted row of
+ * `lex_old` (the transition tables present for the statement's kind), per owner.
+ */
+const countSql = (emb: string, tables: readonly ('lex_new' | 'lex_old')[]): string => `
+      WITH d AS (${tables
+        .map(
+          (
+            t,
+          ) => `SELECT x.owner, x.tier = 'OPERATOR' AS operator, ${t === 'lex_new' ? 1 : -1} AS s, x.lex_len
+                     FROM ${t} x WHERE NOT x.deleted AND x.superseded_by IS NULL AND x.${emb} IS NOT NULL`,
+        )
+        .join(' UNION ALL ')}),
+      g AS (SELECT d.owner, d.operator, sum(d.s)::bigint AS n,
+                   sum(CASE WHEN d.lex_len IS NULL THEN 0 ELSE d.s END)::bigint AS len_n,
+                   coalesce(sum(d.s * d.lex_len::bigint), 0)::bigint AS len_sum
+              FROM d GROUP BY d.owner, d.operator)
+      INSERT INTO entry_lex_stats AS t (owner, operator, n, len_n, len_sum)
+      SELECT g.owner, g.operator, g.n, g.len_n, g.len_sum FROM g
+       WHERE g.n <> 0 OR g.len_n <> 0 OR g.len_sum <> 0
+      ON CONFLICT (owner, operator) DO UPDATE
+        SET n = t.n + EXCLUDED.n, len_n = t.len_n + EXCLUDED.len_n,
+            len_sum = t.len_sum + EXCLUDED.len_sum`;
+
 const SQL = `
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${LEXICAL_ROLE}') THEN
@@ -109,36 +133,27 @@ END $fn$;
 
 CREATE FUNCTION memwarden_lex_count() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
+#variable_conflict use_column
 DECLARE
   emb text := TG_ARGV[0];
-  parts text[] := '{}';
 BEGIN
-  IF emb IS NULL OR emb NOT IN ('embedding', 'embedding_vec') THEN
-    RAISE EXCEPTION 'memwarden_lex_count: unknown embedding column %', emb;
-  END IF;
+  -- Static statements (planned once per session, not per trigger call); the embedding_vec
+  -- ones are parsed only where that column exists and the trigger names it.
   IF TG_OP = 'TRUNCATE' THEN
     DELETE FROM entry_lex_stats;
-    RETURN NULL;
+  ELSIF emb = 'embedding' THEN
+    IF TG_OP = 'INSERT' THEN ${countSql('embedding', ['lex_new'])};
+    ELSIF TG_OP = 'UPDATE' THEN ${countSql('embedding', ['lex_new', 'lex_old'])};
+    ELSE ${countSql('embedding', ['lex_old'])};
+    END IF;
+  ELSIF emb = 'embedding_vec' THEN
+    IF TG_OP = 'INSERT' THEN ${countSql('embedding_vec', ['lex_new'])};
+    ELSIF TG_OP = 'UPDATE' THEN ${countSql('embedding_vec', ['lex_new', 'lex_old'])};
+    ELSE ${countSql('embedding_vec', ['lex_old'])};
+    END IF;
+  ELSE
+    RAISE EXCEPTION 'memwarden_lex_count: unknown embedding column %', emb;
   END IF;
-  IF TG_OP IN ('INSERT', 'UPDATE') THEN
-    parts := parts || format('SELECT owner, tier = ''OPERATOR'' AS operator, 1 AS s, lex_len
-      FROM lex_new WHERE ${COUNTED}', 'lex_new', emb);
-  END IF;
-  IF TG_OP IN ('DELETE', 'UPDATE') THEN
-    parts := parts || format('SELECT owner, tier = ''OPERATOR'' AS operator, -1 AS s, lex_len
-      FROM lex_old WHERE ${COUNTED}', 'lex_old', emb);
-  END IF;
-  EXECUTE 'WITH d AS (' || array_to_string(parts, ' UNION ALL ') || '),
-    g AS (SELECT owner, operator, sum(s)::bigint AS n,
-                 sum(CASE WHEN lex_len IS NULL THEN 0 ELSE s END)::bigint AS len_n,
-                 coalesce(sum(s * lex_len::bigint), 0)::bigint AS len_sum
-            FROM d GROUP BY owner, operator)
-    INSERT INTO entry_lex_stats AS t (owner, operator, n, len_n, len_sum)
-    SELECT owner, operator, n, len_n, len_sum FROM g
-     WHERE n <> 0 OR len_n <> 0 OR len_sum <> 0
-    ON CONFLICT (owner, operator) DO UPDATE
-      SET n = t.n + EXCLUDED.n, len_n = t.len_n + EXCLUDED.len_n,
-          len_sum = t.len_sum + EXCLUDED.len_sum';
   RETURN NULL;
 END $fn$;
 
