@@ -162,7 +162,9 @@ export abstract class SqlView implements StorageBackend {
     return this.write((q) => entries.extendExpiry(q, id, newExpiresAtNs));
   }
   searchEntries(query: SearchQuery): Promise<SearchHit[]> {
-    return this.read((q) => searchEntries(q, this.features, query));
+    return this.read((q) =>
+      searchEntries(q, this.features, query, this.scope.kind === 'principal'),
+    );
   }
   async listEntriesFor(
     opts: Parameters<StorageBackend['listEntriesFor']>[0],
