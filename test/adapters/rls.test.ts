@@ -349,6 +349,32 @@ function rlsCases(name: string, make: () => Promise<Harness>): void {
       await a.markDeleted('lx-a1');
       await h.backend.markDeleted('lx-b1');
     });
+
+    it('no scope can drive the counter trigger from a table of its own (migration 60)', async () => {
+      // A temporary table with the counted columns and the counting trigger attached: were the
+      // trigger function callable, its definer role would write another tenant's counters (or
+      // wipe them all on TRUNCATE) — ranking inputs of a principal the caller cannot see.
+      for (const role of ['memwarden_app', 'memwarden_system']) {
+        const emb = h.vector ? 'embedding_vec' : 'embedding';
+        const code = await rawError(h, [
+          `SET LOCAL ROLE ${role}`,
+          "SELECT set_config('app.principal', 'user:a', true)",
+          `CREATE TEMP TABLE lex_probe (owner text, tier text, deleted boolean,
+             superseded_by text, ${emb} text, lex_len int) ON COMMIT DROP`,
+          `CREATE TRIGGER lex_probe_ins AFTER INSERT ON lex_probe REFERENCING NEW TABLE AS lex_new
+             FOR EACH STATEMENT EXECUTE FUNCTION memwarden_lex_count('${emb}')`,
+          "INSERT INTO lex_probe VALUES ('user:b', 'USER_OBSERVED', false, NULL, 'x', 1000000)",
+        ]);
+        expect(code).toBe('42501');
+      }
+      // The counters of user:b are unchanged (one counted row: lx-b1 was deleted above).
+      const b = await h.raw([
+        'SET LOCAL ROLE memwarden_app',
+        "SELECT set_config('app.principal', 'user:b', true)",
+        'SELECT coalesce(sum(len_sum), 0)::int AS s FROM entry_lex_stats WHERE NOT operator',
+      ]);
+      expect(Number(b[0]?.s)).toBeLessThan(1000000);
+    });
   });
 }
 

@@ -137,6 +137,12 @@ CREATE FUNCTION memwarden_lex_count() RETURNS trigger
 DECLARE
   emb text := TG_ARGV[0];
 BEGIN
+  -- Only entries' own triggers count (EXECUTE is revoked from PUBLIC, so nobody can attach it
+  -- elsewhere; this is the second wall: a table of the caller's — a temporary one — would let
+  -- the definer role write any owner's counters).
+  IF TG_RELID <> 'entries'::regclass THEN
+    RAISE EXCEPTION 'memwarden_lex_count: not a trigger of entries' USING ERRCODE = '42501';
+  END IF;
   -- Static statements (planned once per session, not per trigger call); the embedding_vec
   -- ones are parsed only where that column exists and the trigger names it.
   IF TG_OP = 'TRUNCATE' THEN
@@ -173,6 +179,9 @@ END $fn$;
 REVOKE ALL ON FUNCTION memwarden_lexical_match(tsquery, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION memwarden_lexical_match(tsquery, boolean) TO memwarden_app;
 REVOKE ALL ON FUNCTION memwarden_lex_recount(text) FROM PUBLIC;
+-- A trigger fires without an EXECUTE check; attaching one needs it. Without this revoke any
+-- role could attach the counter to a temporary table of its own and write any owner's counters.
+REVOKE ALL ON FUNCTION memwarden_lex_count() FROM PUBLIC;
 
 DO $$
 DECLARE
