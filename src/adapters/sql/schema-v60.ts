@@ -200,6 +200,8 @@ BEGIN
   -- After the owner change (it moves grants held by the old owner to the new one): the owner
   -- login recounts when the pgvector column appears (./migrations.ts).
   EXECUTE format('GRANT EXECUTE ON FUNCTION memwarden_lex_recount(text) TO %I', current_user);
+  -- …and re-creates the counting triggers then (CREATE TRIGGER needs EXECUTE; PUBLIC has none).
+  EXECUTE format('GRANT EXECUTE ON FUNCTION memwarden_lex_count() TO %I', current_user);
   PERFORM memwarden_lex_recount(emb);
   EXECUTE format('CREATE TRIGGER entries_lex_ins AFTER INSERT ON entries
     REFERENCING NEW TABLE AS lex_new FOR EACH STATEMENT EXECUTE FUNCTION memwarden_lex_count(%L)', emb);
