@@ -21,6 +21,7 @@ import { MIGRATION_20 } from './schema-feed.js';
 import { MIGRATION_3 } from './schema-v3.js';
 import { MIGRATION_50 } from './schema-v50.js';
 import { MIGRATION_60 } from './schema-v60.js';
+import { MIGRATION_61 } from './schema-v61.js';
 
 /** One migration: a version, a name for humans, and the SQL that performs it. */
 export interface Migration {
@@ -267,4 +268,5 @@ export const MIGRATIONS: readonly Migration[] = [
   MIGRATION_20,
   MIGRATION_50,
   MIGRATION_60,
+  MIGRATION_61,
 ];

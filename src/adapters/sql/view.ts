@@ -148,7 +148,9 @@ export abstract class SqlView implements StorageBackend {
   }
   async scanEntries(opts: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]> {
     checkScan(opts); // before any transaction: bad input touches nothing
-    return this.read((q) => entries.scanEntries(q, this.features, opts));
+    return this.read((q) =>
+      entries.scanEntries(q, this.features, opts, this.scope.kind === 'principal'),
+    );
   }
 
   // ---- entry state and retrieval ----------------------------------------------------------
