@@ -96,15 +96,14 @@ describe.skipIf(url === undefined)('partition scan on the PostgreSQL server', ()
 
   it('pages of the large principal and of the system scope are the same rows as before', async () => {
     const f = { vector: backend.hasVector };
-    const big = await backend
-      .asPrincipal('user:big')
-      .scanEntries({ afterLeafIndex: 3990, limit: 20 });
+    const view = backend.asPrincipal('user:big');
+    const big = await view.scanEntries!({ afterLeafIndex: 3990, limit: 20 });
     expect(big.map((e) => e.id)).toEqual([
       ...Array.from({ length: 9 }, (_, i) => `big-${3991 + i}`),
       'op-3',
       'op-7',
     ]);
-    const all = await backend.scanEntries({ afterLeafIndex: 3998, limit: 4 });
+    const all = await backend.scanEntries!({ afterLeafIndex: 3998, limit: 4 });
     expect(all.map((e) => e.id)).toEqual(['big-3999', 'small-0', 'small-1', 'small-2']);
     expect(scanSql(f, false)).not.toContain('UNION');
   });
