@@ -316,7 +316,10 @@ async function pg2({ pgBase, n, pools, duration, log, cached, probe }) {
       rows.push(
         await measureAll(servers, { op, connections: 32, duration, mk: mk[op], db, log, label }),
       );
-    // Latency below saturation (at 32 connections the p50 is mostly queueing: 32 / throughput).
+    // Latency below saturation (at 32 connections the p50 is mostly queueing: 32 / throughput),
+    // in the steady state as the first windows: after the write window each process's vector
+    // index rebuilds in slices (ADR 0020), which would otherwise run inside this one.
+    await readyModels(servers, log);
     const light = await measureAll(servers, {
       op: 'search',
       connections: 8,
