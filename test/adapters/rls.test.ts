@@ -20,6 +20,8 @@ interface Harness {
   raw(statements: readonly (string | [string, unknown[]])[]): Promise<Record<string, unknown>[]>;
   /** True when the connecting role is a superuser (PGlite): its own raw reads bypass RLS. */
   ownerIsSuperuser: boolean;
+  /** The backend stores embeddings in `embedding_vec` (pgvector). */
+  vector: boolean;
   close(): Promise<void>;
 }
 
@@ -261,6 +263,118 @@ function rlsCases(name: string, make: () => Promise<Harness>): void {
       // every PGlite query switches to a non-superuser role first.
       expect(rows[0]?.n).toBe(h.ownerIsSuperuser ? 3 : 0);
     });
+
+    it('lexical matches (migration 60) come from the caller’s scope only, chosen by the transaction', async () => {
+      const text = (
+        id: string,
+        owner: string,
+        tier: StoredEntry['tier'],
+        li: number,
+        c: string,
+      ) => ({
+        ...entry(id, owner, tier, li),
+        content: c,
+        embedding: new Float32Array(384).fill(0.05),
+        lexLen: c.split(' ').length,
+      });
+      await h.backend.putEntry(text('lx-op', 'operator:deploy', 'OPERATOR', 40, 'zephyr policy'));
+      const a = h.backend.asPrincipal('user:a');
+      const b = h.backend.asPrincipal('user:b');
+      await a.putEntry(text('lx-a1', 'user:a', 'USER_OBSERVED', 41, 'zephyr apple zephyr'));
+      await a.putEntry(text('lx-a2', 'user:a', 'USER_OBSERVED', 42, 'zephyr pear'));
+      await a.putEntry(text('lx-a3', 'user:a', 'USER_OBSERVED', 43, 'plain words only'));
+      await b.putEntry(text('lx-b1', 'user:b', 'USER_OBSERVED', 44, 'zephyr secret of b'));
+      await a.markSuperseded('lx-a2', 'lx-a1');
+      const match = (principal: string) => [
+        'SET LOCAL ROLE memwarden_app',
+        `SELECT set_config('app.principal', '${principal}', true)`,
+        "SELECT id FROM memwarden_lexical_match(to_tsquery('simple', 'zephyr'), false) ORDER BY id",
+      ];
+      expect((await h.raw(match('user:a'))).map((r) => r.id)).toEqual(['lx-a1', 'lx-a2', 'lx-op']);
+      expect((await h.raw(match('user:b'))).map((r) => r.id)).toEqual(['lx-b1', 'lx-op']);
+      expect(await h.raw(match(''))).toEqual([]); // no principal: nothing, as the policy
+      // The search returns the scope's rows only, and B's match is no candidate of A's.
+      const hits = await a.searchEntries({ text: 'zephyr secret', limit: 10, nowNs: 1n });
+      expect(hits.map((x) => x.entry.id)).toEqual(['lx-a1', 'lx-op']);
+      // Statistics: the counters (and GIN df) equal the scan of the scope, for each principal.
+      for (const p of ['user:a', 'user:b', 'user:nobody']) {
+        const scope = [
+          'SET LOCAL ROLE memwarden_app',
+          `SELECT set_config('app.principal', '${p}', true)`,
+        ];
+        const scan = await h.raw([
+          ...scope,
+          `SELECT count(*)::int AS n, avg(lex_len)::float8 AS avg FROM entries
+            WHERE NOT deleted AND superseded_by IS NULL AND embedding${h.vector ? '_vec' : ''} IS NOT NULL`,
+        ]);
+        const kept = await h.raw([
+          ...scope,
+          `SELECT coalesce(sum(n), 0)::int AS n, CASE WHEN coalesce(sum(len_n), 0) = 0 THEN NULL
+                  ELSE (sum(len_sum)::numeric / sum(len_n)::numeric)::float8 END AS avg
+             FROM entry_lex_stats`,
+        ]);
+        expect(kept).toEqual(scan);
+      }
+      // The app role can read, never write, the counters; nobody keeps the definer role.
+      expect(
+        await rawError(h, [
+          'SET LOCAL ROLE memwarden_app',
+          "SELECT set_config('app.principal', 'user:a', true)",
+          'UPDATE entry_lex_stats SET n = n + 1',
+        ]),
+      ).toBe('42501');
+      const role = await h.raw([
+        `SELECT rolsuper, rolbypassrls, rolcanlogin,
+                pg_has_role(current_user, 'memwarden_lexical', 'MEMBER') AS member
+           FROM pg_roles WHERE rolname = 'memwarden_lexical'`,
+      ]);
+      expect(role).toEqual([
+        { rolsuper: false, rolbypassrls: false, rolcanlogin: false, member: h.ownerIsSuperuser },
+      ]);
+      // Only the app role may call it (the system scope may not), and with no principal set it
+      // returns nothing — also to the owner login outside any wrapper.
+      expect(
+        await rawError(h, [
+          'SET LOCAL ROLE memwarden_system',
+          "SELECT * FROM memwarden_lexical_match(to_tsquery('simple', 'zephyr'), false)",
+        ]),
+      ).toBe('42501');
+      if (!h.ownerIsSuperuser) {
+        expect(
+          await h.raw([
+            "SELECT id FROM memwarden_lexical_match(to_tsquery('simple', 'zephyr'), false)",
+          ]),
+        ).toEqual([]);
+      }
+      await a.markDeleted('lx-a1');
+      await h.backend.markDeleted('lx-b1');
+    });
+
+    it('no scope can drive the counter trigger from a table of its own (migration 60)', async () => {
+      // A temporary table with the counted columns and the counting trigger attached: were the
+      // trigger function callable, its definer role would write another tenant's counters (or
+      // wipe them all on TRUNCATE) — ranking inputs of a principal the caller cannot see.
+      for (const role of ['memwarden_app', 'memwarden_system']) {
+        const emb = h.vector ? 'embedding_vec' : 'embedding';
+        const code = await rawError(h, [
+          `SET LOCAL ROLE ${role}`,
+          "SELECT set_config('app.principal', 'user:a', true)",
+          `CREATE TEMP TABLE lex_probe (owner text, tier text, deleted boolean,
+             superseded_by text, ${emb} text, lex_len int) ON COMMIT DROP`,
+          `CREATE TRIGGER lex_probe_ins AFTER INSERT ON lex_probe REFERENCING NEW TABLE AS lex_new
+             FOR EACH STATEMENT EXECUTE FUNCTION memwarden_lex_count('${emb}')`,
+          "INSERT INTO lex_probe VALUES ('user:b', 'USER_OBSERVED', false, NULL, 'x', 1000000)",
+        ]);
+        expect(code).toBe('42501');
+      }
+      // The counters of user:b are unchanged (one counted row: lx-b1 was deleted above).
+      const b = await h.raw([
+        'SET LOCAL ROLE memwarden_app',
+        "SELECT set_config('app.principal', 'user:b', true)",
+        'SELECT coalesce(sum(len_sum), 0)::int AS s FROM entry_lex_stats WHERE NOT operator',
+      ]);
+      expect(Number(b[0]?.s)).toBeLessThan(1000000);
+    });
   });
 }
 
@@ -270,6 +384,7 @@ rlsCases('PGlite', async () => {
   return {
     backend,
     ownerIsSuperuser: true,
+    vector: backend.hasVector,
     async raw(statements) {
       let rows: Record<string, unknown>[] = [];
       await db.transaction(async (tx) => {
@@ -301,6 +416,7 @@ if (url !== undefined) {
     return {
       backend,
       ownerIsSuperuser: false,
+      vector: backend.hasVector,
       async raw(statements) {
         let rows: Record<string, unknown>[] = [];
         await client.query('BEGIN');

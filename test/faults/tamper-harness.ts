@@ -219,6 +219,8 @@ export const NOT_SWEPT: Record<string, string> = {
   audit_events:
     'the operational audit trail is unauthenticated (tombstone records inside it are verified via the log: see the tombstones check)',
   write_quotas: 'rate-limit counters, not provenance',
+  entry_lex_stats:
+    'derived BM25 counters (rows and token lengths per owner, migration 60): an edit at rest skews lexical ranking scores, never which rows a principal can see or their provenance; memwarden_lex_recount() rebuilds them — not authenticated, a known gap like write_quotas',
   api_keys:
     'bearer-key hashes: not authenticated at rest (a row rebound to another principal is not detectable) — a known gap',
 };

@@ -241,6 +241,38 @@ export function scanWhere(f: SqlFeatures): string {
 }
 
 /**
+ * `scanEntries` in a principal's scope: the rows the read policy admits there — the principal's
+ * own and OPERATOR ones — as two keyset branches, each on an index in leaf order
+ * (`entries_owner_idx (owner, leaf_index)`, the partial `entries_operator_leaf_idx`, migration
+ * 61), merged. The one-branch form walked `entries_leaf_idx` over every row of every owner and let
+ * RLS discard the others' (the planner cannot estimate `owner = memwarden_principal()`): a
+ * partition load of a principal with 108 rows read all 100,000 (≈ 50–100 ms of server CPU each,
+ * once per principal per process — the first writes after a start at 100k waited seconds).
+ * The predicates only narrow what RLS admits (still applied to both branches); the second
+ * excludes the first's rows, so none comes twice.
+ */
+function scanPrincipalSql(f: SqlFeatures, bin: string): string {
+  const emb = f.vector ? 'embedding_vec' : 'embedding';
+  const live = `leaf_index > $1 AND NOT deleted AND superseded_by IS NULL AND ${emb} IS NOT NULL`;
+  const cols = `${entryCols(f, '', false)}, ${bin} AS emb_bin`;
+  return `(SELECT ${cols} FROM entries WHERE owner = memwarden_principal() AND ${live}
+             ORDER BY leaf_index, id LIMIT $2)
+          UNION ALL
+          (SELECT ${cols} FROM entries
+            WHERE tier = 'OPERATOR' AND owner IS DISTINCT FROM memwarden_principal() AND ${live}
+            ORDER BY leaf_index, id LIMIT $2)
+          ORDER BY leaf_index, id LIMIT $2`;
+}
+
+/** The statement of {@link scanEntries} (`$1` after this leaf index, `$2` the page size). */
+export function scanSql(f: SqlFeatures, principalScope: boolean): string {
+  const bin = f.vector ? 'vector_send(embedding_vec)' : 'array_send(embedding)';
+  return principalScope
+    ? scanPrincipalSql(f, bin)
+    : `SELECT ${entryCols(f, '', false)}, ${bin} AS emb_bin FROM entries WHERE ${scanWhere(f)}`;
+}
+
+/**
  * One page of live entries with their embeddings (the read model's loader): the embedding
  * travels in its binary send format (`vector_send` / `array_send`, a bytea) instead of text,
  * so neither side formats or parses decimals. Row-level security decides the rows, as for
@@ -250,13 +282,10 @@ export async function scanEntries(
   q: Queryable,
   f: SqlFeatures,
   opts: { afterLeafIndex?: number; limit: number },
+  principalScope = false,
 ): Promise<StoredEntry[]> {
   const after = checkScan(opts);
-  const bin = f.vector ? 'vector_send(embedding_vec)' : 'array_send(embedding)';
-  const { rows } = await q.query(
-    `SELECT ${entryCols(f, '', false)}, ${bin} AS emb_bin FROM entries WHERE ${scanWhere(f)}`,
-    [after, opts.limit],
-  );
+  const { rows } = await q.query(scanSql(f, principalScope), [after, opts.limit]);
   return rows.map((r) => {
     const raw = bytesOut(r.emb_bin);
     const embedding = f.vector ? float4FromVectorSend(raw) : float4FromArraySend(raw);

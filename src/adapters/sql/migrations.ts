@@ -9,6 +9,7 @@ import { MemwardenError } from '../../core/errors.js';
 import type { Queryable } from './queryable.js';
 import { APP_ROLE, SYSTEM_ROLE } from './queryable.js';
 import { MIGRATIONS, type Migration } from './schema.js';
+import { LEXICAL_ROLE, LEX_USE_VECTOR_SQL } from './schema-v60.js';
 
 /** Runs `fn` in one transaction as the connecting role (no scope). Provided by each driver. */
 export type OwnerTx = <T>(fn: (q: Queryable) => Promise<T>) => Promise<T>;
@@ -104,7 +105,7 @@ async function verifyRoles(ownerTx: OwnerTx): Promise<void> {
   const bad = await ownerTx(async (q) => {
     const { rows } = await q.query(
       'SELECT rolname FROM pg_roles WHERE rolname = ANY($1) AND (rolsuper OR rolbypassrls)',
-      [[APP_ROLE, SYSTEM_ROLE]],
+      [[APP_ROLE, SYSTEM_ROLE, LEXICAL_ROLE]],
     );
     return rows.map((r) => String(r.rolname));
   });
@@ -161,6 +162,8 @@ export async function ensureVector(ownerTx: OwnerTx): Promise<VectorStatus> {
       if (installed === undefined) await q.exec('CREATE EXTENSION IF NOT EXISTS vector');
       await q.exec('ALTER TABLE entries ADD COLUMN IF NOT EXISTS embedding_vec vector(384)');
       await q.exec(`GRANT UPDATE (embedding_vec) ON entries TO ${SYSTEM_ROLE}`);
+      // BM25 counters count rows by the embedding column search reads (migration 60).
+      await q.exec(LEX_USE_VECTOR_SQL);
       const { rows } = await q.query(
         "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
       );

@@ -20,6 +20,8 @@ import { MIGRATION_10 } from './schema-v10.js';
 import { MIGRATION_20 } from './schema-feed.js';
 import { MIGRATION_3 } from './schema-v3.js';
 import { MIGRATION_50 } from './schema-v50.js';
+import { MIGRATION_60 } from './schema-v60.js';
+import { MIGRATION_61 } from './schema-v61.js';
 
 /** One migration: a version, a name for humans, and the SQL that performs it. */
 export interface Migration {
@@ -49,6 +51,7 @@ export const DATA_TABLES = [
   'checkpoints',
   'principals',
   'keys',
+  'entry_lex_stats',
 ] as const;
 
 const TABLES = `
@@ -264,4 +267,6 @@ export const MIGRATIONS: readonly Migration[] = [
   MIGRATION_10,
   MIGRATION_20,
   MIGRATION_50,
+  MIGRATION_60,
+  MIGRATION_61,
 ];

@@ -173,17 +173,21 @@ async function candidateVectors(qr: Queryable, f: SqlFeatures, w: Where): Promis
 /** `to_tsquery('simple', …)` text OR-ing the terms (alphanumeric runs: nothing to escape). */
 const orQuery = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
 
+/** The counted-row predicate of BM25 statistics (see {@link bm25StatsOf}). */
+const countedSql = (f: SqlFeatures): string =>
+  `NOT deleted AND superseded_by IS NULL AND ${f.vector ? 'embedding_vec' : 'embedding'} IS NOT NULL`;
+
 /**
  * BM25 statistics of the scope's current memories (not deleted, not superseded, embedded;
  * expired ones count until they are gone — what the read model holds): the rows, their mean
  * BM25 length (`lex_len`, stored on insert) and each term's document frequency, in one scan.
+ * The system scope's path; a principal's comes with its candidates ({@link lexicalInScope}).
  */
 async function bm25StatsOf(
   qr: Queryable,
   f: SqlFeatures,
   terms: readonly string[],
 ): Promise<Bm25Stats> {
-  const emb = f.vector ? 'embedding_vec' : 'embedding';
   const params: unknown[] = [];
   const dfs = terms.map((t) => {
     params.push(`'${t}'`);
@@ -191,10 +195,13 @@ async function bm25StatsOf(
   });
   const { rows } = await qr.query(
     `SELECT count(*) AS n, avg(lex_len)::float8 AS avg${dfs.map((d) => `, ${d}`).join('')}
-       FROM entries WHERE NOT deleted AND superseded_by IS NULL AND ${emb} IS NOT NULL`,
+       FROM entries WHERE ${countedSql(f)}`,
     params,
   );
-  const r = rows[0] ?? {};
+  return statsOut(rows[0] ?? {}, terms);
+}
+
+function statsOut(r: Record<string, unknown>, terms: readonly string[]): Bm25Stats {
   const df = new Map(terms.map((t, i) => [t, Number(r[`df${i}`] ?? 0)]));
   return { n: Number(r.n ?? 0), avgLen: Number(r.avg ?? 0), df: (t) => df.get(t) ?? 0 };
 }
@@ -202,19 +209,64 @@ async function bm25StatsOf(
 /** Full-text candidates examined per lexical search (re-scored with BM25 here). */
 const LEXICAL_POOL = 200;
 
+interface LexicalCandidates {
+  readonly rows: readonly Record<string, unknown>[];
+  /** Absent when there is no candidate (not needed then). */
+  readonly stats?: Bm25Stats;
+}
+
 /**
- * Lexical ranking: BM25 (`core/text`). The database finds the candidates — rows matching any
- * query term (GIN full-text index), at most max(4·limit, 200) by `ts_rank` — and the
- * collection statistics; the candidates are scored with BM25 here, from their content.
+ * A principal's candidates and statistics in one statement (ADR 0075). The matches come from
+ * `memwarden_lexical_match` (migration 60): the GIN index finds them and the function applies
+ * the read policy's own predicate, with the principal of this transaction. Rows and lengths
+ * come from the per-owner counters `entry_lex_stats` (read under RLS), each term's document
+ * frequency from the same matches — the figures {@link bm25StatsOf}'s scan computes (the
+ * mean is the numeric division `avg` performs).
  */
-async function lexicalTop(
+async function lexicalInScope(
   qr: Queryable,
   f: SqlFeatures,
   q: SearchQuery,
-  text: string,
-): Promise<SearchHit[]> {
-  const terms = queryTerms(text);
-  if (terms.length === 0) return [];
+  terms: readonly string[],
+): Promise<LexicalCandidates> {
+  const w = filters(q);
+  const query = w.param(orQuery(terms));
+  const dfs = terms.map(
+    (t, i) =>
+      `count(*) FILTER (WHERE content_tsv @@ to_tsquery('simple', ${w.param(`'${t}'`)})) AS df${i}`,
+  );
+  const { rows } = await qr.query(
+    `WITH m AS MATERIALIZED (
+       SELECT * FROM memwarden_lexical_match(to_tsquery('simple', ${query}), ${f.vector ? 'true' : 'false'}))
+     SELECT (SELECT coalesce(json_agg(json_build_array(c.id, c.content, c.leaf_index)
+                                      ORDER BY c.rank DESC, c.leaf_index), '[]')
+               FROM (SELECT id, content, leaf_index, rank FROM m entries WHERE ${w.sql()}
+                      ORDER BY rank DESC, leaf_index
+                      LIMIT ${w.param(Math.max(q.limit * 4, LEXICAL_POOL))}) c) AS cands,
+            s.n, s.avg, d.*
+       FROM (SELECT coalesce(sum(n), 0) AS n,
+                    CASE WHEN coalesce(sum(len_n), 0) = 0 THEN NULL
+                         ELSE (sum(len_sum)::numeric / sum(len_n)::numeric)::float8 END AS avg
+               FROM entry_lex_stats) s,
+            (SELECT ${dfs.join(', ')} FROM m WHERE NOT deleted AND superseded_by IS NULL AND embedded) d`,
+    w.params,
+  );
+  const r = rows[0] ?? {};
+  const raw: unknown = typeof r.cands === 'string' ? JSON.parse(r.cands) : r.cands;
+  const cands = (Array.isArray(raw) ? raw : []) as [unknown, unknown, unknown][];
+  return {
+    rows: cands.map(([id, content, li]) => ({ id, content, leaf_index: li })),
+    stats: statsOut(r, terms),
+  };
+}
+
+/** The system scope's candidates: one full-text query (RLS grants that scope every row). */
+async function lexicalAll(
+  qr: Queryable,
+  f: SqlFeatures,
+  q: SearchQuery,
+  terms: readonly string[],
+): Promise<LexicalCandidates> {
   const w = filters(q);
   const t = `to_tsquery('simple', ${w.param(orQuery(terms))})`;
   const { rows } = await qr.query(
@@ -224,8 +276,26 @@ async function lexicalTop(
       LIMIT ${w.param(Math.max(q.limit * 4, LEXICAL_POOL))}`,
     w.params,
   );
-  if (rows.length === 0) return [];
-  const stats = await bm25StatsOf(qr, f, terms);
+  return rows.length === 0 ? { rows } : { rows, stats: await bm25StatsOf(qr, f, terms) };
+}
+
+/**
+ * Lexical ranking: BM25 (`core/text`). The database finds the candidates — rows matching any
+ * query term (GIN full-text index), at most max(4·limit, 200) by `ts_rank` — and the
+ * collection statistics; the candidates are scored with BM25 here, from their content.
+ * Returns the statistics too (for the hybrid path's other rows).
+ */
+async function lexicalTop(
+  qr: Queryable,
+  f: SqlFeatures,
+  q: SearchQuery,
+  text: string,
+  principal: boolean,
+): Promise<{ hits: SearchHit[]; stats?: Bm25Stats }> {
+  const terms = queryTerms(text);
+  if (terms.length === 0) return { hits: [] };
+  const { rows, stats } = await (principal ? lexicalInScope : lexicalAll)(qr, f, q, terms);
+  if (rows.length === 0 || stats === undefined) return { hits: [] };
   const scored = rows
     .map((r) => {
       const toks = tokenize(typeof r.content === 'string' ? r.content : '');
@@ -238,15 +308,19 @@ async function lexicalTop(
     .filter((x) => x.s > 0)
     .sort((a, b) => b.s - a.s || a.li - b.li)
     .slice(0, q.limit);
-  if (scored.length === 0) return [];
+  if (scored.length === 0) return { hits: [], stats };
+  // The hits themselves are read from `entries`, under row-level security as always.
   const full = await qr.query(`SELECT ${entryCols(f)} FROM entries WHERE id = ANY($1::text[])`, [
     scored.map((x) => x.id),
   ]);
   const byId = new Map(full.rows.map((r) => [String(r.id), entryOut(r)]));
-  return scored.flatMap((x) => {
-    const entry = byId.get(x.id);
-    return entry === undefined ? [] : [{ entry, lexicalScore: x.s }];
-  });
+  return {
+    hits: scored.flatMap((x) => {
+      const entry = byId.get(x.id);
+      return entry === undefined ? [] : [{ entry, lexicalScore: x.s }];
+    }),
+    stats,
+  };
 }
 
 /** BM25 scores (0 = no term matched) of rows already in hand, with the scope's statistics. */
@@ -255,10 +329,11 @@ async function lexicalOf(
   f: SqlFeatures,
   entries: readonly StoredEntry[],
   text: string,
+  known: Bm25Stats | undefined,
 ): Promise<Map<string, number>> {
   const terms = queryTerms(text);
   if (entries.length === 0 || terms.length === 0) return new Map();
-  const stats = await bm25StatsOf(qr, f, terms);
+  const stats = known ?? (await bm25StatsOf(qr, f, terms));
   return new Map(
     entries.map((e) => {
       const toks = tokenize(e.content ?? '');
@@ -277,13 +352,16 @@ export async function searchEntries(
   qr: Queryable,
   f: SqlFeatures,
   q: SearchQuery,
+  principal = false,
 ): Promise<SearchHit[]> {
   checkSearchQuery(q);
   const { embedding, text } = q;
   if (embedding !== undefined && text === undefined) return vectorTop(qr, f, q, embedding);
-  if (embedding === undefined && text !== undefined) return lexicalTop(qr, f, q, text);
+  if (embedding === undefined && text !== undefined)
+    return (await lexicalTop(qr, f, q, text, principal)).hits;
   if (embedding === undefined || text === undefined) return [];
-  const [vec, lex] = [await vectorTop(qr, f, q, embedding), await lexicalTop(qr, f, q, text)];
+  const vec = await vectorTop(qr, f, q, embedding);
+  const { hits: lex, stats } = await lexicalTop(qr, f, q, text, principal);
   const merged = new Map<
     string,
     { entry: StoredEntry; vectorScore?: number; lexicalScore?: number }
@@ -300,7 +378,7 @@ export async function searchEntries(
     } else m.lexicalScore = h.lexicalScore ?? 0;
   }
   const need = [...merged.values()].filter((m) => m.lexicalScore === undefined).map((m) => m.entry);
-  const lscores = await lexicalOf(qr, f, need, text);
+  const lscores = await lexicalOf(qr, f, need, text, stats);
   for (const e of need) merged.get(e.id)!.lexicalScore = lscores.get(e.id) ?? 0;
   return [...merged.values()].sort(byScores);
 }

@@ -148,7 +148,9 @@ export abstract class SqlView implements StorageBackend {
   }
   async scanEntries(opts: { afterLeafIndex?: number; limit: number }): Promise<StoredEntry[]> {
     checkScan(opts); // before any transaction: bad input touches nothing
-    return this.read((q) => entries.scanEntries(q, this.features, opts));
+    return this.read((q) =>
+      entries.scanEntries(q, this.features, opts, this.scope.kind === 'principal'),
+    );
   }
 
   // ---- entry state and retrieval ----------------------------------------------------------
@@ -162,7 +164,9 @@ export abstract class SqlView implements StorageBackend {
     return this.write((q) => entries.extendExpiry(q, id, newExpiresAtNs));
   }
   searchEntries(query: SearchQuery): Promise<SearchHit[]> {
-    return this.read((q) => searchEntries(q, this.features, query));
+    return this.read((q) =>
+      searchEntries(q, this.features, query, this.scope.kind === 'principal'),
+    );
   }
   async listEntriesFor(
     opts: Parameters<StorageBackend['listEntriesFor']>[0],
