@@ -205,19 +205,14 @@ export class Committer {
       );
     }
     const quota = opts?.quota === undefined ? undefined : this.demand(input, opts.quota);
+    // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
+    const signAndCommit = (lid?: string): Promise<Receipt> => {
+      const { entry, bytes } = signEntry(this.buildBody(input, w.kid, lid), w.signer);
+      const here = signs(w.signer, w.kid);
+      return this.commitEntry(entry, bytes, opts?.embedding, quota, here, opts?.inCommit);
+    };
     const sup = input.sup;
-    if (sup === undefined) {
-      // One validation pass: encode the body, sign it, encode the record (core/entry signEntry).
-      const { entry, bytes } = signEntry(this.buildBody(input, w.kid), w.signer);
-      return this.commitEntry(
-        entry,
-        bytes,
-        opts?.embedding,
-        quota,
-        signs(w.signer, w.kid),
-        opts?.inCommit,
-      );
-    }
+    if (sup === undefined) return signAndCommit();
     // One new version per entry at a time in this process: a second concurrent one is refused
     // here rather than failing the shared commit batch on the superseded mark.
     if (this.superseding.has(sup)) {
@@ -227,16 +222,7 @@ export class Committer {
     }
     this.superseding.add(sup);
     try {
-      const lid = await this.checkSupersedable(sup, input.writer);
-      const { entry, bytes } = signEntry(this.buildBody(input, w.kid, lid), w.signer);
-      return await this.commitEntry(
-        entry,
-        bytes,
-        opts?.embedding,
-        quota,
-        signs(w.signer, w.kid),
-        opts?.inCommit,
-      );
+      return await signAndCommit(await this.checkSupersedable(sup, input.writer));
     } finally {
       this.superseding.delete(sup);
     }

@@ -1165,11 +1165,12 @@ export class Ledger {
     // read (a consolidation candidate, a search hit) skips repeating the signature check.
     batch.forEach((p, i) => {
       const here = p.signed?.verifiedHere?.();
-      if (here === undefined) return;
-      this.verified.set(p.id, { mac: here.mac, leafIndex: start + i });
-      this.decodedByBytes.set(here.bytes, here.entry);
+      if (here !== undefined) {
+        this.verified.set(p.id, { mac: here.mac, leafIndex: start + i });
+        this.decodedByBytes.set(here.bytes, here.entry);
+      }
+      p.resolve(start + i);
     });
-    batch.forEach((p, i) => p.resolve(start + i));
   }
 
   /** The view with a batch's statements applied at their final positions (undefined: none). */
