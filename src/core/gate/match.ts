@@ -353,22 +353,10 @@ const LEAF_MEMO_CHARS = 1024;
 /** {@link computeLeaf}, memoised for values up to {@link LEAF_MEMO_CHARS} (bounded; cleared when full). */
 export function leafOf(value: string): Leaf {
   if (value.length > LEAF_MEMO_CHARS) return computeLeaf(value);
-  let l = leafMemo.get(value);
-  if (l === undefined) {
-    l = computeLeaf(value, true, true);
-    if (leafMemo.size >= MEMO_MAX) leafMemo.clear();
-    leafMemo.set(value, l);
-  }
-  return l;
+  return memoised(leafMemo, value, () => computeLeaf(value, true, true));
 }
 function numberLeafOf(value: number): Leaf {
-  let l = numberLeafMemo.get(value);
-  if (l === undefined) {
-    l = numberLeaf(value, true, true);
-    if (numberLeafMemo.size >= MEMO_MAX) numberLeafMemo.clear();
-    numberLeafMemo.set(value, l);
-  }
-  return l;
+  return memoised(numberLeafMemo, value, () => numberLeaf(value, true, true));
 }
 
 function addLeaf(leaf: Leaf, out: Needles, gov: Governing | undefined): void {
@@ -691,6 +679,16 @@ export function segmentMentioned(pc: ParsedContext, i: number, needles: Needles)
  * Bounded; cleared when full.
  */
 const MEMO_MAX = 2048;
+
+/** `map`'s value for `key`, made by `make` on a miss (bounded: cleared when full). */
+function memoised<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  const hit = map.get(key);
+  if (hit !== undefined) return hit;
+  const v = make();
+  if (map.size >= MEMO_MAX) map.clear();
+  map.set(key, v);
+  return v;
+}
 export interface Canon {
   readonly cv: CanonValue | undefined;
   readonly key: string;
@@ -704,12 +702,7 @@ function freshCanonOfString(value: string): Canon {
   return { cv, key: keyOf(cv) };
 }
 function canonOfString(value: string): Canon {
-  const hit = memo.get(value);
-  if (hit !== undefined) return hit;
-  const entry = freshCanonOfString(value);
-  if (memo.size >= MEMO_MAX) memo.clear();
-  memo.set(value, entry);
-  return entry;
+  return memoised(memo, value, () => freshCanonOfString(value));
 }
 
 function freshCanonOfNumber(value: number): Canon {
@@ -718,12 +711,7 @@ function freshCanonOfNumber(value: number): Canon {
 }
 /** A finite number's entry. */
 function canonOfNumber(value: number): Canon {
-  const hit = numMemo.get(value);
-  if (hit !== undefined) return hit;
-  const entry = freshCanonOfNumber(value);
-  if (numMemo.size >= MEMO_MAX) numMemo.clear();
-  numMemo.set(value, entry);
-  return entry;
+  return memoised(numMemo, value, () => freshCanonOfNumber(value));
 }
 
 /** The canonical form of a single value, or undefined for values that are never mentioned. */
