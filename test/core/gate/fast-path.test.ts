@@ -14,17 +14,14 @@ import { describe, expect, it } from 'vitest';
 import { type DecideInput, Gate, type PolicyDocument } from '../../../src/core/gate/index.js';
 import { type SegmentInput, renderSegments } from '../../../src/core/render/sentinel.js';
 import { DEFAULT_POLICY } from '../../../src/memory/action/default-policy.js';
-import { ATTACKER_IBAN, GOOD_IBAN, SEAL, bankingPolicy } from './fixtures.js';
-
-const id = (n: number): string => `01890a5d-ac96-774b-bcce-${String(n).padStart(12, '0')}`;
-const seg = (n: number, label: SegmentInput['label'], content: string): SegmentInput => ({
-  id: id(n),
-  label,
-  tier:
-    label === 'TRUSTED' ? 'USER_VERIFIED' : label === 'EXTERNAL' ? 'EXTERNAL_WEB' : 'USER_OBSERVED',
-  authority: label === 'TRUSTED' || label === 'DERIVED_TRUSTED' ? 'A' : 'U',
-  content,
-});
+import {
+  ATTACKER_IBAN,
+  GOOD_IBAN,
+  SEAL,
+  bankingPolicy,
+  labelledSeg as seg,
+  segId as id,
+} from './fixtures.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const hex = (s: string) => Buffer.from(s).toString('hex');

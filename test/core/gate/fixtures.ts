@@ -87,3 +87,21 @@ export const coarseTaintPolicy = (): PolicyDocument => ({
   layer1Scope: 'context',
   tools: { send_money: { sensitive: true } },
 });
+
+/** A segment id numbered `n` (a UUID of the test's own prefix). */
+export const segId = (n: number): string =>
+  `01890a5d-ac96-774b-bcce-${String(n).padStart(12, '0')}`;
+
+/** A segment `n` with `label`, the tier and authority that label comes from, and `content`. */
+export const labelledSeg = (
+  n: number,
+  label: SegmentInput['label'],
+  content: string,
+): SegmentInput => ({
+  id: segId(n),
+  label,
+  tier:
+    label === 'TRUSTED' ? 'USER_VERIFIED' : label === 'EXTERNAL' ? 'EXTERNAL_WEB' : 'USER_OBSERVED',
+  authority: label === 'TRUSTED' || label === 'DERIVED_TRUSTED' ? 'A' : 'U',
+  content,
+});

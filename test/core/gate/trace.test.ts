@@ -8,17 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { type DecideInput, Gate, type PolicyDocument } from '../../../src/core/gate/index.js';
 import { type SegmentInput, renderSegments } from '../../../src/core/render/sentinel.js';
 import { DEFAULT_POLICY } from '../../../src/memory/action/default-policy.js';
-import { SEAL } from './fixtures.js';
+import { SEAL, labelledSeg as seg, segId as id } from './fixtures.js';
 
-const id = (n: number): string => `01890a5d-ac96-774b-bcce-${String(n).padStart(12, '0')}`;
-const seg = (n: number, label: SegmentInput['label'], content: string): SegmentInput => ({
-  id: id(n),
-  label,
-  tier:
-    label === 'TRUSTED' ? 'USER_VERIFIED' : label === 'EXTERNAL' ? 'EXTERNAL_WEB' : 'USER_OBSERVED',
-  authority: label === 'TRUSTED' || label === 'DERIVED_TRUSTED' ? 'A' : 'U',
-  content,
-});
 const untrusted = (n: number, content: string) => seg(n, 'DERIVED_UNTRUSTED', content);
 const external = (n: number, content: string) => seg(n, 'EXTERNAL', content);
 const trusted = (n: number, content: string) => seg(n, 'TRUSTED', content);

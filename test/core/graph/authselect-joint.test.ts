@@ -100,6 +100,23 @@ function caseOf(t: number): {
   return { g, q };
 }
 
+/**
+ * The straightforward AuthSelect: select on G, select on G_A (independent power iterations),
+ * compare — what `got` must equal.
+ */
+function expectIndependent(
+  g: ReturnType<typeof caseOf>['g'],
+  q: ReturnType<typeof caseOf>['q'],
+  got: ReturnType<typeof authSelectPpr>,
+): void {
+  const same = q.ordered ? sameOrder : sameSet;
+  const onG = pprSelectPower(g.view('full'), q).nodes;
+  const onA = pprSelectPower(g.view('auth'), q).nodes;
+  expect(same(got.full, onG)).toBe(true);
+  expect(same(got.auth, onA)).toBe(true);
+  expect(got.diverged).toBe(!same(onG, onA));
+}
+
 describe('optimised AuthSelect = independent selections on G and G_A (ADR 0069)', () => {
   it('holds on 150 random graphs, with oracle writes on seeds and candidates', () => {
     const modes: Record<string, number> = {};
@@ -108,12 +125,7 @@ describe('optimised AuthSelect = independent selections on G and G_A (ADR 0069)'
       const { g, q } = caseOf(t);
       const same = q.ordered ? sameOrder : sameSet;
       const got = authSelectPpr(g, q);
-      // The straightforward AuthSelect: select on G, select on G_A, compare.
-      const onG = pprSelectPower(g.view('full'), q).nodes;
-      const onA = pprSelectPower(g.view('auth'), q).nodes;
-      expect(same(got.full, onG)).toBe(true);
-      expect(same(got.auth, onA)).toBe(true);
-      expect(got.diverged).toBe(!same(onG, onA));
+      expectIndependent(g, q, got);
       // and the push selections the product uses on each view separately
       expect(same(got.full, pprSelect(g.view('full'), q).nodes)).toBe(true);
       modes[got.mode] = (modes[got.mode] ?? 0) + 1;
@@ -134,13 +146,8 @@ describe('optimised AuthSelect = independent selections on G and G_A (ADR 0069)'
     let isolatedSeed = 0;
     for (let t = 0; t < 400; t++) {
       const { g, q } = caseOf(t);
-      const same = q.ordered ? sameOrder : sameSet;
       const got = authSelectPprPower(g, q);
-      const onG = pprSelectPower(g.view('full'), q).nodes;
-      const onA = pprSelectPower(g.view('auth'), q).nodes;
-      expect(same(got.full, onG)).toBe(true);
-      expect(same(got.auth, onA)).toBe(true);
-      expect(got.diverged).toBe(!same(onG, onA));
+      expectIndependent(g, q, got);
       expect(authSelectPpr(g, q, { push: false })).toEqual(got);
       const auth = g.view('auth');
       if (got.mode === 'replayed' && q.seeds.some((s) => auth.strength[s.node] === 0))
