@@ -5,7 +5,7 @@
  * `beforeAll`, `stop()` in `afterAll` (ends every child, removes the key folder, drops the
  * schema). Needs a build (`npm run build`).
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,6 +19,11 @@ export interface ServeProcess {
   readonly url: string;
   /** What it printed until it listened (its startup log lines; the tail when long). */
   readonly log: string;
+  /**
+   * Everything it has printed so far (the tail when long) and how it ended, if it has: what a
+   * failed request to it is reported with, so a crash is told apart from a dropped connection.
+   */
+  state(): string;
 }
 
 export interface PgProcesses {
@@ -28,6 +33,12 @@ export interface PgProcesses {
   readonly children: ChildProcess[];
   /** Run `memwarden ARGS --data … --postgres …`; stdout, or throws on an exit code not in `ok`. */
   cli(args: readonly string[], ok?: readonly number[]): string;
+  /**
+   * The same, run without blocking this process: its event loop keeps serving timers and
+   * sockets meanwhile (a `spawnSync` of several seconds leaves idle keep-alive connections to
+   * the servers unread; the next request may then be sent on one the server has closed).
+   */
+  cliAsync(args: readonly string[], ok?: readonly number[]): Promise<string>;
   /** Start `memwarden serve --port 0`; resolves `settleMs` after it prints where it listens. */
   serve(settleMs?: number): Promise<ServeProcess>;
   createSchema(): Promise<void>;
@@ -72,6 +83,21 @@ export function pgProcesses(url: string | undefined, prefix: string): PgProcesse
         throw new Error(`memwarden ${args.join(' ')}: ${r.stderr}`);
       return r.stdout;
     },
+    cliAsync(args, ok = [0]) {
+      return new Promise((res, rej) => {
+        execFile(
+          process.execPath,
+          [BIN, ...args, '--data', data, '--postgres', dbUrl],
+          { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+          (err, stdout, stderr) => {
+            const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
+            if (code === null || !ok.includes(code))
+              rej(new Error(`memwarden ${args.join(' ')}: ${stderr}`));
+            else res(stdout);
+          },
+        );
+      });
+    },
     serve(settleMs = 0) {
       const child = spawn(
         process.execPath,
@@ -81,13 +107,17 @@ export function pgProcesses(url: string | undefined, prefix: string): PgProcesse
       children.push(child);
       return new Promise((res, rej) => {
         let out = '';
+        const state = (): string =>
+          `${child.exitCode !== null || child.signalCode !== null ? `exited (code ${child.exitCode}, signal ${child.signalCode})` : 'running'}; output tail:\n${out.slice(-4_000)}`;
         const t = setTimeout(() => rej(new Error(`serve did not start: ${out}`)), 90_000);
+        let listening = false;
         child.stdout!.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /listening on (http:\/\/\S+)/.exec(out);
+          out = (out + d.toString()).slice(-20_000);
+          const m = listening ? null : /listening on (http:\/\/\S+)/.exec(out);
           if (m) {
+            listening = true;
             clearTimeout(t);
-            setTimeout(() => res({ child, url: m[1]!, log: out }), settleMs); // the lines after it
+            setTimeout(() => res({ child, url: m[1]!, log: out, state }), settleMs); // the lines after it
           }
         });
         child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
