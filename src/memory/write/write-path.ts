@@ -37,8 +37,10 @@ import {
   type Decision,
   type LlmConsolidation,
   type NewFact,
-  candidatesFor,
+  addsWhateverVerifies,
   decide,
+  nearestOwn,
+  verifiedCandidates,
 } from './consolidate.js';
 import { checkEventAt, checkMetadata, checkScopeId } from '../scope.js';
 import type { JsonObject } from '../../core/entry/meta.js';
@@ -728,15 +730,26 @@ export class WritePath {
           runId: v2.run,
           agentId: v2.agent,
         };
-        const candidates = await candidatesFor(this.ctx.view(d.principal), this.ctx.ledger, fact, {
+        const near = await nearestOwn(this.ctx.view(d.principal), fact, {
           nowNs: this.ctx.clock.nowNs(),
           model: this.ctx.readModel,
         });
+        const threshold = this.ctx.retention.nearDuplicateThreshold;
+        const floodNoop = threshold !== null && UNTRUSTED_WRITE_TIERS.has(d.tier);
+        // Nothing the same or related among them, whichever verify, and none near enough for
+        // the untrusted near-duplicate rule: ADD without verifying them (ADR 0081) — the
+        // decision is the one verifying them would give.
+        if (
+          this.d.consolidation === undefined &&
+          !(floodNoop && near.some((h) => (h.vectorScore ?? -1) >= threshold)) &&
+          addsWhateverVerifies(this.ctx.ledger, fact, near)
+        )
+          return { next: { ...d, embedding, consolidation: { event: 'ADD' } } };
+        const candidates = await verifiedCandidates(this.ctx.ledger, fact, near);
         let dec: Decision =
           this.d.consolidation === undefined
             ? decide(fact, candidates)
             : await this.d.consolidation.decide(fact, candidates);
-        const threshold = this.ctx.retention.nearDuplicateThreshold;
         const nearest = candidates[0];
         if (
           dec.event === 'ADD' &&
