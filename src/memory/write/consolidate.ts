@@ -69,7 +69,12 @@ const scopeFilters = new Map<string, ReturnType<typeof parseFilter>>();
 
 /** Same kind, same run scope and same agent scope (both absent counts as the same). */
 function scopeFilter(fact: NewFact): ReturnType<typeof parseFilter> {
-  const key = JSON.stringify([fact.kind, fact.runId ?? null, fact.agentId ?? null]);
+  // No run or agent scope (the common write): keyed by the kind behind a NUL, which neither a
+  // kind (limits refuse NUL) nor the JSON key of a scoped write (it starts with `[`) can hold.
+  const key =
+    fact.runId === undefined && fact.agentId === undefined
+      ? `\u0000${fact.kind}`
+      : JSON.stringify([fact.kind, fact.runId ?? null, fact.agentId ?? null]);
   if (scopeFilters.has(key)) return scopeFilters.get(key);
   const filter = parseFilter({
     AND: [
