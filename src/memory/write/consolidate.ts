@@ -107,7 +107,8 @@ export async function candidatesFor(
  * and scope nearest the new embedding (cosine ≥ {@link CANDIDATE_FLOOR}), NOT yet verified.
  */
 export async function nearestOwn(
-  view: StorageBackend,
+  /** The principal's view, or how to get it (asked only when the read model cannot answer). */
+  view: StorageBackend | (() => StorageBackend),
   fact: NewFact,
   opts: { nowNs: bigint; model?: ReadModel | undefined },
 ): Promise<SearchHit[]> {
@@ -120,7 +121,7 @@ export async function nearestOwn(
   };
   const hits =
     (await opts.model?.search(fact.principal, { ...q, minScore: CANDIDATE_FLOOR - 1e-4 })) ??
-    (await view.searchEntries(q));
+    (await (typeof view === 'function' ? view() : view).searchEntries(q));
   return hits.filter(
     (h) =>
       h.entry.owner === fact.principal &&

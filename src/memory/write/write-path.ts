@@ -734,7 +734,7 @@ export class WritePath {
           runId: v2.run,
           agentId: v2.agent,
         };
-        const near = await nearestOwn(this.ctx.view(d.principal), fact, {
+        const near = await nearestOwn(() => this.ctx.view(d.principal), fact, {
           nowNs: this.ctx.clock.nowNs(),
           model: this.ctx.readModel,
         });
