@@ -303,13 +303,14 @@ export function relateWords(a: readonly string[], b: readonly string[]): Relatio
   }
   let p = 0;
   while (p < a.length && p < b.length && a[p] === b[p]) p++;
+  if (p === 0) return 'distinct'; // no shared subject
   let s = 0;
   while (s < a.length - p && s < b.length - p && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
+  const nRemoved = a.length - s - p;
+  const nAdded = b.length - s - p;
+  if (nRemoved > 4 || nAdded > 4 || nRemoved === 0 || nAdded === 0) return 'distinct';
   const removed = a.slice(p, a.length - s);
   const added = b.slice(p, b.length - s);
-  if (p === 0) return 'distinct'; // no shared subject
-  if (removed.length > 4 || added.length > 4 || removed.length === 0 || added.length === 0)
-    return 'distinct';
   const prefix = a.slice(0, p);
   const next1 = s === 0 ? undefined : a[a.length - s];
   // A span followed by a verb is (part of) the subject: "Invoice 1001 is due".

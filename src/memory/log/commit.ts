@@ -114,6 +114,8 @@ export interface Receipt {
   readonly leafIndex: number;
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** A writer's kind, current key and signer, as resolved from registry view `version`. */
 interface ResolvedWriter {
   readonly kind: PrincipalKind;
@@ -471,7 +473,9 @@ export class Committer {
     };
     const stored = (leafIndex: number): StoredEntry => {
       const { entry, bytes } = state;
-      return {
+      // Optional fields set one by one (absent, not undefined): a conditional spread per field
+      // allocated an object each, on every write.
+      const row: Mutable<StoredEntry> = {
         id: entry.id,
         owner: entry.ns,
         tier: entry.tier,
@@ -484,15 +488,16 @@ export class Committer {
         createdAtNs: entry.ts,
         content: entry.content,
         srcHash: toHex(entry.src),
-        ...(entry.exp === undefined ? {} : { expiresAtNs: entry.exp }),
-        ...(entry.uri === undefined ? {} : { uri: entry.uri }),
-        ...(embedding === undefined ? {} : { embedding }),
         memoryId: entry.lid ?? entry.id,
-        ...(entry.evt === undefined ? {} : { eventAtNs: entry.evt }),
-        ...(entry.meta === undefined ? {} : { metadata: entry.meta }),
-        ...(entry.run === undefined ? {} : { runId: entry.run }),
-        ...(entry.agent === undefined ? {} : { agentId: entry.agent }),
       };
+      if (entry.exp !== undefined) row.expiresAtNs = entry.exp;
+      if (entry.uri !== undefined) row.uri = entry.uri;
+      if (embedding !== undefined) row.embedding = embedding;
+      if (entry.evt !== undefined) row.eventAtNs = entry.evt;
+      if (entry.meta !== undefined) row.metadata = entry.meta;
+      if (entry.run !== undefined) row.runId = entry.run;
+      if (entry.agent !== undefined) row.agentId = entry.agent;
+      return row;
     };
     const sup = entry0.sup;
     // A new version and the superseded mark on the old one commit in one transaction (the

@@ -1301,6 +1301,21 @@ export class Ledger {
     return this.verifyStored(stored);
   }
 
+  /**
+   * What a stored row's bytes decode to (strict decoding), WITHOUT verifying them: no MAC,
+   * signature or inclusion check. Only for a decision that comes out the same whether or not
+   * the row verifies — consolidation's "nothing related: ADD" (ADR 0081), which dropping rows
+   * cannot change; anything the decision keeps is verified with {@link verifyMany} first.
+   * Undefined when the bytes do not decode. Reads the decode of bytes verified before (never
+   * adds to that cache).
+   */
+  unverifiedRecordOf(stored: StoredEntry): SignedEntry | undefined {
+    const hit = this.decodedByBytes.get(stored.bytes);
+    if (hit !== undefined) return hit;
+    const r = safeDecodeSignedEntry(stored.bytes);
+    return r.ok ? r.value : undefined;
+  }
+
   /** {@link verifyMany} of one entry. */
   async verifyStored(stored: StoredEntry): Promise<Verification> {
     return (await this.verifyMany([stored]))[0] as Verification;

@@ -19,7 +19,7 @@ import type { SignedEntry } from '../../core/entry/index.js';
 import { relateWords, words } from '../../core/text/index.js';
 import { type SourceTier, type TrustLabel, isUntrustedLabel, tierRank } from '../../core/trust.js';
 import type { LlmProvider } from '../../ports/llm.js';
-import type { StorageBackend, StoredEntry } from '../../ports/storage.js';
+import type { SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
 import type { Ledger } from '../log/ledger.js';
 import type { ReadModel } from '../read/read-model.js';
 import { parseFilter } from '../../core/filter/index.js';
@@ -69,7 +69,12 @@ const scopeFilters = new Map<string, ReturnType<typeof parseFilter>>();
 
 /** Same kind, same run scope and same agent scope (both absent counts as the same). */
 function scopeFilter(fact: NewFact): ReturnType<typeof parseFilter> {
-  const key = JSON.stringify([fact.kind, fact.runId ?? null, fact.agentId ?? null]);
+  // No run or agent scope (the common write): keyed by the kind behind a NUL, which neither a
+  // kind (limits refuse NUL) nor the JSON key of a scoped write (it starts with `[`) can hold.
+  const key =
+    fact.runId === undefined && fact.agentId === undefined
+      ? `\u0000${fact.kind}`
+      : JSON.stringify([fact.kind, fact.runId ?? null, fact.agentId ?? null]);
   if (scopeFilters.has(key)) return scopeFilters.get(key);
   const filter = parseFilter({
     AND: [
@@ -94,6 +99,19 @@ export async function candidatesFor(
   fact: NewFact,
   opts: { nowNs: bigint; model?: ReadModel | undefined },
 ): Promise<Existing[]> {
+  return verifiedCandidates(ledger, fact, await nearestOwn(view, fact, opts));
+}
+
+/**
+ * The rows {@link candidatesFor} verifies: the principal's own live memories of the same kind
+ * and scope nearest the new embedding (cosine ≥ {@link CANDIDATE_FLOOR}), NOT yet verified.
+ */
+export async function nearestOwn(
+  /** The principal's view, or how to get it (asked only when the read model cannot answer). */
+  view: StorageBackend | (() => StorageBackend),
+  fact: NewFact,
+  opts: { nowNs: bigint; model?: ReadModel | undefined },
+): Promise<SearchHit[]> {
   const filter = scopeFilter(fact);
   const q = {
     embedding: fact.embedding,
@@ -103,14 +121,22 @@ export async function candidatesFor(
   };
   const hits =
     (await opts.model?.search(fact.principal, { ...q, minScore: CANDIDATE_FLOOR - 1e-4 })) ??
-    (await view.searchEntries(q));
-  const own = hits.filter(
+    (await (typeof view === 'function' ? view() : view).searchEntries(q));
+  return hits.filter(
     (h) =>
       h.entry.owner === fact.principal &&
       h.entry.deleted !== true &&
       h.entry.supersededBy === undefined &&
       (h.vectorScore ?? -1) >= CANDIDATE_FLOOR,
   );
+}
+
+/** The rows of {@link nearestOwn} that verify (MAC, signature, inclusion), nearest first. */
+export async function verifiedCandidates(
+  ledger: Ledger,
+  fact: NewFact,
+  own: readonly SearchHit[],
+): Promise<Existing[]> {
   const verdicts = await ledger.verifyMany(own.map((h) => h.entry));
   const out: Existing[] = [];
   own.forEach((h, i) => {
@@ -124,6 +150,37 @@ export async function candidatesFor(
     });
   });
   return out.sort((a, b) => b.similarity - a.similarity);
+}
+
+/**
+ * Whether {@link decide} answers a plain `ADD` (nothing the same, nothing related) on ANY
+ * subset of `own` — so whichever of them verify, the decision is `ADD` and verifying them
+ * (a MAC over each row at least) decides nothing (ADR 0081). Judged on the records the rows'
+ * bytes decode to, unverified: `decide` is monotone — a `NOOP` needs a candidate that is the
+ * same, an `UPDATE` or a conflict a related one, and dropping candidates creates neither — so
+ * a plain `ADD` over all of them is a plain `ADD` over the verified ones. A row that does not
+ * decode, or names another principal, would be dropped by verification: left out here too.
+ * False whenever the answer could differ: the caller then verifies and decides as before.
+ */
+export function addsWhateverVerifies(
+  ledger: Ledger,
+  fact: NewFact,
+  own: readonly SearchHit[],
+): boolean {
+  if (own.length === 0) return true;
+  const all: Existing[] = [];
+  for (const h of own) {
+    const entry = ledger.unverifiedRecordOf(h.entry);
+    if (entry === undefined || entry.ns !== fact.principal) continue;
+    all.push({
+      stored: h.entry,
+      entry,
+      leafIndex: h.entry.leafIndex,
+      similarity: h.vectorScore ?? -1,
+    });
+  }
+  const d = decide(fact, all);
+  return d.event === 'ADD' && !('conflict' in d);
 }
 
 /**

@@ -28,8 +28,8 @@ import type { AddOptions, AddResult, LineageReport, MemoryRecord } from '../api.
 import { checkTtlMs, dayKey } from '../config.js';
 import type { MemoryContext } from '../context.js';
 import { extractFacts } from '../detect/pipeline.js';
-import { type Committer, committerOf } from '../log/commit.js';
-import type { LineageWriter, ResolvedLineage } from './lineage.js';
+import { type Committer, type EntryInput, type WriteOptions, committerOf } from '../log/commit.js';
+import type { LineageRequest, LineageWriter, ResolvedLineage } from './lineage.js';
 import { toMemoryRecord } from '../read/records.js';
 import type { WriteScreen } from '../detect/screen.js';
 import { UNTRUSTED_WRITE_TIERS, findNearDuplicate, flaggedOf, needsExtraction } from './write.js';
@@ -37,8 +37,10 @@ import {
   type Decision,
   type LlmConsolidation,
   type NewFact,
-  candidatesFor,
+  addsWhateverVerifies,
   decide,
+  nearestOwn,
+  verifiedCandidates,
 } from './consolidate.js';
 import { checkEventAt, checkMetadata, checkScopeId } from '../scope.js';
 import type { JsonObject } from '../../core/entry/meta.js';
@@ -117,6 +119,8 @@ export type GraphWriteOutcome =
     };
 
 const NS_PER_MS = 1_000_000n;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 const isPromise = <T>(x: T | Promise<T>): x is Promise<T> =>
   typeof (x as { then?: unknown } | null)?.then === 'function';
 
@@ -581,19 +585,21 @@ export class WritePath {
       run: async (d) => {
         if (d.lineage !== undefined) return { next: d };
         const o = d.opts;
-        const resolved = await this.lineage.resolve(this.ctx.view(d.principal), {
+        // Optional fields set one by one (absent, not undefined), no object per field.
+        const req: Mutable<LineageRequest> = {
           principal: d.principal,
           content: d.content,
           tier: d.tier,
-          ...(o.threadId === undefined ? {} : { threadId: o.threadId }),
-          ...(o.fromLastRetrieval === undefined ? {} : { fromLastRetrieval: o.fromLastRetrieval }),
-          ...(o.parents === undefined ? {} : { parents: o.parents }),
-          ...(o.weights === undefined ? {} : { weights: o.weights }),
-          ...(o.derived === undefined ? {} : { derived: o.derived }),
-          ...(o.multiHop === undefined ? {} : { multiHop: o.multiHop }),
-          ...(o.step === undefined ? {} : { step: o.step }),
-          ...(o.lineageOverride === true ? { override: true } : {}),
-        });
+        };
+        if (o.threadId !== undefined) req.threadId = o.threadId;
+        if (o.fromLastRetrieval !== undefined) req.fromLastRetrieval = o.fromLastRetrieval;
+        if (o.parents !== undefined) req.parents = o.parents;
+        if (o.weights !== undefined) req.weights = o.weights;
+        if (o.derived !== undefined) req.derived = o.derived;
+        if (o.multiHop !== undefined) req.multiHop = o.multiHop;
+        if (o.step !== undefined) req.step = o.step;
+        if (o.lineageOverride === true) req.override = true;
+        const resolved = await this.lineage.resolve(this.ctx.view(d.principal), req);
         if (resolved.raised) this.ctx.metrics.recordRejected('lineage_raised');
         return { next: { ...d, lineage: resolved } };
       },
@@ -728,15 +734,26 @@ export class WritePath {
           runId: v2.run,
           agentId: v2.agent,
         };
-        const candidates = await candidatesFor(this.ctx.view(d.principal), this.ctx.ledger, fact, {
+        const near = await nearestOwn(() => this.ctx.view(d.principal), fact, {
           nowNs: this.ctx.clock.nowNs(),
           model: this.ctx.readModel,
         });
+        const threshold = this.ctx.retention.nearDuplicateThreshold;
+        const floodNoop = threshold !== null && UNTRUSTED_WRITE_TIERS.has(d.tier);
+        // Nothing the same or related among them, whichever verify, and none near enough for
+        // the untrusted near-duplicate rule: ADD without verifying them (ADR 0081) — the
+        // decision is the one verifying them would give.
+        if (
+          this.d.consolidation === undefined &&
+          !(floodNoop && near.some((h) => (h.vectorScore ?? -1) >= threshold)) &&
+          addsWhateverVerifies(this.ctx.ledger, fact, near)
+        )
+          return { next: { ...d, embedding, consolidation: { event: 'ADD' } } };
+        const candidates = await verifiedCandidates(this.ctx.ledger, fact, near);
         let dec: Decision =
           this.d.consolidation === undefined
             ? decide(fact, candidates)
             : await this.d.consolidation.decide(fact, candidates);
-        const threshold = this.ctx.retention.nearDuplicateThreshold;
         const nearest = candidates[0];
         if (
           dec.event === 'ADD' &&
@@ -884,27 +901,32 @@ export class WritePath {
         const ttl = d.ttl === undefined ? this.ctx.retention.ttlMs[tier] : d.ttl;
         let receipt;
         try {
-          receipt = await this.committer.write(
-            {
-              writer: d.principal,
-              content: d.content,
-              tier,
-              kind: d.kind,
-              ...(d.opts.source === undefined ? {} : { uri: d.opts.source }),
-              label: lineage.label,
-              parents: lineage.parents,
-              weights: lineage.weights,
-              ...(ttl === null ? {} : { exp: now + BigInt(Math.round(ttl)) * NS_PER_MS }),
-              ...(d.sup === undefined ? {} : { sup: d.sup }),
-              ...(d.rev === undefined ? {} : { rev: d.rev }),
-              ...d.v2,
-            },
-            {
-              ...(embedding === undefined ? {} : { embedding }),
-              ...(limit === null ? {} : { quota: { dayKey: dayKey(now), limit } }),
-              ...(d.inCommit === undefined ? {} : { inCommit: d.inCommit }),
-            },
-          );
+          // Optional fields set one by one (absent, not undefined), no object per field.
+          const input: Mutable<EntryInput> = {
+            writer: d.principal,
+            content: d.content,
+            tier,
+            kind: d.kind,
+            label: lineage.label,
+            parents: lineage.parents,
+            weights: lineage.weights,
+          };
+          if (d.opts.source !== undefined) input.uri = d.opts.source;
+          if (ttl !== null) input.exp = now + BigInt(Math.round(ttl)) * NS_PER_MS;
+          if (d.sup !== undefined) input.sup = d.sup;
+          if (d.rev !== undefined) input.rev = d.rev;
+          const v2 = d.v2;
+          if (v2 !== undefined) {
+            if (v2.meta !== undefined) input.meta = v2.meta;
+            if (v2.evt !== undefined) input.evt = v2.evt;
+            if (v2.run !== undefined) input.run = v2.run;
+            if (v2.agent !== undefined) input.agent = v2.agent;
+          }
+          const wo: Mutable<WriteOptions> = {};
+          if (embedding !== undefined) wo.embedding = embedding;
+          if (limit !== null) wo.quota = { dayKey: dayKey(now), limit };
+          if (d.inCommit !== undefined) wo.inCommit = d.inCommit;
+          receipt = await this.committer.write(input, wo);
         } catch (e) {
           if (e instanceof MemwardenError && e.code === 'QUOTA_EXCEEDED')
             this.ctx.metrics.recordRejected('quota');
