@@ -1,10 +1,10 @@
 /**
  * @module eval/authselect/ledger-graph
  * A graph source and writer straight over a ledger: every object is committed as given — no
- * screening, review, quota or TTL. The graph memory unit tests use it to fold hand-made
- * entries. The AuthSelect evaluation no longer does (issue 19, ADR 0082): its passages and
- * attacks go through `Memory.graph`'s write path (`world.ts`). This is the named exemption from
- * the dependency rule
+ * screening, review, quota or TTL. The graph memory unit tests write through it; the AuthSelect
+ * evaluation uses only its source (the whole store it built, in log order, verified) — its
+ * passages and attacks go through `Memory.graph`'s write path (issue 19, ADR 0082,
+ * `world.ts`). The writer is the named exemption from the dependency rule
  * `commit-only-from-the-write-path` (.dependency-cruiser.cjs); no product channel has one.
  */
 import { toMemoryRecord } from '../../memory/read/records.js';

@@ -41,6 +41,7 @@ import {
   graphAuthority,
 } from '../../memory/graph/search.js';
 import { Ledger } from '../../memory/log/ledger.js';
+import { ledgerGraph } from './ledger-graph.js';
 import { Memory } from '../../memory/memory.js';
 import { withReadModel } from '../../memory/read/read-model.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
@@ -133,10 +134,8 @@ export async function buildWorld(seed: number, scale: number): Promise<World> {
     return k;
   };
   const g = await GraphMemory.open({
-    source: {
-      list: (after, limit) => storage.listEntries({ afterLeafIndex: after, limit }),
-      verify: (s) => ledger.verifyStored(s),
-    },
+    // The whole store in log order, each entry verified (the harness's listing of its own store).
+    source: ledgerGraph(ledger).source,
     writer: {
       write: () => {
         throw new MemwardenError('INPUT_INVALID', 'the evaluation fold is read-only');
