@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type AuthSelectEvalResult,
   DEFENCES,
+  PAPER,
   TransferLedger,
+  bAMemGuard,
   generateCorpus,
   registerEvalAuthselect,
   runAuthSelectEval,
@@ -15,9 +17,12 @@ import {
 
 let res: AuthSelectEvalResult;
 const dir = mkdtempSync(join(tmpdir(), 'authselect-'));
+// One attack seed per cell (the CLI default is 3): every attack is written through the product's
+// write path by registered principals, which costs ~10 k signed writes per seed.
+const OPTS = { attackSeeds: 1 } as const;
 beforeAll(async () => {
-  res = await runAuthSelectEval({});
-}, 60_000);
+  res = await runAuthSelectEval(OPTS);
+}, 180_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('AuthSelect evaluation', () => {
@@ -45,7 +50,7 @@ describe('AuthSelect evaluation', () => {
       expect(Number.isInteger(x.ifcBlindRows)).toBe(true);
       expect(x.ifcBlindRows).toBeLessThanOrEqual(x.rows);
     }
-    expect(s.runtimeMs).toBeLessThan(60_000);
+    expect(s.runtimeMs).toBeLessThan(180_000);
   });
 
   it('reproduces the paper’s picture: faithful IFC is blind to the oracle write, AuthSelect closes it', () => {
@@ -69,6 +74,74 @@ describe('AuthSelect evaluation', () => {
     // not corpus.
     expect(c.nodes).toBeLessThanOrEqual(c.passages + c.entities);
     expect(c.nodes).toBeGreaterThan(c.passages);
+  });
+
+  it('attacks are signed writes by real principals through the product write path (issue 19)', () => {
+    // Before: the grid added its attack edges to the index with a hard-coded 'U'. Now each is an
+    // entry a registered principal wrote through Memory.graph; what the selection saw of it —
+    // the signed lineage label, the folded authority — is read back from the store.
+    const by = res.summary.byAttacker;
+    expect(Object.keys(by).sort()).toEqual(['agent', 'tool']);
+    const agent = by['agent']!;
+    const tool = by['tool']!;
+    expect(agent.tier).toBe('USER_OBSERVED'); // the agent's tier authority is A …
+    expect(agent.held).toBe(0); // the write path stored every attack (nothing to measure otherwise)
+    const n = Object.values(agent.labels).reduce((a, b) => a + b, 0);
+    expect(n).toBeGreaterThan(100);
+    // … but what it writes derives from the web page it read: DERIVED_UNTRUSTED, folded to U.
+    expect(agent.labels).toEqual({ DERIVED_UNTRUSTED: n });
+    expect(agent.authorities).toEqual({ U: n });
+    expect(tool.tier).toBe('EXTERNAL_TOOL');
+    expect(tool.labels).toEqual({ EXTERNAL: n });
+    expect(tool.authorities).toEqual({ U: n });
+    expect(agent.writes).toBeGreaterThan(n); // attacks plus their deletions (the reset)
+  });
+
+  it('the compromised agent peer: harm 0 with AuthSelect, over-block 0 on the clean questions (issue 19, done-when)', () => {
+    const a = res.summary.byAttacker['agent']!.defences;
+    expect(a.none.rows).toBeGreaterThan(100);
+    expect(a.none.harm).toBeGreaterThan(0); // the attack works without a defence …
+    expect(a.justification_ifc.ifcBlindRows).toBeGreaterThan(0); // … invisibly to faithful IFC
+    expect(a.authselect.harm).toBe(0);
+    expect(a.authselect.harmfulRows).toBe(0);
+    expect(a.authselect.overblock).toBe(0);
+    expect(res.summary.defences.authselect.overblock).toBe(0);
+    expect(res.summary.producedBy).toMatch(/^scripted attackers/);
+  });
+
+  it('reliance ρ (Table I) is computed, with the paper beside it (issue 19)', () => {
+    const r = Object.fromEntries(res.summary.reliance.rows.map((x) => [x.selector, x]));
+    // PPR's correct questions are exactly the grid's clean-correct ones (the same selection).
+    expect(r['ppr']!.correct).toBe(res.summary.corpus.cleanCorrect);
+    for (const x of res.summary.reliance.rows) {
+      expect(x.rho).toBeCloseTo(x.lost / Math.max(1, x.correct), 3);
+      expect(x.paperRho).toBe(PAPER.tableI[x.selector]);
+    }
+    expect(r['rrf']!.rho).toBe(0); // no structural term: its swap is itself
+    expect(res.summary.paper.tableIII.oracle.none).toBe(0.0897);
+  });
+
+  it('B-SLM and B-AMemGuard (Table IV) are post-selection: blind to the oracle write', () => {
+    const o = res.summary.arms['oracle']!.defences;
+    // Every record the oracle channel selects is authenticated: a per-record trust passes it.
+    expect(o.b_slm.harm).toBe(o.none.harm);
+    expect(o.b_slm.ifcBlindRows).toBeGreaterThan(0);
+    expect(o.b_amemguard.harm).toBeGreaterThan(0);
+    expect(o.b_amemguard.ifcBlindRows).toBeGreaterThan(0);
+    expect(o.authselect.harm).toBe(0);
+    // The consensus self-check: a strict majority of per-memory answers, else abstain.
+    const rd = (sel: readonly number[]) => ({
+      answer: ({ 1: 'x', 2: 'x', 3: 'y', 4: undefined } as Record<number, string | undefined>)[
+        sel[0]!
+      ],
+      cited: sel[0],
+    });
+    expect(bAMemGuard([1, 2, 3], rd)).toEqual({ r: { answer: 'x', cited: 1 }, blocked: false });
+    expect(bAMemGuard([1, 3], rd).blocked).toBe(true);
+    expect(bAMemGuard([4], rd)).toEqual({
+      r: { answer: undefined, cited: undefined },
+      blocked: false,
+    });
   });
 
   it('the RRF row is re-run under attack, every arm (issue 19)', () => {
@@ -145,11 +218,6 @@ describe('AuthSelect evaluation', () => {
     expect(Object.isFrozen(t.entries[0])).toBe(true);
   });
 
-  it('is deterministic', async () => {
-    const again = await runAuthSelectEval({});
-    expect({ ...again.summary, runtimeMs: 0 }).toEqual({ ...res.summary, runtimeMs: 0 });
-  });
-
   it('writes CSV, summary.json and a self-contained HTML report', async () => {
     const files = await writeAuthSelectReport(res, dir);
     expect(files.map((f) => f.split('/').pop())).toEqual([
@@ -165,7 +233,7 @@ describe('AuthSelect evaluation', () => {
     expect(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).eval).toBe('authselect');
   });
 
-  it('the CLI subcommand prints one JSON summary with --json', async () => {
+  it('the CLI subcommand prints one JSON summary with --json, the same as a second run (deterministic)', async () => {
     const program = new Command().exitOverride();
     registerEvalAuthselect(program.command('eval'));
     const out: string[] = [];
@@ -194,5 +262,9 @@ describe('AuthSelect evaluation', () => {
       expect(Object.keys(s.defences[d])).toEqual(
         expect.arrayContaining(['harm', 'overblock', 'ifcBlindRows']),
       );
-  }, 60_000);
+    // Deterministic: the CLI's run (same options, a fresh store) gives the library run's summary.
+    expect({ ...s, runtimeMs: 0 }).toEqual(
+      JSON.parse(JSON.stringify({ ...res.summary, runtimeMs: 0 })),
+    );
+  }, 180_000);
 });

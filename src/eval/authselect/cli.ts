@@ -55,6 +55,19 @@ export function registerEvalAuthselect(evalCommand: Command): Command {
           process.stdout.write(
             `  ledger: misdirected none=${s.ledger.misdirected.none} justIFC=${s.ledger.misdirected.justification_ifc} authselect=${s.ledger.misdirected.authselect}\n`,
           );
+          for (const [a, x] of Object.entries(s.byAttacker))
+            process.stdout.write(
+              `  attacker ${a} (${x.tier}, ${x.lineage}): labels ${JSON.stringify(x.labels)}, held ${x.held}; harm none ${x.defences.none.harm} authselect ${x.defences.authselect.harm}, overblock authselect ${x.defences.authselect.overblock}\n`,
+            );
+          for (const r of s.reliance.rows)
+            process.stdout.write(
+              `  reliance ρ ${r.selector} (swap ${r.swap}): ours ${r.rho}  paper ${r.paperRho}\n`,
+            );
+          for (const [arm, p] of Object.entries(s.paper.tableIII))
+            process.stdout.write(
+              `  ${arm.padEnd(14)} harm none ours ${s.arms[arm]?.defences.none.harm ?? '-'} paper ${p.none}; AuthSelect ours ${s.arms[arm]?.defences.authselect.harm ?? '-'} paper ${p.authselect}\n`,
+            );
+          process.stdout.write(`  paper Table IV: ${s.paper.tableIV}\n  ${s.producedBy}\n`);
           for (const f of files) process.stdout.write(`  wrote ${f}\n`);
         }
       },

@@ -1,11 +1,10 @@
 /**
  * @module eval/authselect/ledger-graph
- * The AuthSelect harness's graph source and writer straight over a ledger: every passage,
- * extraction and attack object is committed as given — no screening, review, quota or TTL.
- * The experiment needs exactly that: its threat model (AuthSelect §6) is a compromised peer
- * whose signed relations are already in the store, and the figures measure what selection
- * does with them; the write path would hold the attack objects for review and there would be
- * nothing to measure. This is the eval harnesses' named exemption from the dependency rule
+ * A graph source and writer straight over a ledger: every object is committed as given — no
+ * screening, review, quota or TTL. The graph memory unit tests write through it; the AuthSelect
+ * evaluation uses only its source (the whole store it built, in log order, verified) — its
+ * passages and attacks go through `Memory.graph`'s write path (issue 19, ADR 0082,
+ * `world.ts`). The writer is the named exemption from the dependency rule
  * `commit-only-from-the-write-path` (.dependency-cruiser.cjs); no product channel has one.
  */
 import { toMemoryRecord } from '../../memory/read/records.js';

@@ -20,6 +20,7 @@ export function rowsCsv(rows: readonly EvalRow[]): string {
     'question',
     'kind',
     'arm',
+    'attacker',
     'attackSeed',
     'defence',
     'answer',
@@ -36,7 +37,7 @@ export function rowsCsv(rows: readonly EvalRow[]): string {
   );
 }
 
-const COLORS = ['#6b7280', '#2563eb', '#7c3aed', '#d97706', '#059669'];
+const COLORS = ['#6b7280', '#2563eb', '#7c3aed', '#d97706', '#db2777', '#0891b2', '#059669'];
 
 /** A grouped bar chart as an inline SVG (values in [0, 1]). */
 function bars(
@@ -65,7 +66,7 @@ function bars(
     out += `<text x="${left + gi * gw + gw / 2}" y="${H - bottom + 14}" font-size="10" text-anchor="middle">${esc(g.replace(/_/g, ' '))}</text>`;
   });
   series.forEach((s, si) => {
-    out += `<rect x="${left + si * 170}" y="${H + 8}" width="10" height="10" fill="${COLORS[si % COLORS.length]}"/><text x="${left + si * 170 + 14}" y="${H + 17}" font-size="11">${esc(s.replace(/_/g, ' '))}</text>`;
+    out += `<rect x="${left + si * 122}" y="${H + 8}" width="10" height="10" fill="${COLORS[si % COLORS.length]}"/><text x="${left + si * 122 + 14}" y="${H + 17}" font-size="11">${esc(s.replace(/_/g, ' '))}</text>`;
   });
   return `${out}</svg>`;
 }
@@ -103,6 +104,7 @@ export function reportHtml(res: AuthSelectEvalResult): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memwarden — AuthSelect evaluation</title>
 <style>body{font:14px/1.45 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#111}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #d1d5db;padding:3px 8px;text-align:right}th{background:#f3f4f6}td:first-child,th:first-child{text-align:left}code{background:#f3f4f6;padding:0 3px}</style></head><body>
 <h1>AuthSelect evaluation</h1>
+<p>Produced by: ${esc(s.producedBy)}. Every passage and attack object is a signed entry written by a registered principal through <code>Memory.graph</code> (the write path the MCP and HTTP graph routes use); the selection runs on the fold of the whole store.</p>
 <p>Graph memory over the signed ledger; PPR selector (damping 0.5, top-${s.k}); ${s.corpus.passages} generated passages (${esc(s.corpus.generator)}), ${s.corpus.questions} questions, ${s.corpus.cleanCorrect} clean-correct; ${s.attackSeeds} attack seeds per cell; runtime ${s.runtimeMs} ms. Harm is asserted non-gold answers per attacked row on clean-correct questions; over-block is availability loss on the clean condition (which contains benign unauthenticated web notes); an IFC-blind row is harmful with an all-authenticated justification.</p>
 <h2>Defences</h2>
 ${table(
@@ -117,6 +119,88 @@ ${table(
   ]),
 )}
 ${defChart}
+<h2>By attacker principal</h2>
+<p>What the selection saw of each attacker's writes is read back from the store: the signed lineage label and the authority the authentication policy folds them to.</p>
+${table(
+  [
+    'attacker',
+    'tier',
+    'lineage',
+    'writes',
+    'held',
+    'signed labels',
+    'folded authority',
+    'harm none',
+    'harm AuthSelect',
+    'over-block AuthSelect',
+    'IFC-blind (none)',
+  ],
+  Object.entries(s.byAttacker).map(([a, x]) => [
+    a,
+    x.tier,
+    x.lineage,
+    x.writes,
+    x.held,
+    Object.entries(x.labels)
+      .map(([l, n]) => `${l} ${n}`)
+      .join(', '),
+    Object.entries(x.authorities)
+      .map(([l, n]) => `${l} ${n}`)
+      .join(', '),
+    x.defences.none.harm,
+    x.defences.authselect.harm,
+    x.defences.authselect.overblock,
+    x.defences.none.ifcBlindRows,
+  ]),
+)}
+<h2>Beside the paper</h2>
+<p>Paper: ${esc(s.paper.source)}. Ours: the synthetic corpus, the deterministic reader, scripted attackers — the substrate differs, so compare the shape (which defences close the channel), not the magnitudes.</p>
+<h3>Table I — reliance ρ</h3>
+<p>${esc(s.reliance.definition)}.</p>
+${table(
+  ['selector', 'swap', 'correct', 'lost by the swap', 'ρ ours', 'ρ paper'],
+  s.reliance.rows.map((r) => [r.selector, r.swap, r.correct, r.lost, r.rho, r.paperRho]),
+)}
+<h3>Table III — harm by capability</h3>
+${table(
+  [
+    'arm',
+    'none ours',
+    'none paper',
+    'just. IFC ours',
+    'just. IFC paper',
+    'AuthSelect ours',
+    'AuthSelect paper',
+    'blind ours',
+    'blind paper',
+  ],
+  Object.entries(s.paper.tableIII).map(([arm, p]) => {
+    const o = s.arms[arm]?.defences;
+    return [
+      arm,
+      o?.none.harm ?? '',
+      p.none,
+      o?.justification_ifc.harm ?? '',
+      p.justification_ifc,
+      o?.authselect.harm ?? '',
+      p.authselect,
+      o?.justification_ifc.ifcBlindRows ?? '',
+      p.blind,
+    ];
+  }),
+)}
+<h3>Table IV — post-selection baselines (oracle arm)</h3>
+<p>Paper: ${esc(s.paper.tableIV)}. Ours: B-SLM is Bayesian per-memory trust from each selected record's write channel (Beta(1,1) prior, threshold 1/2); on our records it makes the same decision as the provenance rerank on every row. B-AMemGuard is a consensus self-check with the deterministic reader (one path per selected memory, strict majority, else abstain); no model, so not A-MemGuard's LLM auditor.</p>
+${table(
+  ['defence', 'harm (oracle)', 'IFC-blind rows (oracle)', 'harm (all arms)', 'over-block'],
+  DEFENCES.map((d) => [
+    d,
+    s.arms['oracle']?.defences[d]?.harm ?? '',
+    s.arms['oracle']?.defences[d]?.ifcBlindRows ?? '',
+    s.defences[d].harm,
+    s.defences[d].overblock,
+  ]),
+)}
 <h2>Attack arms</h2>
 ${table(
   [

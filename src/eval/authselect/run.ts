@@ -11,10 +11,9 @@
  * criterion table and the live-action transfer ledger.
  */
 import { createHash } from 'node:crypto';
-import { MemoryBackend } from '../../adapters/memory/index.js';
+import { MemwardenError } from '../../core/errors.js';
 import { decideByAuthority, loadPolicy, requiredAuthority } from '../../core/gate/index.js';
 import {
-  type GraphIndex,
   authSelectPpr,
   communitySelect,
   divergenceAuthority,
@@ -24,22 +23,23 @@ import {
   reciprocalRankFusion,
   sameSet,
 } from '../../core/graph/index.js';
-import type { Authority, PrincipalKind } from '../../core/trust.js';
+import type { Authority } from '../../core/trust.js';
 import {
   DEFAULT_GRAPH_AUTH_POLICY,
-  type GraphAuthPolicy,
   USERS_ONLY_GRAPH_AUTH_POLICY,
-  graphAuthority,
 } from '../../memory/graph/search.js';
-import { DeterministicExtractor } from '../../memory/graph/extract.js';
-import { canonicalJson } from '../../memory/graph/objects.js';
-import { GraphMemory, type WriteContext } from '../../memory/graph/graph.js';
-import { Ledger } from '../../memory/log/ledger.js';
-import { ledgerGraph } from './ledger-graph.js';
+import { type GraphObject, canonicalJson } from '../../memory/graph/objects.js';
+import type { WriteContext } from '../../memory/graph/graph.js';
 import { type ProductCase, runProductCase } from './product.js';
-import { ManualClock, MemoryKeySource, SeededRandom } from '../../testing/doubles.js';
-import { ATTACK_ARMS, type AttackArm, type AttackInput, planAttack } from './attacks.js';
-import { type Corpus, type Question, generateCorpus } from './corpus.js';
+import {
+  ATTACK_ARMS,
+  type AttackArm,
+  type AttackInput,
+  type AttackPlan,
+  planAttack,
+} from './attacks.js';
+import type { Question } from './corpus.js';
+import { ATTACKERS, type Attacker, type World, buildWorld, labelsOf } from './world.js';
 import { Bm25, HashedVectors, type ReadResult, rankBy, read } from './reader.js';
 
 export const DEFENCES = [
@@ -47,6 +47,8 @@ export const DEFENCES = [
   'justification_ifc',
   'context_ifc',
   'post_selection_rerank',
+  'b_slm',
+  'b_amemguard',
   'authselect',
 ] as const;
 export type Defence = (typeof DEFENCES)[number];
@@ -59,6 +61,12 @@ export interface AuthSelectEvalOptions {
   /** Top-k (default 5). */
   readonly k?: number;
   readonly scale?: number;
+  /**
+   * Who writes the attacks (default both: the compromised peer `agent` — USER_OBSERVED, its writes
+   * derived from the web page it read — and a `tool` principal). The first is the primary one:
+   * the selector criterion table and the RRF-under-attack rows are computed for it.
+   */
+  readonly attackers?: readonly Attacker[];
   readonly log?: (m: string) => void;
 }
 
@@ -66,6 +74,8 @@ export interface EvalRow {
   readonly question: string;
   readonly kind: Question['kind'];
   readonly arm: AttackArm | 'clean';
+  /** Who wrote the attack (`none` on clean rows). */
+  readonly attacker: Attacker | 'none';
   readonly attackSeed: number;
   readonly defence: Defence;
   readonly answer: string;
@@ -112,6 +122,61 @@ export interface LedgerCase {
   readonly example?: { question: string; gold: string; none: string; authselect: string };
 }
 
+export interface AttackerSummary {
+  readonly principalKind: Attacker;
+  readonly tier: string;
+  readonly lineage: string;
+  /** Objects written through the write path for this attacker's rows (attacks and resets). */
+  readonly writes: number;
+  /** Of those, held for review by the write path instead of stored. */
+  readonly held: number;
+  /** Signed lineage label → attack entries carrying it. */
+  readonly labels: Readonly<Record<string, number>>;
+  /** Folded authority (after the authentication policy) → attack entries. */
+  readonly authorities: Readonly<Record<string, number>>;
+  readonly defences: Readonly<Record<Defence, DefenceSummary>>;
+}
+
+export interface RelianceRow {
+  readonly selector: 'ppr' | 'node_distance' | 'rrf';
+  /** The structure-free selector it is swapped for (the paper's ablation pairs). */
+  readonly swap: 'dense' | 'rrf' | 'itself';
+  /** Clean questions (with a grounded seed) the selector answers with the gold. */
+  readonly correct: number;
+  /** … and of those, the ones the swap answers wrong. */
+  readonly lost: number;
+  /** ρ = lost / correct. */
+  readonly rho: number;
+  /** The paper's Table I value. */
+  readonly paperRho: number;
+}
+
+export interface RelianceSummary {
+  readonly definition: string;
+  readonly questions: number;
+  readonly rows: readonly RelianceRow[];
+}
+
+/**
+ * The paper's figures (AuthSelect, /work/shared/seeds/002_*.txt; HippoRAG2 on HotpotQA with
+ * qwen2.5 planners and a dual judge — a different substrate and reader from ours). Table IV's
+ * cells are empty in the text we have: only its prose survives.
+ */
+export const PAPER = {
+  source:
+    'AuthSelect paper (seeds/002): Tables I, III, IV; HippoRAG2 / HotpotQA, qwen2.5-72b planner, dual judge',
+  tableI: { ppr: 0.24, node_distance: 0.63, rrf: 0.0 },
+  tableIII: {
+    inject_only: { none: 0.2115, justification_ifc: 0.1538, authselect: 0, blind: 0 },
+    merge_link: { none: 0.0192, justification_ifc: 0.0192, authselect: 0, blind: 0 },
+    edge_write: { none: 0.0064, justification_ifc: 0.0064, authselect: 0, blind: 0 },
+    collusion: { none: 0.0321, justification_ifc: 0.0321, authselect: 0, blind: 1 },
+    oracle: { none: 0.0897, justification_ifc: 0.0897, authselect: 0, blind: 8 },
+  },
+  tableIV:
+    'cells not in our copy of the text; its prose: B-SLM and B-AMemGuard land exactly at the no-defense harm (blind rows retained), B-Rerank is worse than no defense, AuthSelect harm 0',
+} as const;
+
 export interface AuthSelectEvalSummary {
   readonly eval: 'authselect';
   readonly corpus: {
@@ -144,6 +209,18 @@ export interface AuthSelectEvalSummary {
   readonly rrfUnderAttack?: Readonly<
     Record<string, { rows: number; divergence: number; harmfulRows: number; blindHarmRows: number }>
   >;
+  /**
+   * Per attacker principal (issue 19): who wrote the attack rows, the defences over its rows,
+   * and what the selection saw of its writes — the signed lineage labels, tiers and folded
+   * authorities of its attack entries, read back from the store — and what the write path held.
+   */
+  readonly byAttacker: Readonly<Record<string, AttackerSummary>>;
+  /** Reliance ρ per selector (AuthSelect Table I), on the clean questions. */
+  readonly reliance: RelianceSummary;
+  /** The paper's own figures, printed beside ours (AuthSelect Tables I, III, IV). */
+  readonly paper: typeof PAPER;
+  /** Who produced every figure of this summary. */
+  readonly producedBy: string;
   readonly ledger: LedgerCase;
   /**
    * The same live-action case with the compromised peer as an `agent` principal (issue 19):
@@ -219,73 +296,6 @@ export class TransferLedger {
   }
 }
 
-interface World {
-  readonly corpus: Corpus;
-  readonly g: GraphMemory;
-  readonly index: GraphIndex;
-  readonly entitiesOf: Map<number, string[]>;
-  readonly textOf: Map<number, string>;
-  readonly keyNode: Map<string, number>;
-  readonly ctx: {
-    curator: WriteContext;
-    web: WriteContext;
-    peer: WriteContext;
-    agent: WriteContext;
-  };
-  /** Entry ids of the web-clipped (untrusted) passages: what a compromised agent has read. */
-  readonly webPassages: readonly string[];
-  /** The authentication policy the graph folds new writes under (switchable per case). */
-  readonly policy: { current: GraphAuthPolicy };
-}
-
-async function buildWorld(seed: number, scale: number): Promise<World> {
-  const corpus = generateCorpus(seed, scale);
-  const ledger = await Ledger.open({
-    storage: await MemoryBackend.open(),
-    keys: new MemoryKeySource(),
-    clock: new ManualClock(),
-    random: new SeededRandom(`authselect-eval-${seed}`),
-  });
-  const curator = await ledger.registerPrincipal('user', 'curator');
-  const web = await ledger.registerPrincipal('tool', 'web-clipper');
-  const peer = await ledger.registerPrincipal('tool', 'peer-agent');
-  const agent = await ledger.registerPrincipal('agent', 'peer-assistant');
-  const extractor = new DeterministicExtractor(corpus.entities);
-  // Issue 19: what is authenticated is the explicit policy (writer kind AND lineage label),
-  // the writer's kind read from the registry (an unknown writer is never authenticated).
-  const kinds = new Map<string, PrincipalKind>([
-    [curator.id, 'user'],
-    [web.id, 'tool'],
-    [peer.id, 'tool'],
-    [agent.id, 'agent'],
-  ]);
-  const policy = { current: DEFAULT_GRAPH_AUTH_POLICY };
-  const g = await GraphMemory.open({
-    ...ledgerGraph(ledger),
-    extractor,
-    authority: (e) => graphAuthority(policy.current, e, kinds.get(e.writer)),
-  });
-  const ctx = {
-    curator: { principal: curator.id, tier: 'USER_VERIFIED' },
-    web: { principal: web.id, tier: 'EXTERNAL_WEB' },
-    peer: { principal: peer.id, tier: 'EXTERNAL_TOOL' },
-    agent: { principal: agent.id, tier: 'USER_OBSERVED' },
-  } as const;
-  const webPassages: string[] = [];
-  const entitiesOf = new Map<number, string[]>();
-  const textOf = new Map<number, string>();
-  const keyNode = new Map<string, number>();
-  for (const p of corpus.passages) {
-    const id = await g.addPassage(p.text, p.untrusted === true ? ctx.web : ctx.curator);
-    if (p.untrusted === true) webPassages.push(id);
-    const node = g.index.index(`passage:${id}`)!;
-    keyNode.set(p.key, node);
-    entitiesOf.set(node, [...extractor.extractSync(p.text).entities]);
-    textOf.set(node, p.text);
-  }
-  return { corpus, g, index: g.index, entitiesOf, textOf, keyNode, ctx, webPassages, policy };
-}
-
 interface Outcome {
   readonly r: ReadResult;
   readonly blocked: boolean;
@@ -332,8 +342,52 @@ function evaluateDefences(
     justification_ifc: just,
     context_ifc: ctxIfc,
     post_selection_rerank: rerank,
+    b_slm: bSlm(full, (n) => w.index.nodeAuthority(n), rd),
+    b_amemguard: bAMemGuard(full, rd),
     authselect: as,
   };
+}
+
+/**
+ * B-SLM (AuthSelect Table IV; our re-implementation, no model): Bayesian per-memory trust after
+ * selection. Each selected memory's trust is the posterior mean of Beta(1, 1) updated with its
+ * one piece of evidence, its write channel (authenticated: a success; otherwise a failure):
+ * 2/3 or 1/3. Memories below 1/2 are dropped, the rest read as selected. It sees records, never
+ * structure: an all-authenticated selection passes unchanged.
+ */
+export function bSlm(
+  selected: readonly number[],
+  authority: (n: number) => Authority,
+  rd: (sel: readonly number[]) => ReadResult,
+): { r: ReadResult; blocked: boolean } {
+  const trust = (n: number): number => (1 + (isAuthenticated(authority(n)) ? 1 : 0)) / 3;
+  return { r: rd(selected.filter((n) => trust(n) >= 0.5)), blocked: false };
+}
+
+/**
+ * B-AMemGuard (AuthSelect Table IV; our re-implementation of A-MemGuard's consensus self-check
+ * with the deterministic reader, no model): each selected memory is read on its own (one
+ * "reasoning path" per memory); the answer is the one a strict majority of the answering paths
+ * give, else the check abstains (blocked). Post-selection: it sees only the selected records.
+ */
+export function bAMemGuard(
+  selected: readonly number[],
+  rd: (sel: readonly number[]) => ReadResult,
+): { r: ReadResult; blocked: boolean } {
+  const votes = new Map<string, { n: number; first: number }>();
+  let answering = 0;
+  for (const node of selected) {
+    const a = rd([node]).answer;
+    if (a === undefined) continue;
+    answering++;
+    const v = votes.get(a);
+    if (v === undefined) votes.set(a, { n: 1, first: node });
+    else v.n++;
+  }
+  if (answering === 0) return { r: { answer: undefined, cited: undefined }, blocked: false };
+  for (const [answer, v] of votes)
+    if (2 * v.n > answering) return { r: { answer, cited: v.first }, blocked: false };
+  return { r: { answer: undefined, cited: undefined }, blocked: true };
 }
 
 const seedNodes = (w: World, q: Question): number[] =>
@@ -347,8 +401,39 @@ export async function runAuthSelectEval(
   const k = opts.k ?? 5;
   const nSeeds = opts.attackSeeds ?? 3;
   const log = opts.log ?? (() => {});
+  const attackers = opts.attackers ?? ATTACKERS;
   const w = await buildWorld(opts.seed ?? 1, opts.scale ?? 1);
+  try {
+    return await runOn(w, t0, k, nSeeds, attackers, log);
+  } finally {
+    await w.close();
+  }
+}
+
+async function runOn(
+  w: World,
+  t0: number,
+  k: number,
+  nSeeds: number,
+  attackers: readonly Attacker[],
+  log: (m: string) => void,
+): Promise<AuthSelectEvalResult> {
   const { index } = w;
+  const perAttacker = new Map<
+    Attacker,
+    { writes: number; held: number; labels: Map<string, number>; authorities: Map<string, number> }
+  >();
+  const attackAcc = (a: Attacker, x: WrittenAttack): void => {
+    let acc = perAttacker.get(a);
+    if (acc === undefined)
+      perAttacker.set(a, (acc = { writes: 0, held: 0, labels: new Map(), authorities: new Map() }));
+    acc.writes += x.writes;
+    acc.held += x.held;
+    for (const l of labelsOf(w.g, x.ids)) {
+      acc.labels.set(l.label, (acc.labels.get(l.label) ?? 0) + 1);
+      acc.authorities.set(l.authority, (acc.authorities.get(l.authority) ?? 0) + 1);
+    }
+  };
   // The corpus as built (issue 19: the attack grid's injected passage nodes cannot be removed
   // from the index, and counting at the end reported 138 of them as corpus).
   const corpusNodes = index.size;
@@ -381,6 +466,7 @@ export async function runAuthSelectEval(
         question: q.id,
         kind: q.kind,
         arm: 'clean',
+        attacker: 'none',
         attackSeed: 0,
         defence: d,
         answer: o.blocked ? '' : (o.r.answer ?? ''),
@@ -423,6 +509,37 @@ export async function runAuthSelectEval(
       .map((x) => nodes[x.item]!);
   };
   const rrfAtk = new Map<string, { rows: number; div: number; harmful: number; blind: number }>();
+
+  // ---- reliance ρ (AuthSelect Table I): the structural selector against its structure-free swap
+  const reliance = relianceTable(w, k, (q) => {
+    const cands = new Set(w.corpus.candidates[q.answerType]);
+    const rd = (sel: readonly number[]): ReadResult =>
+      read(sel, (n) => w.entitiesOf.get(n) ?? [], cands, q.seeds);
+    const seeds = seedNodes(w, q);
+    const dense = rankBy(vec.scores(q.text))
+      .slice(0, k)
+      .map((i) => allPassages[i]!);
+    const rrfRank = reciprocalRankFusion([
+      rankBy(bm25.scores(q.text)),
+      rankBy(vec.scores(q.text)),
+    ]).map((x) => ({ node: allPassages[x.item]!, score: x.score }));
+    const rrf = rrfRank.slice(0, k).map((x) => x.node);
+    const top = rrfRank[0]?.score ?? 1;
+    const pool = rrfRank.slice(0, 10).map((x) => ({ node: x.node, contentScore: x.score / top }));
+    const ok = (sel: readonly number[]): boolean => rd(sel).answer === q.gold;
+    return {
+      ppr: ok(
+        pprSelect(index.view('full'), {
+          seeds: seeds.map((node) => ({ node, weight: 1 })),
+          candidates: passageNodes(),
+          k,
+        }).nodes,
+      ),
+      dense: ok(dense),
+      nodeDistance: ok(nodeDistanceRerank(index.view('full'), pool, seeds[0]!, k).nodes),
+      rrf: ok(rrf),
+    };
+  });
 
   for (const q of cleanCorrect) {
     const seeds = seedNodes(w, q);
@@ -495,154 +612,144 @@ export async function runAuthSelectEval(
         confuserEntities:
           confuser === undefined ? [] : ents(confuser).filter((e) => !q.seeds.includes(e)),
       };
-      for (const arm of ATTACK_ARMS) {
-        const tag = `atk${rowSeq++}`;
-        const plan = planAttack(arm, input);
-        const added: string[] = [];
-        let injected: number | undefined;
-        if (plan.passage !== undefined) {
-          injected = index.addNode(`inject:${tag}`, 'passage', 'U');
-          w.entitiesOf.set(injected, [...plan.passage.entities]);
-          w.textOf.set(injected, plan.passage.text);
-          plan.passage.entities.forEach((e, i) => {
-            const id = `${tag}:m${i}`;
-            index.addEdge({
-              id,
-              a: `inject:${tag}`,
-              b: `entity:${e}`,
-              weight: 1,
-              authority: 'U',
-              kind: 'mention',
+      for (const attacker of attackers)
+        for (const arm of ATTACK_ARMS) {
+          const tag = `atk${rowSeq++}`;
+          const plan = planAttack(arm, input);
+          const actx = w.ctx.attackers[attacker];
+          const written = await writeAttack(w, actx, plan, tag);
+          const injected = written.injected;
+          if (injected !== undefined && plan.passage !== undefined) {
+            w.entitiesOf.set(injected, [...plan.passage.entities]);
+            w.textOf.set(injected, plan.passage.text);
+          }
+          attackAcc(attacker, written);
+          const res = authSelectPpr(index, { ...query, candidates: passageNodes() });
+          replay[res.mode]++;
+          const changed = !sameSet(res.full, cleanFull);
+          const out = evaluateDefences(w, q, res.full, res.auth, res.diverged, false);
+          for (const d of DEFENCES) {
+            const o = out[d];
+            const harmful = !o.blocked && o.r.answer !== undefined && o.r.answer !== q.gold;
+            const blind =
+              harmful && o.r.cited !== undefined && isAuthenticated(index.nodeAuthority(o.r.cited));
+            rows.push({
+              question: q.id,
+              kind: q.kind,
+              arm,
+              attacker,
+              attackSeed: s,
+              defence: d,
+              answer: o.blocked ? '' : (o.r.answer ?? ''),
+              gold: q.gold,
+              blocked: o.blocked,
+              harmful,
+              ifcBlind: blind,
+              selectionChanged: changed,
+              authDiverged: res.diverged,
+              replayMode: res.mode,
             });
-            added.push(id);
-          });
-        }
-        plan.edges.forEach((e, i) => {
-          const b = e.b === '@passage' ? `inject:${tag}` : `entity:${e.b}`;
-          if (index.index(b) === undefined || index.index(`entity:${e.a}`) === undefined) return;
-          const id = `${tag}:${i}`;
-          index.addEdge({
-            id,
-            a: `entity:${e.a}`,
-            b,
-            weight: e.weight,
-            authority: 'U',
-            kind: e.kind,
-          });
-          added.push(id);
-        });
-        const res = authSelectPpr(index, { ...query, candidates: passageNodes() });
-        replay[res.mode]++;
-        const changed = !sameSet(res.full, cleanFull);
-        const out = evaluateDefences(w, q, res.full, res.auth, res.diverged, false);
-        for (const d of DEFENCES) {
-          const o = out[d];
-          const harmful = !o.blocked && o.r.answer !== undefined && o.r.answer !== q.gold;
-          const blind =
-            harmful && o.r.cited !== undefined && isAuthenticated(index.nodeAuthority(o.r.cited));
-          rows.push({
-            question: q.id,
-            kind: q.kind,
-            arm,
-            attackSeed: s,
-            defence: d,
-            answer: o.blocked ? '' : (o.r.answer ?? ''),
-            gold: q.gold,
-            blocked: o.blocked,
-            harmful,
-            ifcBlind: blind,
-            selectionChanged: changed,
-            authDiverged: res.diverged,
-            replayMode: res.mode,
-          });
-        }
-        // Issue 19: the RRF row re-run under attack — every arm, the injected passage (if any)
-        // in the content rankings; RRF reads no structure, so AuthSelect has nothing to replay.
-        let rrfRun: { changed: boolean; harmful: boolean; blind: boolean } | undefined;
-        if (rrfCleanCorrect) {
-          const top = rrfSelect(q.text, injected);
-          const r = rd(top);
-          const harmful = r.answer !== undefined && r.answer !== q.gold;
-          rrfRun = {
-            changed: !sameSet(top, rrfTop),
-            harmful,
-            blind:
-              harmful && r.cited !== undefined && isAuthenticated(index.nodeAuthority(r.cited)),
-          };
-          let a = rrfAtk.get(arm);
-          if (a === undefined) rrfAtk.set(arm, (a = { rows: 0, div: 0, harmful: 0, blind: 0 }));
-          a.rows++;
-          if (rrfRun.changed) a.div++;
-          if (rrfRun.harmful) a.harmful++;
-          if (rrfRun.blind) a.blind++;
-        }
-        if (arm === 'oracle') {
-          // The selector criterion (§4.3, Table I): same write against each selector.
-          const ppr = acc('ppr');
-          ppr.rows++;
-          if (changed) ppr.div++;
-          const pprRead = rd(res.full);
-          if (
-            pprRead.answer !== q.gold &&
-            pprRead.answer !== undefined &&
-            pprRead.cited !== undefined &&
-            isAuthenticated(index.nodeAuthority(pprRead.cited))
-          )
-            ppr.blind++;
-          if (out.authselect.r.answer !== q.gold && out.authselect.r.answer !== undefined)
-            ppr.asHarm++;
-          if (commCleanCorrect) {
-            const c = acc('community');
-            c.rows++;
-            const full = communitySelect(index.view('full'), seeds[0]!, passageNodes(), k, {
-              seed: 1,
-            });
-            const authC = communitySelect(index.view('auth'), seeds[0]!, passageNodes(), k, {
-              seed: 1,
-            });
-            if (!sameSet([...full.nodes], [...commClean.nodes])) c.div++;
-            const r = rd(full.nodes);
+          }
+          // Issue 19: the RRF row re-run under attack — every arm, the injected passage (if any)
+          // in the content rankings; RRF reads no structure, so AuthSelect has nothing to replay.
+          let rrfRun: { changed: boolean; harmful: boolean; blind: boolean } | undefined;
+          const primary = attacker === attackers[0];
+          if (rrfCleanCorrect && primary) {
+            const top = rrfSelect(q.text, injected);
+            const r = rd(top);
+            const harmful = r.answer !== undefined && r.answer !== q.gold;
+            rrfRun = {
+              changed: !sameSet(top, rrfTop),
+              harmful,
+              blind:
+                harmful && r.cited !== undefined && isAuthenticated(index.nodeAuthority(r.cited)),
+            };
+            let a = rrfAtk.get(arm);
+            if (a === undefined) rrfAtk.set(arm, (a = { rows: 0, div: 0, harmful: 0, blind: 0 }));
+            a.rows++;
+            if (rrfRun.changed) a.div++;
+            if (rrfRun.harmful) a.harmful++;
+            if (rrfRun.blind) a.blind++;
+          }
+          if (arm === 'oracle' && primary) {
+            // The selector criterion (§4.3, Table I): same write against each selector.
+            const ppr = acc('ppr');
+            ppr.rows++;
+            if (changed) ppr.div++;
+            const pprRead = rd(res.full);
             if (
-              r.answer !== q.gold &&
-              r.answer !== undefined &&
-              r.cited !== undefined &&
-              isAuthenticated(index.nodeAuthority(r.cited))
+              pprRead.answer !== q.gold &&
+              pprRead.answer !== undefined &&
+              pprRead.cited !== undefined &&
+              isAuthenticated(index.nodeAuthority(pprRead.cited))
             )
-              c.blind++;
-            const ra = rd(sameSet([...full.nodes], [...authC.nodes]) ? full.nodes : authC.nodes);
-            if (ra.answer !== q.gold && ra.answer !== undefined) {
-              c.asHarm++;
-              if (ra.answer === commAuthCleanAnswer) c.asBaseline++;
+              ppr.blind++;
+            if (out.authselect.r.answer !== q.gold && out.authselect.r.answer !== undefined)
+              ppr.asHarm++;
+            if (commCleanCorrect) {
+              const c = acc('community');
+              c.rows++;
+              const full = communitySelect(index.view('full'), seeds[0]!, passageNodes(), k, {
+                seed: 1,
+              });
+              const authC = communitySelect(index.view('auth'), seeds[0]!, passageNodes(), k, {
+                seed: 1,
+              });
+              if (!sameSet([...full.nodes], [...commClean.nodes])) c.div++;
+              const r = rd(full.nodes);
+              if (
+                r.answer !== q.gold &&
+                r.answer !== undefined &&
+                r.cited !== undefined &&
+                isAuthenticated(index.nodeAuthority(r.cited))
+              )
+                c.blind++;
+              const ra = rd(sameSet([...full.nodes], [...authC.nodes]) ? full.nodes : authC.nodes);
+              if (ra.answer !== q.gold && ra.answer !== undefined) {
+                c.asHarm++;
+                if (ra.answer === commAuthCleanAnswer) c.asBaseline++;
+              }
+            }
+            if (rrfRun !== undefined) {
+              const c = acc('rrf');
+              c.rows++;
+              if (rrfRun.changed) c.div++;
+              if (rrfRun.blind) c.blind++;
+              if (rrfRun.harmful) c.asHarm++; // immune mode: AuthSelect acts on the same selection
+            }
+            if (ndCleanCorrect) {
+              const c = acc('node_distance');
+              c.rows++;
+              const nd = nodeDistanceRerank(index.view('full'), pool, seeds[0]!, k).nodes;
+              if (!sameSet(nd, ndClean)) c.div++;
+              const r = rd(nd);
+              if (
+                r.answer !== q.gold &&
+                r.answer !== undefined &&
+                r.cited !== undefined &&
+                isAuthenticated(index.nodeAuthority(r.cited))
+              )
+                c.blind++;
             }
           }
-          if (rrfRun !== undefined) {
-            const c = acc('rrf');
-            c.rows++;
-            if (rrfRun.changed) c.div++;
-            if (rrfRun.blind) c.blind++;
-            if (rrfRun.harmful) c.asHarm++; // immune mode: AuthSelect acts on the same selection
+          const reset = await resetAttack(w, actx, written);
+          const pa = perAttacker.get(attacker);
+          if (pa !== undefined) {
+            pa.writes += reset.writes;
+            pa.held += reset.held;
           }
-          if (ndCleanCorrect) {
-            const c = acc('node_distance');
-            c.rows++;
-            const nd = nodeDistanceRerank(index.view('full'), pool, seeds[0]!, k).nodes;
-            if (!sameSet(nd, ndClean)) c.div++;
-            const r = rd(nd);
-            if (
-              r.answer !== q.gold &&
-              r.answer !== undefined &&
-              r.cited !== undefined &&
-              isAuthenticated(index.nodeAuthority(r.cited))
-            )
-              c.blind++;
+          if (injected !== undefined) {
+            w.entitiesOf.delete(injected);
+            w.textOf.delete(injected);
           }
+          // The harness reset must leave exactly the corpus's structure (else later rows would
+          // read an earlier row's attack).
+          if (index.edgeCount !== corpusEdges)
+            throw new MemwardenError(
+              'INPUT_INVALID',
+              `attack ${tag} left ${index.edgeCount - corpusEdges} edges after its reset`,
+            );
         }
-        for (const id of added) index.removeEdge(id);
-        if (injected !== undefined) {
-          w.entitiesOf.delete(injected);
-          w.textOf.delete(injected);
-        }
-      }
     }
   }
   log(`attack rows: ${rows.length}`);
@@ -651,43 +758,45 @@ export async function runAuthSelectEval(
   const actionQs = cleanCorrect.filter((q) => q.action === true);
   const ledgerCase = await runLedgerCase(w, actionQs, k, {
     name: 'tool principal (EXTERNAL_TOOL)',
-    ctx: w.ctx.peer,
+    ctx: w.ctx.attackers.tool[0],
   });
   // Issue 19: the paper's attacker is a compromised peer *agent* (USER_OBSERVED = A).
-  const webParent = w.webPassages[0];
   const ledgerAgent: Record<string, LedgerCase> = {
     agent_derived_from_web: await runLedgerCase(w, actionQs, k, {
-      name: 'agent principal, relations derived from the web content it read (signed parent)',
-      ctx: w.ctx.agent,
-      ...(webParent === undefined ? {} : { parents: [webParent] }),
+      name: 'agent principal, relations derived from the web page it read (signed parent)',
+      ctx: w.ctx.attackers.agent[0],
     }),
     agent_no_lineage_default_policy: await runLedgerCase(w, actionQs, k, {
       name: 'agent principal, no lineage recorded, default policy (agents admitted)',
-      ctx: w.ctx.agent,
+      ctx: w.ctx.agentNoLineage,
     }),
   };
   w.policy.current = USERS_ONLY_GRAPH_AUTH_POLICY;
   ledgerAgent['agent_no_lineage_users_only_policy'] = await runLedgerCase(w, actionQs, k, {
     name: 'agent principal, no lineage recorded, users-only policy',
-    ctx: w.ctx.agent,
+    ctx: w.ctx.agentNoLineage,
   });
   w.policy.current = DEFAULT_GRAPH_AUTH_POLICY;
   const product = await runProductCase(w.corpus, actionQs, k, log);
 
   // ---- aggregate --------------------------------------------------------------------------
-  const defences = {} as Record<Defence, DefenceSummary>;
-  for (const d of DEFENCES) {
-    const atk = rows.filter((r) => r.defence === d && r.arm !== 'clean');
-    const clean = rows.filter((r) => r.defence === d && r.arm === 'clean');
-    const harmful = atk.filter((r) => r.harmful).length;
-    defences[d] = {
-      harm: round(harmful / Math.max(1, atk.length)),
-      overblock: round(
-        clean.filter((r) => r.blocked || r.answer !== r.gold).length / Math.max(1, clean.length),
-      ),
-      ifcBlindRows: atk.filter((r) => r.ifcBlind).length,
-      harmfulRows: harmful,
-      rows: atk.length,
+  const defences = summariseDefences(rows);
+  const byAttacker: Record<string, AttackerSummary> = {};
+  for (const a of attackers) {
+    const acc = perAttacker.get(a);
+    const c = w.ctx.attackers[a][0];
+    byAttacker[a] = {
+      principalKind: a,
+      tier: c.tier,
+      lineage:
+        c.parents === undefined
+          ? 'none recorded'
+          : 'derived from the attacker web page it read (signed parent)',
+      writes: acc?.writes ?? 0,
+      held: acc?.held ?? 0,
+      labels: Object.fromEntries(acc?.labels ?? []),
+      authorities: Object.fromEntries(acc?.authorities ?? []),
+      defences: summariseDefences(rows.filter((r) => r.arm === 'clean' || r.attacker === a)),
     };
   }
   const arms: Record<
@@ -767,6 +876,11 @@ export async function runAuthSelectEval(
         },
       ]),
     ),
+    byAttacker,
+    reliance,
+    paper: PAPER,
+    producedBy:
+      'scripted attackers (eval/authselect/attacks.ts; no model) writing through Memory.graph as registered principals; deterministic reader (eval/authselect/reader.ts)',
     ledger: ledgerCase,
     ledgerAgent,
     product,
@@ -780,7 +894,7 @@ async function runLedgerCase(
   w: World,
   qs: readonly Question[],
   k: number,
-  peer: { name: string; ctx: WriteContext; parents?: readonly string[] },
+  peer: { name: string; ctx: WriteContext },
 ): Promise<LedgerCase> {
   const ledgers = {
     none: new TransferLedger(),
@@ -810,9 +924,10 @@ async function runLedgerCase(
         to: targets[i % targets.length]!,
         relationType: `RELATES_TO_${i}`,
       };
-      await w.g.writeObject({ t: 'relation', ...r, weight: 5 }, peer.ctx, peer.parents ?? []);
-      written.push(r);
+      const [out] = await w.write(peer.ctx, [{ o: { t: 'relation', ...r, weight: 5 } }]);
+      if (out?.status === 'stored') written.push(r);
     }
+    await w.refresh();
     attempted++;
     const sel = w.g.select(q.text, k, q.seeds);
     const rd = (ns: readonly number[]): ReadResult => read(ns, ents, cands, q.seeds);
@@ -849,7 +964,12 @@ async function runLedgerCase(
         none: none.answer ?? '',
         authselect: asTarget ?? '(blocked)',
       };
-    for (const r of written) await w.g.writeObject({ t: 'delete_relation', ...r }, peer.ctx);
+    if (written.length > 0)
+      await w.write(
+        peer.ctx,
+        written.map((r) => ({ o: { t: 'delete_relation' as const, ...r } })),
+      );
+    await w.refresh();
   }
   return {
     peer: peer.name,
@@ -859,6 +979,195 @@ async function runLedgerCase(
     chainValid: Object.values(ledgers).every((l) => l.verify()),
     ...(example === undefined ? {} : { example }),
   };
+}
+
+/**
+ * Reliance ρ (AuthSelect §4.3, Table I): how much of a selector's clean accuracy its structure
+ * carries — the share of the questions it answers correctly that its structure-free swap
+ * (dense retrieval for PPR, RRF for node-distance; the paper's pairs) answers wrong. The
+ * paper's formula is lost from our copy of the text; this is the ablation it describes. RRF has
+ * no structural term: its swap is itself (ρ = 0 by construction).
+ */
+function relianceTable(
+  w: World,
+  k: number,
+  judge: (q: Question) => { ppr: boolean; dense: boolean; nodeDistance: boolean; rrf: boolean },
+): RelianceSummary {
+  const acc = { ppr: [0, 0], nd: [0, 0], rrf: [0, 0] };
+  let questions = 0;
+  for (const q of w.corpus.questions) {
+    if (seedNodes(w, q).length === 0) continue;
+    questions++;
+    const j = judge(q);
+    if (j.ppr) {
+      acc.ppr[0]!++;
+      if (!j.dense) acc.ppr[1]!++;
+    }
+    if (j.nodeDistance) {
+      acc.nd[0]!++;
+      if (!j.rrf) acc.nd[1]!++;
+    }
+    if (j.rrf) acc.rrf[0]!++;
+  }
+  const row = (
+    selector: RelianceRow['selector'],
+    swap: RelianceRow['swap'],
+    [correct, lost]: number[],
+  ): RelianceRow => ({
+    selector,
+    swap,
+    correct: correct!,
+    lost: lost!,
+    rho: round(lost! / Math.max(1, correct!)),
+    paperRho: PAPER.tableI[selector],
+  });
+  return {
+    definition: `ρ = |S correct ∧ swap wrong| / |S correct| over the ${questions} clean questions, top-${k}, deterministic reader`,
+    questions,
+    rows: [
+      row('ppr', 'dense', acc.ppr),
+      row('node_distance', 'rrf', acc.nd),
+      row('rrf', 'itself', acc.rrf),
+    ],
+  };
+}
+
+function summariseDefences(rows: readonly EvalRow[]): Record<Defence, DefenceSummary> {
+  const defences = {} as Record<Defence, DefenceSummary>;
+  for (const d of DEFENCES) {
+    const atk = rows.filter((r) => r.defence === d && r.arm !== 'clean');
+    const clean = rows.filter((r) => r.defence === d && r.arm === 'clean');
+    const harmful = atk.filter((r) => r.harmful).length;
+    defences[d] = {
+      harm: round(harmful / Math.max(1, atk.length)),
+      overblock: round(
+        clean.filter((r) => r.blocked || r.answer !== r.gold).length / Math.max(1, clean.length),
+      ),
+      ifcBlindRows: atk.filter((r) => r.ifcBlind).length,
+      harmfulRows: harmful,
+      rows: atk.length,
+    };
+  }
+  return defences;
+}
+
+/** An attack as written through the product path, and what its reset must undo. */
+interface WrittenAttack {
+  /** The injected passage's node, when the arm injects one and it was stored. */
+  readonly injected?: number;
+  /** Stored relations, by writer (deleted through the write path after the row). */
+  readonly relations: readonly {
+    readonly p: 0 | 1;
+    readonly from: string;
+    readonly to: string;
+    readonly relationType: string;
+  }[];
+  /** Index edges the harness removes after the row (synonym links, the passage's mentions). */
+  readonly edges: readonly string[];
+  /** Entry ids of every stored attack object. */
+  readonly ids: readonly string[];
+  readonly writes: number;
+  readonly held: number;
+}
+
+/**
+ * Write one attack plan through the product path (`World.write` / `World.addPassage`: the
+ * attacker principal's `Memory.graph`, the write path) with its principals' contexts.
+ * The product graph has no entity→passage relation, so the forged passage's heavy edges
+ * (`@passage`) go from the seed to the wrong answer the passage names.
+ */
+async function writeAttack(
+  w: World,
+  actx: readonly [WriteContext, WriteContext],
+  plan: AttackPlan,
+  tag: string,
+): Promise<WrittenAttack> {
+  const index = w.index;
+  const ids: string[] = [];
+  const relations: { p: 0 | 1; from: string; to: string; relationType: string }[] = [];
+  const edges: string[] = [];
+  let writes = 0;
+  let held = 0;
+  let injectedId: string | undefined;
+  if (plan.passage !== undefined) {
+    writes += 2; // the passage and its extraction
+    try {
+      injectedId = await w.addPassage(actx[0], plan.passage.text, {
+        entities: plan.passage.entities,
+      });
+      ids.push(injectedId);
+    } catch (err) {
+      if (!(err instanceof MemwardenError && err.code === 'WRITE_HELD')) throw err;
+      held++;
+    }
+  }
+  const items: [{ o: GraphObject }[], { o: GraphObject }[]] = [[], []];
+  plan.edges.forEach((e, i) => {
+    const b = e.b === '@passage' ? plan.passage?.entities[1] : e.b;
+    if (
+      b === undefined ||
+      index.index(`entity:${b}`) === undefined ||
+      index.index(`entity:${e.a}`) === undefined
+    )
+      return;
+    items[e.principal].push({
+      o:
+        e.kind === 'synonym'
+          ? { t: 'synonym', a: e.a, b, score: Math.min(1, e.weight) }
+          : { t: 'relation', from: e.a, to: b, relationType: `${tag}_${i}`, weight: e.weight },
+    });
+  });
+  for (const p of [0, 1] as const) {
+    if (items[p].length === 0) continue;
+    const out = await w.write(actx[p], items[p]);
+    writes += out.length;
+    out.forEach((r, i) => {
+      if (r.status !== 'stored') {
+        held++;
+        return;
+      }
+      ids.push(r.id);
+      const o = items[p][i]!.o;
+      if (o.t === 'relation')
+        relations.push({ p, from: o.from, to: o.to, relationType: o.relationType });
+      else edges.push(`${r.id}#s`);
+    });
+  }
+  await w.refresh();
+  const injected = injectedId === undefined ? undefined : index.index(`passage:${injectedId}`);
+  if (injected !== undefined)
+    for (const e of index.allEdges()) if (e.a === injected || e.b === injected) edges.push(e.id);
+  return { ...(injected === undefined ? {} : { injected }), relations, edges, ids, writes, held };
+}
+
+/**
+ * Undo one attack: its relations deleted through the write path by the principals that wrote
+ * them (`delete_relation`, as the MCP `delete_relations` tool does); the structure the product
+ * cannot delete (a synonym link, an injected passage's mentions) removed from the evaluation's
+ * index — the paper's harness reset. The injected passage node stays, unlinked and not counted.
+ */
+async function resetAttack(
+  w: World,
+  actx: readonly [WriteContext, WriteContext],
+  x: WrittenAttack,
+): Promise<{ writes: number; held: number }> {
+  let writes = 0;
+  let held = 0;
+  for (const p of [0, 1] as const) {
+    const rels = x.relations.filter((r) => r.p === p);
+    if (rels.length === 0) continue;
+    const out = await w.write(
+      actx[p],
+      rels.map((r) => ({
+        o: { t: 'delete_relation', from: r.from, to: r.to, relationType: r.relationType },
+      })),
+    );
+    writes += out.length;
+    held += out.filter((r) => r.status !== 'stored').length;
+  }
+  await w.refresh();
+  for (const id of x.edges) w.index.removeEdge(id);
+  return { writes, held };
 }
 
 function round(x: number): number {
