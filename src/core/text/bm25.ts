@@ -143,6 +143,14 @@ interface Doc {
 const MIN_SLOTS = 64;
 /** Document lengths (tokens) below this get their per-search norm and term contribution tabled. */
 const LEN_TABLE = 256;
+/**
+ * Search scratch shared by every index (a search runs to its end without yielding): length
+ * norms by document length for the mean length `normsFor` — a norm depends on nothing else —
+ * and one term's contribution of a single occurrence by document length.
+ */
+const NORMS = new Float64Array(LEN_TABLE).fill(NaN);
+let normsFor = NaN;
+const ONES = new Float64Array(LEN_TABLE);
 
 /**
  * An incremental inverted index for BM25 over integer document keys: postings per term,
@@ -169,11 +177,6 @@ export class LexicalIndex implements Bm25Stats {
   /** Search scratch: scores by slot, and the search that last touched each slot. */
   private acc = new Float64Array(0);
   private touched = new Int32Array(0);
-  /** Search scratch: length norms by document length for `normsFor` (avgLen), and one term's
-   *  contribution of a single occurrence by document length. */
-  private readonly norms = new Float64Array(LEN_TABLE).fill(NaN);
-  private normsFor = NaN;
-  private readonly ones = new Float64Array(LEN_TABLE);
 
   get n(): number {
     return this.docs.size;
@@ -332,11 +335,11 @@ export class LexicalIndex implements Bm25Stats {
     // one occurrence — the same calls on the same arguments as below, so the same floats, made
     // once per length instead of twice per posting (two divisions each: most of a long
     // posting list's cost). NaN: not computed yet.
-    const norms = this.norms;
-    const ones = this.ones;
-    if (this.normsFor !== avgLen) {
+    const norms = NORMS;
+    const ones = ONES;
+    if (normsFor !== avgLen) {
       norms.fill(NaN);
-      this.normsFor = avgLen;
+      normsFor = avgLen;
     }
     let nt = 0;
     for (const t of terms) {
