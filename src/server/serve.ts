@@ -37,6 +37,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** How long an idle keep-alive connection is kept (ms): above common balancers' 60 s. */
+const KEEP_ALIVE_MS = 65_000;
+
 /** Start serving `app`. Rejects if the port cannot be bound. */
 export function startServer(opts: StartServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -57,6 +60,12 @@ export function startServer(opts: StartServerOptions): Promise<RunningServer> {
               })) as unknown as typeof createServer,
           }),
     }) as Server;
+    // An idle keep-alive connection stays open longer than a load balancer's (or a client
+    // pool's) idle timeout: with Node's default 5 s, the server closes connections the balancer
+    // (AWS ALB: 60 s) or a client still holds, and the next request sent on one fails ("other
+    // side closed", a 502 at the balancer). The headers timeout must stay above it.
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
+    server.headersTimeout = KEEP_ALIVE_MS + 1_000;
     server.once('error', reject);
     server.once('listening', () => {
       server.off('error', reject);

@@ -143,6 +143,47 @@ describe('AutoDetection: per-principal calibration from the store', () => {
     expect(scans, 'the reference was read with scanEntries').toBeGreaterThan(0);
   });
 
+  it('a restarted process verifies the reference as one batch: one checkpoint read and one node read, not one per memory', async () => {
+    // Found by bench load-pg: at 100,000 entries a principal's first write on a fresh `serve`
+    // process took 5–15 s on PostgreSQL — each of its ~580 reference memories past the latest
+    // checkpoint was verified alone, two transactions (checkpoint, audit-path nodes) per row.
+    const storage = await MemoryBackend.open();
+    const keys = new MemoryKeySource();
+    const clock = new ManualClock();
+    const random = new SeededRandom('auto-detection-batch');
+    const ledger = await Ledger.open({ storage, keys, clock, random });
+    const embedder = new DeterministicEmbedder();
+    const retention = retentionConfig({ nearDuplicateThreshold: null });
+    const mem = new Memory({ ledger, storage, embedder, clock, random, retention, autoDetection: {} });
+    cleanups.push(() => mem.close());
+    const alice = (await mem.createPrincipal('user', 'alice')).id;
+    for (let i = 0; i < 12; i++) await mem.add(fact('alice', i), { principal: alice, tier: 'USER_VERIFIED' });
+    await ledger.drain();
+    const calls = { latestCheckpoint: 0, getNodes: 0 };
+    const counting = <T extends object>(o: T): T =>
+      new Proxy(o, {
+        get(t, k) {
+          if (k === 'asPrincipal') return (p: string) => counting((t as { asPrincipal(p: string): object }).asPrincipal(p));
+          const x: unknown = Reflect.get(t, k, t);
+          if (typeof x !== 'function') return x;
+          return (...a: unknown[]) => {
+            if (k === 'latestCheckpoint' || k === 'getNodes') calls[k]++;
+            return (x as (...a: unknown[]) => unknown).apply(t, a);
+          };
+        },
+      });
+    const store = counting(storage);
+    // A second process: nothing verified in it yet.
+    const restarted = await Ledger.open({ storage: store, keys, clock, random });
+    const ctx = new MemoryContext(restarted, store, clock, random, noopMetrics, retention);
+    calls.latestCheckpoint = 0;
+    calls.getNodes = 0;
+    const d = await new AutoDetection(ctx, embedder, { minOwn: 2 }).describe(alice);
+    expect(d.own).toBe(12);
+    expect(calls.latestCheckpoint).toBeLessThanOrEqual(1);
+    expect(calls.getNodes).toBeLessThanOrEqual(2);
+  });
+
   it('persists each principal’s query history in its own scope and rebuilds it after a restart', async () => {
     const { mem, alice, bob, fresh, storage, flushed } = await setup({ queryFlushMs: 1 });
     for (let i = 0; i < 7; i++) await mem.search(`where is item ${i}`, { principal: alice });

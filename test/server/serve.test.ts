@@ -56,6 +56,24 @@ describe('startServer (real socket on 127.0.0.1:0)', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 
+  it('keeps an idle connection longer than a load balancer does (65 s, not Node’s 5 s)', async () => {
+    // A connection the server closes after 5 s idle while a balancer or a client pool still
+    // holds it fails the next request sent on it ("other side closed"; a 502 at the balancer).
+    const r = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = httpRequest(
+        `${server.url}/healthz`,
+        { headers: { connection: 'keep-alive' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(r['keep-alive']).toBe('timeout=65');
+  });
+
   it('limits bodies by Content-Length and, without one, as they stream; responses carry the request headers', async () => {
     const headers = { authorization: `Bearer ${ALICE_KEY}`, 'content-type': 'application/json' };
     const big = JSON.stringify({ content: 'x', pad: 'p'.repeat(MAX_BODY_BYTES) });

@@ -141,6 +141,16 @@ interface Doc {
 }
 
 const MIN_SLOTS = 64;
+/** Document lengths (tokens) below this get their per-search norm and term contribution tabled. */
+const LEN_TABLE = 256;
+/**
+ * Search scratch shared by every index (a search runs to its end without yielding): length
+ * norms by document length for the mean length `normsFor` — a norm depends on nothing else —
+ * and one term's contribution of a single occurrence by document length.
+ */
+const NORMS = new Float64Array(LEN_TABLE).fill(NaN);
+let normsFor = NaN;
+const ONES = new Float64Array(LEN_TABLE);
 
 /**
  * An incremental inverted index for BM25 over integer document keys: postings per term,
@@ -166,8 +176,6 @@ export class LexicalIndex implements Bm25Stats {
   private slotKey = new Float64Array(MIN_SLOTS);
   /** Search scratch: scores by slot, and the search that last touched each slot. */
   private acc = new Float64Array(0);
-  private stamp = new Int32Array(0);
-  private epoch = 0;
   private touched = new Int32Array(0);
 
   get n(): number {
@@ -278,7 +286,6 @@ export class LexicalIndex implements Bm25Stats {
     this.docLen = new Int32Array(cap);
     this.slotKey = new Float64Array(cap);
     this.acc = new Float64Array(0);
-    this.stamp = new Int32Array(0);
     this.touched = new Int32Array(0);
     for (const [key, d] of held) {
       const slot = this.slotFor(key, d.len);
@@ -316,20 +323,24 @@ export class LexicalIndex implements Bm25Stats {
     if (this.acc.length < this.slots) {
       const cap = this.docLen.length;
       this.acc = new Float64Array(cap);
-      this.stamp = new Int32Array(cap);
       this.touched = new Int32Array(cap);
-      this.epoch = 0;
     }
+    // Every slot's score is 0 between searches (each search zeroes the slots it touched), so a
+    // slot is new to this search while its score is 0: every contribution is > 0.
     const acc = this.acc;
-    const stamp = this.stamp;
     const touched = this.touched;
     const docLen = this.docLen;
-    if (this.epoch === 0x7fffffff) {
-      stamp.fill(0);
-      this.epoch = 0;
-    }
-    const epoch = ++this.epoch;
     const avgLen = stats.avgLen;
+    // Per document length (below LEN_TABLE): its length norm, and per term the contribution of
+    // one occurrence — the same calls on the same arguments as below, so the same floats, made
+    // once per length instead of twice per posting (two divisions each: most of a long
+    // posting list's cost). NaN: not computed yet.
+    const norms = NORMS;
+    const ones = ONES;
+    if (normsFor !== avgLen) {
+      norms.fill(NaN);
+      normsFor = avgLen;
+    }
     let nt = 0;
     for (const t of terms) {
       const p = this.postings.get(t);
@@ -337,16 +348,27 @@ export class LexicalIndex implements Bm25Stats {
       const termIdf = idf(stats.n, stats.df(t));
       const slots = p.slots;
       const tfs = p.tfs;
+      ones.fill(NaN);
       for (let i = 0; i < p.len; i++) {
         const s = slots[i] as number;
         const len = docLen[s] as number;
         if (len < 0) continue; // removed, not compacted yet
-        const add = termScore(termIdf, tfs[i] as number, lengthNorm(len, avgLen));
-        if (stamp[s] !== epoch) {
-          stamp[s] = epoch;
+        const f = tfs[i] as number;
+        let add: number;
+        if (f === 1 && len < LEN_TABLE) {
+          add = ones[len] as number;
+          if (add !== add) {
+            let norm = norms[len] as number;
+            if (norm !== norm) norm = norms[len] = lengthNorm(len, avgLen);
+            add = ones[len] = termScore(termIdf, 1, norm);
+          }
+        } else add = termScore(termIdf, f, lengthNorm(len, avgLen));
+        if (!(add > 0)) continue; // never (idf > 0, f ≥ 1); a 0 would change no sum
+        const was = acc[s] as number;
+        if (was === 0) {
           acc[s] = add;
           touched[nt++] = s;
-        } else acc[s] = (acc[s] as number) + add;
+        } else acc[s] = was + add;
       }
     }
     // The best k accepted: a min-heap on (score, −key); `accept` is asked only about a
@@ -376,30 +398,38 @@ export class LexicalIndex implements Bm25Stats {
         i = m;
       }
     };
-    for (let j = 0; j < nt; j++) {
-      const s = touched[j] as number;
-      const score = acc[s] as number;
-      if (!(score > 0)) continue;
-      const key = this.slotKey[s] as number;
-      if (size === k) {
-        const ws = hs[0] as number;
-        if (score < ws || (score === ws && key > (hk[0] as number))) continue;
-      }
-      if (!accept(key)) continue;
-      if (size < k) {
-        hs[size] = score;
-        hk[size] = key;
-        for (let i = size++; i > 0;) {
-          const up = (i - 1) >> 1;
-          if (!worse(i, up)) break;
-          swap(i, up);
-          i = up;
+    const slotKey = this.slotKey;
+    let j = 0;
+    try {
+      for (; j < nt; j++) {
+        const s = touched[j] as number;
+        const score = acc[s] as number;
+        acc[s] = 0;
+        if (!(score > 0)) continue;
+        if (size === k) {
+          const ws = hs[0] as number;
+          if (score < ws || (score === ws && (slotKey[s] as number) > (hk[0] as number))) continue;
         }
-      } else {
-        hs[0] = score;
-        hk[0] = key;
-        down(0);
+        const key = slotKey[s] as number;
+        if (!accept(key)) continue;
+        if (size < k) {
+          hs[size] = score;
+          hk[size] = key;
+          for (let i = size++; i > 0;) {
+            const up = (i - 1) >> 1;
+            if (!worse(i, up)) break;
+            swap(i, up);
+            i = up;
+          }
+        } else {
+          hs[0] = score;
+          hk[0] = key;
+          down(0);
+        }
       }
+    } finally {
+      // `accept` threw: the slots not reached yet are zeroed all the same.
+      for (; j < nt; j++) acc[touched[j] as number] = 0;
     }
     const out: { key: number; score: number }[] = [];
     for (let i = 0; i < size; i++) out.push({ key: hk[i] as number, score: hs[i] as number });

@@ -50,6 +50,7 @@ import { GENERIC_BENIGN_REFERENCE } from './benign-reference.js';
 import { BUNDLED_VECTORS } from './benign-vectors.js';
 import { sha256 } from '../../core/crypto/sha256.js';
 import type { MemoryContext } from '../context.js';
+import type { Verification } from '../log/ledger.js';
 import {
   type DetectionConfig,
   DetectionPipeline,
@@ -675,11 +676,16 @@ export class AutoDetection implements DetectionHooks {
       }
     }
     const out: { text: string; vec: Float32Array }[] = [];
-    for (const r of rows) {
-      const v = await this.ctx.ledger.verifyStored(r);
-      if (!v.ok || v.entry.ns !== principal || !isReferenceWrite(v.entry.tier, v.entry.label)) continue;
+    // One batch (`Ledger.verifyMany`): entries past the latest checkpoint are proved by audit
+    // paths read in one call. One at a time, each cost its own checkpoint read and node read —
+    // on a PostgreSQL server two transactions per row, 0.3–15 s for a principal's first write
+    // on a process at 100,000 entries.
+    const verdicts = await this.ctx.ledger.verifyMany(rows);
+    rows.forEach((r, i) => {
+      const v = verdicts[i] as Verification;
+      if (!v.ok || v.entry.ns !== principal || !isReferenceWrite(v.entry.tier, v.entry.label)) return;
       out.push({ text: v.entry.content, vec: r.embedding as Float32Array });
-    }
+    });
     return out;
   }
 

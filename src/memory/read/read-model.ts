@@ -205,6 +205,9 @@ export class ReadModel {
     // statistics the database's lexical ranking uses too.
     const stats = terms === undefined ? undefined : combinedStats(parts.map((p) => p.lex));
     const hybrid = terms !== undefined && embedding !== undefined;
+    // Hybrid: the cosine of each vector hit, by key — a lexical hit among them reuses it (the
+    // same call on the same vectors) instead of computing it again.
+    const cosines = hybrid ? new Map<number, number>() : undefined;
     for (const part of parts) {
       if (part.index === undefined || part.size === 0) continue;
       if (embedding !== undefined && part.index.dimensions !== embedding.length) return undefined;
@@ -225,10 +228,14 @@ export class ReadModel {
           if (held === undefined) continue;
           const e = held.entry;
           // Fused with a lexical score, the cosine is the database's (float64) one.
+          let vectorScore = h.score;
+          if (cosines !== undefined && e.embedding !== undefined) {
+            vectorScore = cosine(embedding, e.embedding);
+            cosines.set(h.key, vectorScore);
+          }
           const hit: { entry: StoredEntry; vectorScore: number; lexicalScore?: number } = {
             entry: e,
-            vectorScore:
-              hybrid && e.embedding !== undefined ? cosine(embedding, e.embedding) : h.score,
+            vectorScore,
           };
           if (terms !== undefined) hit.lexicalScore = part.lex.score(h.key, terms, stats);
           vec.push(hit);
@@ -244,7 +251,7 @@ export class ReadModel {
             lexicalScore: h.score,
           };
           if (embedding !== undefined && e.embedding !== undefined)
-            hit.vectorScore = cosine(embedding, e.embedding);
+            hit.vectorScore = cosines?.get(h.key) ?? cosine(embedding, e.embedding);
           lex.push(hit);
         }
       }

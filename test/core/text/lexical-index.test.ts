@@ -81,6 +81,26 @@ describe('LexicalIndex (ADR 0074)', () => {
     expect(asked.length).toBeLessThan(1000);
   });
 
+  it('an accept that throws leaves no score behind for the next search', () => {
+    const idx = new LexicalIndex();
+    const held = new Map<number, string>();
+    const r = mulberry32(5);
+    for (let i = 0; i < 400; i++) {
+      const t = text(r);
+      idx.add(i, t);
+      held.set(i, t);
+    }
+    const terms = ['alpha', 'beta', 'gamma'];
+    let asked = 0;
+    expect(() =>
+      idx.search(terms, 5, () => {
+        if (++asked === 3) throw new Error('filter failed');
+        return true;
+      }),
+    ).toThrow('filter failed');
+    expect(idx.search(terms, 7, () => true)).toEqual(reference(held, terms, 7, () => true, idx));
+  });
+
   it('re-adding a removed key and a document without terms behave', () => {
     const idx = new LexicalIndex();
     idx.add(1, 'the and of'); // stop words only: held, matches nothing
