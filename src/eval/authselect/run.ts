@@ -158,7 +158,7 @@ export interface RelianceSummary {
 }
 
 /**
- * The paper's figures (AuthSelect, /work/shared/seeds/002_*.txt; HippoRAG2 on HotpotQA with
+ * The paper's figures (the AuthSelect paper, seed document 002 of the project's sources; HippoRAG2 on HotpotQA with
  * qwen2.5 planners and a dual judge — a different substrate and reader from ours). Table IV's
  * cells are empty in the text we have: only its prose survives.
  */
@@ -574,6 +574,10 @@ async function runOn(
       .sort((a, b) => overlap(b) - overlap(a) || ranked.indexOf(a) - ranked.indexOf(b));
     const ents = (n: number): readonly string[] => w.entitiesOf.get(n) ?? [];
     const rd = (sel: readonly number[]): ReadResult => read(sel, ents, cands, q.seeds);
+    // A read that answers, and not the gold; IFC-blind: such a read citing an authenticated node.
+    const misread = (r: ReadResult): boolean => r.answer !== undefined && r.answer !== q.gold;
+    const blindRead = (r: ReadResult): boolean =>
+      misread(r) && r.cited !== undefined && isAuthenticated(index.nodeAuthority(r.cited));
     // Content-only rankings for the criterion's immune selectors.
     const rrfRank = reciprocalRankFusion([
       rankBy(bm25.scores(q.text)),
@@ -630,9 +634,8 @@ async function runOn(
           const out = evaluateDefences(w, q, res.full, res.auth, res.diverged, false);
           for (const d of DEFENCES) {
             const o = out[d];
-            const harmful = !o.blocked && o.r.answer !== undefined && o.r.answer !== q.gold;
-            const blind =
-              harmful && o.r.cited !== undefined && isAuthenticated(index.nodeAuthority(o.r.cited));
+            const harmful = !o.blocked && misread(o.r);
+            const blind = !o.blocked && blindRead(o.r);
             rows.push({
               question: q.id,
               kind: q.kind,
@@ -657,13 +660,7 @@ async function runOn(
           if (rrfCleanCorrect && primary) {
             const top = rrfSelect(q.text, injected);
             const r = rd(top);
-            const harmful = r.answer !== undefined && r.answer !== q.gold;
-            rrfRun = {
-              changed: !sameSet(top, rrfTop),
-              harmful,
-              blind:
-                harmful && r.cited !== undefined && isAuthenticated(index.nodeAuthority(r.cited)),
-            };
+            rrfRun = { changed: !sameSet(top, rrfTop), harmful: misread(r), blind: blindRead(r) };
             let a = rrfAtk.get(arm);
             if (a === undefined) rrfAtk.set(arm, (a = { rows: 0, div: 0, harmful: 0, blind: 0 }));
             a.rows++;
@@ -676,16 +673,8 @@ async function runOn(
             const ppr = acc('ppr');
             ppr.rows++;
             if (changed) ppr.div++;
-            const pprRead = rd(res.full);
-            if (
-              pprRead.answer !== q.gold &&
-              pprRead.answer !== undefined &&
-              pprRead.cited !== undefined &&
-              isAuthenticated(index.nodeAuthority(pprRead.cited))
-            )
-              ppr.blind++;
-            if (out.authselect.r.answer !== q.gold && out.authselect.r.answer !== undefined)
-              ppr.asHarm++;
+            if (blindRead(rd(res.full))) ppr.blind++;
+            if (misread(out.authselect.r)) ppr.asHarm++;
             if (commCleanCorrect) {
               const c = acc('community');
               c.rows++;
@@ -696,16 +685,9 @@ async function runOn(
                 seed: 1,
               });
               if (!sameSet([...full.nodes], [...commClean.nodes])) c.div++;
-              const r = rd(full.nodes);
-              if (
-                r.answer !== q.gold &&
-                r.answer !== undefined &&
-                r.cited !== undefined &&
-                isAuthenticated(index.nodeAuthority(r.cited))
-              )
-                c.blind++;
+              if (blindRead(rd(full.nodes))) c.blind++;
               const ra = rd(sameSet([...full.nodes], [...authC.nodes]) ? full.nodes : authC.nodes);
-              if (ra.answer !== q.gold && ra.answer !== undefined) {
+              if (misread(ra)) {
                 c.asHarm++;
                 if (ra.answer === commAuthCleanAnswer) c.asBaseline++;
               }
@@ -722,14 +704,7 @@ async function runOn(
               c.rows++;
               const nd = nodeDistanceRerank(index.view('full'), pool, seeds[0]!, k).nodes;
               if (!sameSet(nd, ndClean)) c.div++;
-              const r = rd(nd);
-              if (
-                r.answer !== q.gold &&
-                r.answer !== undefined &&
-                r.cited !== undefined &&
-                isAuthenticated(index.nodeAuthority(r.cited))
-              )
-                c.blind++;
+              if (blindRead(rd(nd))) c.blind++;
             }
           }
           const reset = await resetAttack(w, actx, written);
