@@ -395,7 +395,135 @@ export function certifiedTopK(
     refined++;
   }
   if (refined > 0) best = certifyPool(pool, lo, hi, want, ordered, out, need);
+  // Still failing: refine the failing candidates by a local push from each of them (ADR 0085),
+  // within a small arc budget; past it the caller relaxes a whole level instead.
+  if (best.margin > need || best.failing.length === 0)
+    return { nodes: best.nodes, margin: best.margin };
+  const cap = localArcs(g);
+  const local = new Map<number, LocalPush>();
+  let spent = 0;
+  for (let round = 0; round < MAX_LOCAL_ROUNDS && best.margin <= need; round++) {
+    let progressed = false;
+    for (const c of best.failing) {
+      if (!(strength[c]! > 0)) continue;
+      let st = local.get(c);
+      if (st === undefined) {
+        st = new LocalPush(g, c, d);
+        local.set(c, st);
+      }
+      const w = st.refine(cap - spent);
+      if (w < 0) continue;
+      spent += w;
+      progressed = true;
+      st.bounds(pushed, oneSided, iv);
+      const i = idx.get(c)!;
+      lo[i] = Math.max(lo[i]!, p[c]! + iv[0]!);
+      hi[i] = Math.min(hi[i]!, p[c]! + iv[1]!);
+    }
+    if (!progressed) break;
+    best = certifyPool(pool, lo, hi, want, ordered, out, need);
+  }
   return { nodes: best.nodes, margin: best.margin };
+}
+
+/** Rounds of local refinement per certificate (each halves the local push's level). */
+const MAX_LOCAL_ROUNDS = 16;
+
+/** Arcs one certificate may spend on local pushes: 1/16 of the view's arcs (≈ 1/8 of a level). */
+function localArcs(g: Csr): number {
+  return Math.max(64, g.targets.length >> 4);
+}
+
+/**
+ * A forward push from one candidate c (ADR 0085): Π(e_c) = q + Π(res) with q, res ≥ 0 and
+ * ‖q‖₁ + ‖res‖₁ = 1 (c is not isolated, so the walk never meets a dangling node). With f = |r|/S
+ * and F(c) = Σ_x f_x·Π(e_c)(x) (the quantity `nearBounds` bounds), 0 ≤ f ≤ ρ and
+ * Π(res) = (1 − d)·res + d·Π(M·res) give
+ *
+ *     ⟨f, q⟩ + (1 − d)⟨f, res⟩ ≤ F(c) ≤ ⟨f, q⟩ + (1 − d)⟨f, res⟩ + d·ρ·‖res‖₁,
+ *
+ * an interval of width d·ρ·‖res‖₁, which each push narrows. `nearBounds` at depth t is the
+ * special case res = d^(t−1)·(t−1-step walk distribution); pushing by res_u/S_u instead spends
+ * the arcs where they remove the most mass and does not expand hubs that hold little of it.
+ */
+class LocalPush {
+  private readonly q: Float64Array;
+  private readonly res: Float64Array;
+  private readonly touched: number[] = [];
+  private eta: number;
+
+  constructor(
+    private readonly g: Csr,
+    c: number,
+    private readonly d: number,
+  ) {
+    this.q = new Float64Array(g.n);
+    this.res = new Float64Array(g.n);
+    this.res[c] = 1;
+    this.touched.push(c);
+    // The first round pushes c and whatever holds at least half of c's share per arc.
+    this.eta = 0.5 / g.strength[c]!;
+  }
+
+  /** Push every node over the current level (FIFO), then halve it. Arcs scanned, or -1 if over `maxArcs`. */
+  refine(maxArcs: number): number {
+    const { offsets, targets, weights, invStrength, strength } = this.g;
+    const { q, res, touched, d } = this;
+    const eta = this.eta;
+    // The invariant holds between any two pushes, so the budget may cut a round short.
+    const queue: number[] = [];
+    for (const u of touched) if (res[u]! > eta * strength[u]!) queue.push(u);
+    if (queue.length === 0) {
+      this.eta = eta / 2;
+      return 0;
+    }
+    let arcs = 0;
+    const keep = 1 - d;
+    for (let h = 0; h < queue.length; h++) {
+      const u = queue[h]!;
+      const ru = res[u]!;
+      if (!(ru > eta * strength[u]!)) continue;
+      const deg = offsets[u + 1]! - offsets[u]!;
+      if (arcs + deg > maxArcs) return arcs === 0 ? -1 : this.finish(arcs, eta);
+      arcs += deg;
+      res[u] = 0;
+      q[u]! += keep * ru;
+      const c = d * ru * invStrength[u]!;
+      for (let k = offsets[u]!; k < offsets[u + 1]!; k++) {
+        const t = targets[k]!;
+        const before = res[t]!;
+        if (before === 0 && q[t] === 0) touched.push(t);
+        const after = before + c * weights[k]!;
+        res[t] = after;
+        if (!(before > eta * strength[t]!) && after > eta * strength[t]!) queue.push(t);
+      }
+    }
+    return this.finish(arcs, eta);
+  }
+
+  private finish(arcs: number, eta: number): number {
+    this.eta = eta / 2;
+    return arcs;
+  }
+
+  /** Bounds on Π(r)(c) from this push, written as `nearBounds` writes them. */
+  bounds(x: ResidualPart, oneSided: boolean, out: Float64Array): void {
+    const { invStrength } = this.g;
+    const r = x.r;
+    const keep = 1 - this.d;
+    let known = 0;
+    let mass = 0;
+    for (const u of this.touched) {
+      const fu = Math.abs(r[u]!) * invStrength[u]!;
+      known += fu * (this.q[u]! + keep * this.res[u]!);
+      mass += this.res[u]!;
+    }
+    const sc = this.g.strength[this.touched[0]!]!;
+    const lo = known;
+    const hi = Math.min(x.rho, known + this.d * x.rho * mass);
+    out[0] = oneSided ? sc * lo : -(sc * hi + x.iso);
+    out[1] = sc * hi + x.iso;
+  }
 }
 
 /**
