@@ -446,7 +446,7 @@ function localArcs(g: Csr): number {
  * special case res = d^(t−1)·(t−1-step walk distribution); pushing by res_u/S_u instead spends
  * the arcs where they remove the most mass and does not expand hubs that hold little of it.
  */
-class LocalPush {
+export class LocalPush {
   private readonly q: Float64Array;
   private readonly res: Float64Array;
   private readonly touched: number[] = [];
