@@ -119,15 +119,17 @@ function benchGraph(): GraphIndex {
   for (let i = 0; i < 2_500; i++) g.addNode(`p${i}`, 'passage', 'A');
   for (let i = 0; i < 7_500; i++) g.addNode(`e${i}`, 'entity', 'A');
   const skew = (): number => Math.floor(7_500 * rnd() ** 2);
+  // The bench draws an authority per edge (all 'A' at its 0 % unauthenticated share).
+  const auth = (): 'A' | 'U' => (rnd() < 0 ? 'U' : 'A');
   let id = 0;
   for (let p = 0; p < 2_500; p++)
     for (let m = 0; m < 8; m++)
-      g.addEdge({ id: `x${id++}`, a: `p${p}`, b: `e${skew()}`, weight: 1, authority: 'A' });
+      g.addEdge({ id: `x${id++}`, a: `p${p}`, b: `e${skew()}`, weight: 1, authority: auth() });
   for (let r = 0; r < 30_000; r++) {
     const a = skew();
     let b = Math.floor(7_500 * rnd());
     if (a === b) b = (b + 1) % 7_500;
-    g.addEdge({ id: `x${id++}`, a: `e${a}`, b: `e${b}`, weight: 1, authority: 'A' });
+    g.addEdge({ id: `x${id++}`, a: `e${a}`, b: `e${b}`, weight: 1, authority: auth() });
   }
   return g;
 }
