@@ -40,7 +40,7 @@ import {
   pushUntilCertified,
   relax,
   relaxPair,
-  residualBounds,
+  relaxedBounds,
   sparseReset,
   startLevel,
   upperBound,
@@ -251,7 +251,7 @@ function authSelectJoint(
   // work never grows, and an exact tie there is never certified.
   // One side's certificate at the current push state (the same call for G and for G_A).
   const certify = (g: typeof full, p: typeof pG, r: typeof rG) => {
-    const { rho, iso } = residualBounds(g, r);
+    const { rho, iso } = relaxedBounds(g, r, eps);
     const c = certifiedTopK(
       g,
       p,
