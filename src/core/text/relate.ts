@@ -324,3 +324,103 @@ export function relateWords(a: readonly string[], b: readonly string[]): Relatio
   if (endsWithCue(prefix)) return 'update';
   return 'distinct';
 }
+
+// ---- relation keys (ADR 0084) ----------------------------------------------------------------
+
+/**
+ * A 32-bit hash of one word (FNV-1a over its UTF-16 units): the keys below are built from these.
+ * Keys only ever rule a pair OUT; two different sequences sharing a key is a false positive
+ * (the caller then compares the texts), never a missed relation.
+ */
+function wordHash(w: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** Fold `x` into the running sequence hash `h` (order-sensitive; the length is folded too). */
+const fold = (h: number, x: number): number => Math.imul(h ^ x, 0x5bd1e995) ^ (h >>> 13);
+
+const SEED = 0x2c1b3c6d;
+const TAG_WORDS = 0x1000193;
+const TAG_NEG_ANY = 0x27d4eb2f;
+const TAG_NEG_ONLY = 0x165667b1;
+const TAG_SPAN = 0x3c6ef372;
+
+const seqHash = (ws: readonly string[]): number => {
+  let h = SEED;
+  for (const w of ws) h = fold(h, wordHash(w));
+  return fold(h, ws.length);
+};
+
+/** {@link endsWithCue} of `ws[0..end)`, without slicing. */
+function cueEndsAt(ws: readonly string[], end: number): boolean {
+  return SINGLE_VALUED.some((cue) => {
+    if (cue.length > end) return false;
+    const from = end - cue.length;
+    return cue.every((c, i) => c === '*' || c === ws[from + i]);
+  });
+}
+
+/**
+ * The keys of one side of the prefix/suffix rule: for every way `ws` could be the side of an
+ * `update` found by it — a common prefix `ws[0..p)` (p ≥ 1) that qualifies (ends with a
+ * single-valued cue, or with a numeric cue while this side's changed span `ws[p..j)` holds a
+ * value word), a changed span of 1–4 words, and a common suffix `ws[j..)` that is empty or
+ * starts with a preposition or unit — one key of the prefix and the suffix. Both texts of a
+ * pair `relateWords` calls an update by this rule hold the key of its (prefix, suffix).
+ */
+function spanKeys(ws: readonly string[], out: number[]): void {
+  const n = ws.length;
+  if (n < 2) return; // a prefix of ≥ 1 word and a span of ≥ 1 word
+  const pre = new Array<number>(n + 1);
+  pre[0] = SEED;
+  const hw = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    hw[i] = wordHash(ws[i] as string);
+    pre[i + 1] = fold(pre[i] as number, hw[i] as number);
+  }
+  // Suffix hashes from the end (the suffix `ws[j..)`, by j).
+  let suf = SEED;
+  for (let j = n; j >= 2; j--) {
+    if (j < n) suf = fold(suf, hw[j] as number);
+    const tail = j === n || PREPOSITIONS.has(ws[j] as string) || UNITS.has(ws[j] as string);
+    if (!tail) continue;
+    let value = false; // a value word in ws[p..j)
+    for (let p = j - 1; p >= Math.max(1, j - 4); p--) {
+      if (isValueWord(ws[p] as string)) value = true;
+      if ((value && NUMERIC_CUES.has(ws[p - 1] as string)) || cueEndsAt(ws, p))
+        out.push(fold(fold(fold(TAG_SPAN, pre[p] as number), suf), n - j));
+    }
+  }
+}
+
+/**
+ * Keys of a stored text (its words), for an index of texts a new one may relate to: a new text
+ * for which `relateWords(stored, new)` is `same` or `update`, or whose words equal the stored
+ * one's, shares at least one of these keys with {@link relationProbes} of the new text.
+ */
+export function relationKeys(ws: readonly string[]): number[] {
+  const out: number[] = [fold(TAG_WORDS, seqHash(ws))];
+  if (ws.length === 0) return out;
+  const pos = seqHash(positive(ws).ws);
+  out.push(fold(TAG_NEG_ANY, pos));
+  if (negates(ws)) out.push(fold(TAG_NEG_ONLY, pos));
+  spanKeys(ws, out);
+  return out;
+}
+
+/**
+ * Keys to look up for a new text (its words): if no stored text holds one of them (its
+ * {@link relationKeys}), `relateWords(stored, new)` is `distinct` and the words differ — for
+ * every stored text. `sameOnly`: only the words-equal key (a caller that needs nothing else).
+ */
+export function relationProbes(ws: readonly string[], sameOnly = false): number[] {
+  const out: number[] = [fold(TAG_WORDS, seqHash(ws))];
+  if (sameOnly || ws.length === 0) return out;
+  // The negation rule needs a negation word on either side: a new text without one can only
+  // match a stored text with one.
+  out.push(fold(negates(ws) ? TAG_NEG_ANY : TAG_NEG_ONLY, seqHash(positive(ws).ws)));
+  spanKeys(ws, out);
+  return out;
+}
