@@ -353,13 +353,28 @@ const seqHash = (ws: readonly string[]): number => {
   return fold(h, ws.length);
 };
 
+/** The single-valued cues by their last word (never `*`). */
+const CUES_BY_LAST: ReadonlyMap<string, readonly (readonly string[])[]> = (() => {
+  const m = new Map<string, (readonly string[])[]>();
+  for (const cue of SINGLE_VALUED) {
+    const last = cue[cue.length - 1] as string;
+    m.set(last, [...(m.get(last) ?? []), cue]);
+  }
+  return m;
+})();
+
 /** {@link endsWithCue} of `ws[0..end)`, without slicing. */
 function cueEndsAt(ws: readonly string[], end: number): boolean {
-  return SINGLE_VALUED.some((cue) => {
-    if (cue.length > end) return false;
+  const cues = CUES_BY_LAST.get(ws[end - 1] as string);
+  if (cues === undefined) return false;
+  for (const cue of cues) {
+    if (cue.length > end) continue;
     const from = end - cue.length;
-    return cue.every((c, i) => c === '*' || c === ws[from + i]);
-  });
+    let ok = true;
+    for (let i = 0; i < cue.length - 1 && ok; i++) ok = cue[i] === '*' || cue[i] === ws[from + i];
+    if (ok) return true;
+  }
+  return false;
 }
 
 /**
