@@ -22,6 +22,7 @@ export {
   relate,
   relateWords,
   relationKeys,
+  relationKeysAndProbes,
   relationProbes,
   words,
 } from './relate.js';

@@ -426,6 +426,30 @@ export function relationKeys(ws: readonly string[]): number[] {
 }
 
 /**
+ * {@link relationKeys} and {@link relationProbes} of one text at once (the words hashed, the
+ * negations stripped and the spans enumerated once): a writer probes with a text that is about
+ * to be stored, so it needs both.
+ */
+export function relationKeysAndProbes(
+  ws: readonly string[],
+  sameOnly = false,
+): { keys: number[]; probes: number[] } {
+  const w = fold(TAG_WORDS, seqHash(ws));
+  if (ws.length === 0) return { keys: [w], probes: [w] };
+  const spans: number[] = [];
+  spanKeys(ws, spans);
+  const pos = seqHash(positive(ws).ws);
+  const neg = negates(ws);
+  const keys = [w, fold(TAG_NEG_ANY, pos)];
+  if (neg) keys.push(fold(TAG_NEG_ONLY, pos));
+  for (const k of spans) keys.push(k);
+  if (sameOnly) return { keys, probes: [w] };
+  const probes = [w, fold(neg ? TAG_NEG_ANY : TAG_NEG_ONLY, pos)];
+  for (const k of spans) probes.push(k);
+  return { keys, probes };
+}
+
+/**
  * Keys to look up for a new text (its words): if no stored text holds one of them (its
  * {@link relationKeys}), `relateWords(stored, new)` is `distinct` and the words differ — for
  * every stored text. `sameOnly`: only the words-equal key (a caller that needs nothing else).

@@ -111,6 +111,8 @@ export type RecordOf = (
 
 /** Rows a probe indexes before answering (each: a decode unless cached, and its keys). */
 const REL_CATCH_UP = 256;
+/** Probed texts whose relation keys are remembered (cleared when full). */
+const REL_MEMO = 256;
 
 /**
  * A partition's relation keys (ADR 0084): for each held row, the keys `relationKeys` gives the
@@ -194,6 +196,8 @@ export class ReadModel {
    * row of theirs read before such a change but applied after it takes the change with it.
    */
   private readonly late = new Map<string, { dead: boolean; expiresAtNs: bigint | undefined }>();
+  /** Relation keys of recently probed texts (see {@link mayRelate}'s `text`). */
+  private readonly relMemo = new Map<string, readonly number[]>();
 
   constructor(
     private readonly root: RootStorage,
@@ -334,8 +338,22 @@ export class ReadModel {
   async mayRelate(
     principal: string,
     probes: readonly number[],
-    q: { readonly nowNs: bigint; readonly dimensions: number; readonly recordOf: RecordOf },
+    q: {
+      readonly nowNs: bigint;
+      readonly dimensions: number;
+      readonly recordOf: RecordOf;
+      /**
+       * The relation keys of the probing text (`relationKeysAndProbes`), remembered for a
+       * while: the row a write commits next holds that text, and is indexed without splitting
+       * it again (keys are a function of the text alone).
+       */
+      readonly text?: { readonly content: string; readonly keys: readonly number[] };
+    },
   ): Promise<boolean | undefined> {
+    if (q.text !== undefined) {
+      if (this.relMemo.size >= REL_MEMO) this.relMemo.clear();
+      this.relMemo.set(q.text.content, q.text.keys);
+    }
     if (!this.serving) return undefined;
     const parts = await this.partitionsFor(principal, q.nowNs);
     if (parts === undefined) return undefined;
@@ -401,7 +419,7 @@ export class ReadModel {
       rel.keysOf.set(key, []);
       return;
     }
-    let keys = relationKeys(words(rec.content));
+    let keys = this.relMemo.get(rec.content) ?? relationKeys(words(rec.content));
     if (part.key === SHARED) {
       const oh = ownerHash(row.owner);
       keys = keys.map((k) => withOwner(k, oh));

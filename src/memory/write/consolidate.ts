@@ -16,7 +16,7 @@
 import { MemwardenError } from '../../core/errors.js';
 import { type JsonObject, jsonEqual } from '../../core/entry/meta.js';
 import type { SignedEntry } from '../../core/entry/index.js';
-import { relateWords, relationProbes, words } from '../../core/text/index.js';
+import { relateWords, relationKeysAndProbes, words } from '../../core/text/index.js';
 import { type SourceTier, type TrustLabel, isUntrustedLabel, tierRank } from '../../core/trust.js';
 import type { LlmProvider } from '../../ports/llm.js';
 import type { SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
@@ -203,11 +203,12 @@ export async function addsWithoutCandidates(
   nowNs: bigint,
 ): Promise<boolean> {
   if (model === undefined) return false;
-  const probes = relationProbes(words(fact.content), EVENT_KINDS.has(fact.kind));
+  const { keys, probes } = relationKeysAndProbes(words(fact.content), EVENT_KINDS.has(fact.kind));
   const may = await model.mayRelate(fact.principal, probes, {
     nowNs,
     dimensions: fact.embedding.length,
     recordOf: (row) => ledger.unverifiedRecordOf(row),
+    text: { content: fact.content, keys },
   });
   return may === false;
 }

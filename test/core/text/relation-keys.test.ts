@@ -8,7 +8,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { relateWords, relationKeys, relationProbes, words } from '../../../src/core/text/index.js';
+import {
+  relateWords,
+  relationKeys,
+  relationKeysAndProbes,
+  relationProbes,
+  words,
+} from '../../../src/core/text/index.js';
 
 const VOCAB = [
   // subjects and plain words
@@ -140,6 +146,12 @@ describe('relation keys', () => {
         } else if (!shares(keys, relationProbes(b))) ruledOut++;
         // Event kinds: only the same words matter.
         if (same(a, b)) expect(shares(keys, relationProbes(b, true))).toBe(true);
+        // The writer's one-pass form gives the same keys and probes.
+        for (const sameOnly of [false, true])
+          expect(relationKeysAndProbes(b, sameOnly)).toEqual({
+            keys: relationKeys(b),
+            probes: relationProbes(b, sameOnly),
+          });
       }),
       { numRuns: 30_000, seed: 84 },
     );
