@@ -110,7 +110,7 @@ export type RecordOf = (
 ) => { readonly ns: string; readonly content: string } | undefined;
 
 /** Rows a probe indexes before answering (each: a decode unless cached, and its keys). */
-const REL_CATCH_UP = 256;
+const REL_CATCH_UP = 64;
 /** Probed texts whose relation keys are remembered (cleared when full). */
 const REL_MEMO = 256;
 
