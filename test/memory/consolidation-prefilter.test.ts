@@ -220,6 +220,30 @@ describe('consolidation skips the candidate search when no candidate can matter'
     expect(await may('Ana drinks tea at 10am')).toBe(false);
   });
 
+  it('a loaded partition is indexed in batches: "cannot tell" until it is, then exact', async () => {
+    const raw = await MemoryBackend.open();
+    const { mem, ledger, clock } = await testMemory(raw, 'prefilter-load');
+    const alice = (await mem.createPrincipal('user', 'alice')).id;
+    const r = rng(4);
+    for (let i = 0; i < 150; i++)
+      await mem.add(`Note ${i} about the garden`, { principal: alice, embedding: vec(r, 0) });
+    await mem.add('Bob lives in Paris', { principal: alice, embedding: vec(r, 0) });
+    // Another model over the same rows (a restart): its partition loads 151 rows.
+    const model = readModelOf(withReadModel(raw)) as ReadModel;
+    const q = {
+      nowNs: clock.nowNs(),
+      dimensions: D,
+      recordOf: (row: Parameters<typeof ledger.unverifiedRecordOf>[0]) =>
+        ledger.unverifiedRecordOf(row),
+    };
+    const probe = (t: string): Promise<boolean | undefined> =>
+      model.mayRelate(alice, relationProbes(words(t)), q);
+    expect(await probe('Chen is learning the cello')).toBeUndefined(); // 64 of 151 indexed
+    for (let i = 0; i < 20; i++) await new Promise((res) => setImmediate(res)); // idle turns
+    expect(await probe('Chen is learning the cello')).toBe(false);
+    expect(await probe('Bob lives in Berlin')).toBe(true);
+  });
+
   it("keys come from the signed content, not the row's content column", async () => {
     const raw = await MemoryBackend.open();
     const clock = new ManualClock();
