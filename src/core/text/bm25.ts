@@ -28,11 +28,11 @@ const MAX_TOKEN = 64;
 
 /** The terms of a text, in order (repeats kept). */
 export function tokenize(text: string): string[] {
+  // `match` (the matched strings), not `matchAll` (a match object per word): the same words.
+  const all = text.toLowerCase().match(WORD);
   const out: string[] = [];
-  for (const m of text.toLowerCase().matchAll(WORD)) {
-    const w = m[0];
-    if (w.length <= MAX_TOKEN && !STOP_WORDS.has(w)) out.push(w);
-  }
+  if (all === null) return out;
+  for (const w of all) if (w.length <= MAX_TOKEN && !STOP_WORDS.has(w)) out.push(w);
   return out;
 }
 

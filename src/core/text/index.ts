@@ -17,4 +17,12 @@ export {
   termScore,
   tokenize,
 } from './bm25.js';
-export { type Relation, relate, relateWords, words } from './relate.js';
+export {
+  type Relation,
+  relate,
+  relateWords,
+  relationKeys,
+  relationKeysAndProbes,
+  relationProbes,
+  words,
+} from './relate.js';

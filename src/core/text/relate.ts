@@ -324,3 +324,142 @@ export function relateWords(a: readonly string[], b: readonly string[]): Relatio
   if (endsWithCue(prefix)) return 'update';
   return 'distinct';
 }
+
+// ---- relation keys (ADR 0084) ----------------------------------------------------------------
+
+/**
+ * A 32-bit hash of one word (FNV-1a over its UTF-16 units): the keys below are built from these.
+ * Keys only ever rule a pair OUT; two different sequences sharing a key is a false positive
+ * (the caller then compares the texts), never a missed relation.
+ */
+function wordHash(w: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < w.length; i++) h = Math.imul(h ^ w.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** Fold `x` into the running sequence hash `h` (order-sensitive; the length is folded too). */
+const fold = (h: number, x: number): number => Math.imul(h ^ x, 0x5bd1e995) ^ (h >>> 13);
+
+const SEED = 0x2c1b3c6d;
+const TAG_WORDS = 0x1000193;
+const TAG_NEG_ANY = 0x27d4eb2f;
+const TAG_NEG_ONLY = 0x165667b1;
+const TAG_SPAN = 0x3c6ef372;
+
+const seqHash = (ws: readonly string[]): number => {
+  let h = SEED;
+  for (const w of ws) h = fold(h, wordHash(w));
+  return fold(h, ws.length);
+};
+
+/** The single-valued cues by their last word (never `*`). */
+const CUES_BY_LAST: ReadonlyMap<string, readonly (readonly string[])[]> = (() => {
+  const m = new Map<string, (readonly string[])[]>();
+  for (const cue of SINGLE_VALUED) {
+    const last = cue[cue.length - 1] as string;
+    m.set(last, [...(m.get(last) ?? []), cue]);
+  }
+  return m;
+})();
+
+/** {@link endsWithCue} of `ws[0..end)`, without slicing. */
+function cueEndsAt(ws: readonly string[], end: number): boolean {
+  const cues = CUES_BY_LAST.get(ws[end - 1] as string);
+  if (cues === undefined) return false;
+  for (const cue of cues) {
+    if (cue.length > end) continue;
+    const from = end - cue.length;
+    let ok = true;
+    for (let i = 0; i < cue.length - 1 && ok; i++) ok = cue[i] === '*' || cue[i] === ws[from + i];
+    if (ok) return true;
+  }
+  return false;
+}
+
+/**
+ * The keys of one side of the prefix/suffix rule: for every way `ws` could be the side of an
+ * `update` found by it — a common prefix `ws[0..p)` (p ≥ 1) that qualifies (ends with a
+ * single-valued cue, or with a numeric cue while this side's changed span `ws[p..j)` holds a
+ * value word), a changed span of 1–4 words, and a common suffix `ws[j..)` that is empty or
+ * starts with a preposition or unit — one key of the prefix and the suffix. Both texts of a
+ * pair `relateWords` calls an update by this rule hold the key of its (prefix, suffix).
+ */
+function spanKeys(ws: readonly string[], out: number[]): void {
+  const n = ws.length;
+  if (n < 2) return; // a prefix of ≥ 1 word and a span of ≥ 1 word
+  const pre = new Array<number>(n + 1);
+  pre[0] = SEED;
+  const hw = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    hw[i] = wordHash(ws[i] as string);
+    pre[i + 1] = fold(pre[i] as number, hw[i] as number);
+  }
+  // Suffix hashes from the end (the suffix `ws[j..)`, by j).
+  let suf = SEED;
+  for (let j = n; j >= 2; j--) {
+    if (j < n) suf = fold(suf, hw[j] as number);
+    const tail = j === n || PREPOSITIONS.has(ws[j] as string) || UNITS.has(ws[j] as string);
+    if (!tail) continue;
+    let value = false; // a value word in ws[p..j)
+    for (let p = j - 1; p >= Math.max(1, j - 4); p--) {
+      if (isValueWord(ws[p] as string)) value = true;
+      if ((value && NUMERIC_CUES.has(ws[p - 1] as string)) || cueEndsAt(ws, p))
+        out.push(fold(fold(fold(TAG_SPAN, pre[p] as number), suf), n - j));
+    }
+  }
+}
+
+/**
+ * Keys of a stored text (its words), for an index of texts a new one may relate to: a new text
+ * for which `relateWords(stored, new)` is `same` or `update`, or whose words equal the stored
+ * one's, shares at least one of these keys with {@link relationProbes} of the new text.
+ */
+export function relationKeys(ws: readonly string[]): number[] {
+  const out: number[] = [fold(TAG_WORDS, seqHash(ws))];
+  if (ws.length === 0) return out;
+  const pos = seqHash(positive(ws).ws);
+  out.push(fold(TAG_NEG_ANY, pos));
+  if (negates(ws)) out.push(fold(TAG_NEG_ONLY, pos));
+  spanKeys(ws, out);
+  return out;
+}
+
+/**
+ * {@link relationKeys} and {@link relationProbes} of one text at once (the words hashed, the
+ * negations stripped and the spans enumerated once): a writer probes with a text that is about
+ * to be stored, so it needs both.
+ */
+export function relationKeysAndProbes(
+  ws: readonly string[],
+  sameOnly = false,
+): { keys: number[]; probes: number[] } {
+  const w = fold(TAG_WORDS, seqHash(ws));
+  if (ws.length === 0) return { keys: [w], probes: [w] };
+  const spans: number[] = [];
+  spanKeys(ws, spans);
+  const pos = seqHash(positive(ws).ws);
+  const neg = negates(ws);
+  const keys = [w, fold(TAG_NEG_ANY, pos)];
+  if (neg) keys.push(fold(TAG_NEG_ONLY, pos));
+  for (const k of spans) keys.push(k);
+  if (sameOnly) return { keys, probes: [w] };
+  const probes = [w, fold(neg ? TAG_NEG_ANY : TAG_NEG_ONLY, pos)];
+  for (const k of spans) probes.push(k);
+  return { keys, probes };
+}
+
+/**
+ * Keys to look up for a new text (its words): if no stored text holds one of them (its
+ * {@link relationKeys}), `relateWords(stored, new)` is `distinct` and the words differ — for
+ * every stored text. `sameOnly`: only the words-equal key (a caller that needs nothing else).
+ */
+export function relationProbes(ws: readonly string[], sameOnly = false): number[] {
+  const out: number[] = [fold(TAG_WORDS, seqHash(ws))];
+  if (sameOnly || ws.length === 0) return out;
+  // The negation rule needs a negation word on either side: a new text without one can only
+  // match a stored text with one.
+  out.push(fold(negates(ws) ? TAG_NEG_ANY : TAG_NEG_ONLY, seqHash(positive(ws).ws)));
+  spanKeys(ws, out);
+  return out;
+}

@@ -32,7 +32,13 @@ import { type VectorIndex, createVectorIndex } from '../../core/vector/index.js'
 import { type EntryChange, LocalCommits, observeStorage } from './observed-storage.js';
 import { LogFollower } from './follower.js';
 import { type EntryFilter, matchFilter } from '../../core/filter/index.js';
-import { LexicalIndex, combinedStats, queryTerms } from '../../core/text/index.js';
+import {
+  LexicalIndex,
+  combinedStats,
+  queryTerms,
+  relationKeys,
+  words,
+} from '../../core/text/index.js';
 import { cosine } from '../../core/smsr/near-duplicate.js';
 
 export interface ReadModelOptions {
@@ -94,7 +100,51 @@ class Held {
   }
 }
 
+/**
+ * What a relation-key index needs of a held row: the content and namespace of the record its
+ * bytes decode to (not verified — a row that would not verify only adds keys), or undefined
+ * when they do not decode.
+ */
+export type RecordOf = (
+  row: StoredEntry,
+) => { readonly ns: string; readonly content: string } | undefined;
+
+/** Rows a probe indexes before answering (each: a decode unless cached, and its keys). */
+const REL_CATCH_UP = 64;
+/** Probed texts whose relation keys are remembered (cleared when full). */
+const REL_MEMO = 256;
+
+/**
+ * A partition's relation keys (ADR 0084): for each held row, the keys `relationKeys` gives the
+ * words of its signed content (`core/text/relate`), counted, so a write can learn that none of
+ * the principal's rows can be the same as or related to its text without searching them. Built
+ * at the partition's first probe, kept with the partition's rows (a row held is a row pending
+ * or indexed; a row removed takes its keys with it), never consulted while rows are pending.
+ * The shared partition holds the OPERATOR rows of every owner: its keys are mixed with the
+ * owner's.
+ */
+class RelIndex {
+  readonly counts = new Map<number, number>();
+  /** Held rows (by key) not indexed yet. */
+  readonly pending = new Set<number>();
+  /** The keys counted for each indexed row. */
+  readonly keysOf = new Map<number, readonly number[]>();
+  /** An idle catch-up is scheduled. */
+  catchingUp = false;
+  constructor(public recordOf: RecordOf) {}
+}
+
+/** A 32-bit hash of an owner id (mixed into the shared partition's relation keys). */
+function ownerHash(owner: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < owner.length; i++) h = Math.imul(h ^ owner.charCodeAt(i), 0x01000193);
+  return h;
+}
+const withOwner = (k: number, oh: number): number => Math.imul(k ^ oh, 0x9e3779b1) ^ (oh >>> 7);
+
 class Partition {
+  /** Relation keys of the held rows (ADR 0084); undefined until the first probe. */
+  rel: RelIndex | undefined;
   readonly byKey = new Map<number, Held>();
   readonly keyOf = new Map<string, number>();
   index: VectorIndex | undefined;
@@ -146,6 +196,8 @@ export class ReadModel {
    * row of theirs read before such a change but applied after it takes the change with it.
    */
   private readonly late = new Map<string, { dead: boolean; expiresAtNs: bigint | undefined }>();
+  /** Relation keys of recently probed texts (see {@link mayRelate}'s `text`). */
+  private readonly relMemo = new Map<string, readonly number[]>();
 
   constructor(
     private readonly root: RootStorage,
@@ -275,6 +327,122 @@ export class ReadModel {
     return [...merged.values()].sort(byVec);
   }
 
+  /**
+   * Whether a row `principal` owns that {@link search} could return for a query of `dimensions`
+   * may hold one of `probes` among its relation keys (`core/text` `relationKeys`, of the words
+   * of its signed content, as `recordOf` decodes it): false means none can — so no such row is
+   * the same as or related to the text the probes came from (ADR 0084). Undefined when the model
+   * cannot tell now (it would not serve the search, or rows are still being indexed): ask the
+   * search. Rows of every kind, scope and expiry count (a superset of any filtered search).
+   */
+  async mayRelate(
+    principal: string,
+    probes: readonly number[],
+    q: {
+      readonly nowNs: bigint;
+      readonly dimensions: number;
+      readonly recordOf: RecordOf;
+      /**
+       * The relation keys of the probing text (`relationKeysAndProbes`), remembered for a
+       * while: the row a write commits next holds that text, and is indexed without splitting
+       * it again (keys are a function of the text alone).
+       */
+      readonly text?: { readonly content: string; readonly keys: readonly number[] };
+    },
+  ): Promise<boolean | undefined> {
+    if (q.text !== undefined) {
+      if (this.relMemo.size >= REL_MEMO) this.relMemo.clear();
+      this.relMemo.set(q.text.content, q.text.keys);
+    }
+    if (!this.serving) return undefined;
+    const parts = await this.partitionsFor(principal, q.nowNs);
+    if (parts === undefined) return undefined;
+    // As `search`: a partition of other dimensions sends the query to the database.
+    for (const part of parts)
+      if (part.index !== undefined && part.size > 0 && part.index.dimensions !== q.dimensions)
+        return undefined;
+    let ready = true;
+    for (const part of parts) if (!this.relCaughtUp(part, q.recordOf, REL_CATCH_UP)) ready = false;
+    if (!ready) return undefined;
+    for (const part of parts) {
+      const counts = (part.rel as RelIndex).counts;
+      if (counts.size === 0) continue;
+      const oh = part.key === SHARED ? ownerHash(principal) : undefined;
+      for (const k of probes) if (counts.has(oh === undefined ? k : withOwner(k, oh))) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Index up to `budget` of `part`'s pending rows (building its relation index at the first
+   * call); true when none are left pending. Leftovers are indexed in idle turns.
+   */
+  private relCaughtUp(part: Partition, recordOf: RecordOf, budget: number): boolean {
+    let rel = part.rel;
+    if (rel === undefined) {
+      rel = part.rel = new RelIndex(recordOf);
+      for (const key of part.byKey.keys()) rel.pending.add(key);
+    }
+    rel.recordOf = recordOf;
+    if (rel.pending.size === 0) return true;
+    let n = 0;
+    for (const key of rel.pending) {
+      if (n++ >= budget) break;
+      rel.pending.delete(key);
+      const held = part.byKey.get(key);
+      if (held !== undefined) this.relIndexRow(part, rel, key, held.entry);
+    }
+    if (rel.pending.size === 0) return true;
+    if (!rel.catchingUp) {
+      rel.catchingUp = true;
+      const r = rel;
+      const tick = (): void => {
+        if (part.rel !== r) return; // dropped meanwhile
+        const until = process.hrtime.bigint() + MAINTAIN_TICK_NS;
+        let done = false;
+        while (!done && process.hrtime.bigint() < until)
+          done = this.relCaughtUp(part, r.recordOf, 64);
+        if (done) r.catchingUp = false;
+        else setImmediate(tick);
+      };
+      setImmediate(tick);
+    }
+    return false;
+  }
+
+  /** Count the relation keys of one held row (none when its record does not decode or names another owner). */
+  private relIndexRow(part: Partition, rel: RelIndex, key: number, row: StoredEntry): void {
+    const rec = rel.recordOf(row);
+    // Never a candidate: the search keeps the owner's rows, verification those whose record
+    // names the owner (the stored owner is checked against the signed bytes).
+    if (rec === undefined || rec.ns !== row.owner) {
+      rel.keysOf.set(key, []);
+      return;
+    }
+    let keys = this.relMemo.get(rec.content) ?? relationKeys(words(rec.content));
+    if (part.key === SHARED) {
+      const oh = ownerHash(row.owner);
+      keys = keys.map((k) => withOwner(k, oh));
+    }
+    rel.keysOf.set(key, keys);
+    for (const k of keys) rel.counts.set(k, (rel.counts.get(k) ?? 0) + 1);
+  }
+
+  /** Forget a held row's relation keys (it leaves the partition). */
+  private relForget(part: Partition, key: number): void {
+    const rel = part.rel;
+    if (rel === undefined) return;
+    if (rel.pending.delete(key)) return;
+    const keys = rel.keysOf.get(key);
+    if (keys === undefined) return;
+    rel.keysOf.delete(key);
+    for (const k of keys) {
+      const c = (rel.counts.get(k) ?? 0) - 1;
+      if (c > 0) rel.counts.set(k, c);
+      else rel.counts.delete(k);
+    }
+  }
+
   /** The shared and the principal's partition, loaded; undefined when one cannot be held. */
   private async partitionsFor(principal: string, nowNs: bigint): Promise<Partition[] | undefined> {
     this.lastNowNs = nowNs;
@@ -387,6 +555,7 @@ export class ReadModel {
         const key = bulk.keys[i] as number;
         const e = part.byKey.get(key)?.entry;
         if (e === undefined) continue;
+        this.relForget(part, key);
         part.lex.remove(key);
         part.byKey.delete(key);
         part.keyOf.delete(e.id);
@@ -521,6 +690,7 @@ export class ReadModel {
     part.byKey.set(key, new Held(e));
     part.keyOf.set(e.id, key);
     part.lex.add(key, e.content ?? '');
+    part.rel?.pending.add(key);
     this.home.set(e.id, part);
     this.total++;
   }
@@ -544,6 +714,7 @@ export class ReadModel {
   }
 
   private remove(part: Partition, id: string, key: number): void {
+    this.relForget(part, key);
     part.index?.remove(key);
     part.lex.remove(key);
     part.byKey.delete(key);
@@ -560,6 +731,7 @@ export class ReadModel {
     part.keyOf.clear();
     part.index = undefined;
     part.bulk = undefined;
+    part.rel = undefined;
     if (part.key === SHARED) {
       if (this.shared === part) this.shared = undefined;
     } else if (this.parts.get(part.key) === part) this.parts.delete(part.key);

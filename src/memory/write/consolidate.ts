@@ -16,7 +16,7 @@
 import { MemwardenError } from '../../core/errors.js';
 import { type JsonObject, jsonEqual } from '../../core/entry/meta.js';
 import type { SignedEntry } from '../../core/entry/index.js';
-import { relateWords, words } from '../../core/text/index.js';
+import { relateWords, relationKeysAndProbes, words } from '../../core/text/index.js';
 import { type SourceTier, type TrustLabel, isUntrustedLabel, tierRank } from '../../core/trust.js';
 import type { LlmProvider } from '../../ports/llm.js';
 import type { SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
@@ -181,6 +181,36 @@ export function addsWhateverVerifies(
   }
   const d = decide(fact, all);
   return d.event === 'ADD' && !('conflict' in d);
+}
+
+/**
+ * Whether the deterministic rule ({@link decide}) answers a plain `ADD` for `fact` whatever its
+ * candidates are, known without searching for them (ADR 0084): true only when the read model
+ * would answer the candidate search and none of the rows it holds that the principal owns —
+ * of any kind, scope or expiry, a superset of the candidates — has the same words as the new
+ * fact or a relation key (`core/text` `relationKeys`, of its signed content) the fact's probes
+ * name. `decide` needs such a row for anything but a plain `ADD`: a `NOOP` the same words, an
+ * `UPDATE` or a conflict the same words or a `relateWords` update (event kinds: the same words
+ * only). False when the model cannot tell (none, not serving this principal, rows still being
+ * indexed) or a row may relate: the caller searches and decides as before. Callers with an LLM
+ * consolidator or the untrusted near-duplicate rule (it needs the nearest's cosine) must not
+ * use it.
+ */
+export async function addsWithoutCandidates(
+  model: ReadModel | undefined,
+  ledger: Ledger,
+  fact: NewFact,
+  nowNs: bigint,
+): Promise<boolean> {
+  if (model === undefined) return false;
+  const { keys, probes } = relationKeysAndProbes(words(fact.content), EVENT_KINDS.has(fact.kind));
+  const may = await model.mayRelate(fact.principal, probes, {
+    nowNs,
+    dimensions: fact.embedding.length,
+    recordOf: (row) => ledger.unverifiedRecordOf(row),
+    text: { content: fact.content, keys },
+  });
+  return may === false;
 }
 
 /**

@@ -38,6 +38,7 @@ import {
   type LlmConsolidation,
   type NewFact,
   addsWhateverVerifies,
+  addsWithoutCandidates,
   decide,
   nearestOwn,
   verifiedCandidates,
@@ -734,12 +735,23 @@ export class WritePath {
           runId: v2.run,
           agentId: v2.agent,
         };
-        const near = await nearestOwn(() => this.ctx.view(d.principal), fact, {
-          nowNs: this.ctx.clock.nowNs(),
-          model: this.ctx.readModel,
-        });
+        const nowNs = this.ctx.clock.nowNs();
         const threshold = this.ctx.retention.nearDuplicateThreshold;
         const floodNoop = threshold !== null && UNTRUSTED_WRITE_TIERS.has(d.tier);
+        // No row of the principal the search could return is the same as or related to the
+        // new text (the read model's relation keys, ADR 0084): the deterministic rule adds
+        // whatever the nearest are — no search. Not for the untrusted near-duplicate rule (it
+        // needs the nearest's cosine) nor an LLM consolidator (it sees the candidates).
+        if (
+          this.d.consolidation === undefined &&
+          !floodNoop &&
+          (await addsWithoutCandidates(this.ctx.readModel, this.ctx.ledger, fact, nowNs))
+        )
+          return { next: { ...d, embedding, consolidation: { event: 'ADD' } } };
+        const near = await nearestOwn(() => this.ctx.view(d.principal), fact, {
+          nowNs,
+          model: this.ctx.readModel,
+        });
         // Nothing the same or related among them, whichever verify, and none near enough for
         // the untrusted near-duplicate rule: ADD without verifying them (ADR 0081) — the
         // decision is the one verifying them would give.
