@@ -246,6 +246,9 @@ function endsWithCue(prefix: readonly string[]): boolean {
   });
 }
 
+/** The auxiliaries a negation brings ("does not like"), dropped by {@link positive}. */
+const AUXILIARIES: ReadonlySet<string> = new Set(['does', 'do', 'did']);
+
 /** Does `ws` hold a word {@link positive} counts as a negation? */
 const negates = (ws: readonly string[]): boolean =>
   ws.some((w) => w === 't' || NEGATION.has(w) || POSITIVE.has(w));
@@ -272,10 +275,12 @@ function positive(ws: readonly string[]): { ws: string[]; negations: number } {
       negations++;
       continue;
     }
+    // "does not like" vs "likes": drop the auxiliaries a negation brings — before the `s` fold,
+    // which would turn "does" into "doe" and keep it.
+    if (AUXILIARIES.has(w)) continue;
     out.push(w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
   }
-  // "does not like" vs "likes": drop the auxiliaries a negation brings.
-  return { ws: out.filter((w) => w !== 'does' && w !== 'do' && w !== 'did'), negations };
+  return { ws: out.filter((w) => !AUXILIARIES.has(w)), negations };
 }
 
 export type Relation = 'same' | 'update' | 'distinct';
