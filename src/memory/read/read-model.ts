@@ -26,14 +26,14 @@
  *   does rows fresh from the database.
  */
 import { MemwardenError } from '../../core/errors.js';
-import type { SourceTier } from '../../core/trust.js';
+import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type { RootStorage, SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
 import { type VectorIndex, createVectorIndex } from '../../core/vector/index.js';
 import { type EntryChange, LocalCommits, observeStorage } from './observed-storage.js';
 import { LogFollower } from './follower.js';
 import { type EntryFilter, matchFilter } from '../../core/filter/index.js';
 import { LexicalIndex, combinedStats, queryTerms } from '../../core/text/index.js';
-import { cosine } from '../../core/smsr/near-duplicate.js';
+import { cosineWithNorms, sumSquares } from '../../core/smsr/near-duplicate.js';
 
 export interface ReadModelOptions {
   /** Most entries held in all partitions together (default 200,000). */
@@ -81,17 +81,73 @@ const MAINTAIN_TICK_NS = 4_000_000n;
  * shapes (loaded pages, written rows, renewed copies), which made its property reads
  * megamorphic.
  */
-class Held {
+export class Held {
   readonly tier: SourceTier;
   readonly kind: string | undefined;
   readonly uri: string | undefined;
   readonly expiresAtNs: bigint | undefined;
+  /**
+   * The tier as one bit of {@link TIER_BIT} (0: a tier outside `SourceTiers`, checked by name),
+   * and the expiry rounded to a double (NaN: never expires). The filter reads these for every
+   * candidate instead of comparing the tier string and the BigInt expiry: on rows decoded from
+   * the database neither is an interned literal / small value, and those two comparisons cost
+   * more than the rest of the filter (ADR 0086).
+   */
+  readonly tierBit: number;
+  readonly expiresAt: number;
+  /** `sumSquares(entry.embedding)`, computed on first use (NaN until then). */
+  #sq = Number.NaN;
   constructor(readonly entry: StoredEntry) {
     this.tier = entry.tier;
     this.kind = entry.kind;
     this.uri = entry.uri;
     this.expiresAtNs = entry.expiresAtNs;
+    this.tierBit = TIER_BIT.get(entry.tier) ?? 0;
+    this.expiresAt = entry.expiresAtNs === undefined ? Number.NaN : Number(entry.expiresAtNs);
   }
+
+  /**
+   * `cosine(q, entry.embedding)` (which must exist) given `qSq = sumSquares(q)`: the same float64,
+   * with the entry's sum of squares computed once while it is held.
+   */
+  cosine(q: Float32Array, qSq: number): number {
+    const v = this.entry.embedding as Float32Array;
+    let sq = this.#sq;
+    if (sq !== sq) sq = this.#sq = sumSquares(v);
+    return cosineWithNorms(q, qSq, v, sq);
+  }
+}
+
+/** One bit per source tier, for the filter's tier test. */
+const TIER_BIT: ReadonlyMap<string, number> = new Map(SourceTiers.map((t, i) => [t, 1 << i]));
+
+/**
+ * The filter's tier and expiry tests on a held entry, with the results of
+ * `tiers.includes(h.tier)` and `h.expiresAtNs === undefined || h.expiresAtNs > nowNs` exactly:
+ * `Number(bigint)` rounds monotonically, so a strict order of the rounded values is the order
+ * of the exact ones, and only equal rounded values need the BigInt comparison.
+ */
+export function heldAdmits(
+  h: Held,
+  tiers: readonly string[] | undefined,
+  tierMask: number,
+  nowNs: bigint,
+  now: number,
+): boolean {
+  if (
+    tiers !== undefined &&
+    (h.tierBit === 0 ? !tiers.includes(h.tier) : (h.tierBit & tierMask) === 0)
+  )
+    return false;
+  const at = h.expiresAt;
+  return at !== at || at > now || (at === now && (h.expiresAtNs as bigint) > nowNs);
+}
+
+/** The bits of `tiers` in {@link TIER_BIT}. */
+function tierMaskOf(tiers: readonly string[] | undefined): number {
+  let m = 0;
+  for (const t of tiers ?? []) m |= TIER_BIT.get(t) ?? 0;
+  return m;
 }
 
 class Partition {
@@ -198,6 +254,8 @@ export class ReadModel {
     const parts = await this.partitionsFor(principal, q.nowNs);
     if (parts === undefined) return undefined;
     const { tiers, kinds, uri, nowNs, filter, embedding } = q;
+    const tierMask = tierMaskOf(tiers);
+    const now = Number(nowNs);
     const terms = q.text === undefined ? undefined : queryTerms(q.text);
     const vec: SearchHit[] = [];
     const lex: SearchHit[] = [];
@@ -208,6 +266,8 @@ export class ReadModel {
     // Hybrid: the cosine of each vector hit, by key — a lexical hit among them reuses it (the
     // same call on the same vectors) instead of computing it again.
     const cosines = hybrid ? new Map<number, number>() : undefined;
+    // The query's sum of squares, once per search (each held entry keeps its own).
+    const qSq = hybrid ? sumSquares(embedding) : 0;
     for (const part of parts) {
       if (part.index === undefined || part.size === 0) continue;
       if (embedding !== undefined && part.index.dimensions !== embedding.length) return undefined;
@@ -215,10 +275,9 @@ export class ReadModel {
         const e = part.byKey.get(key);
         return (
           e !== undefined &&
-          (tiers === undefined || tiers.includes(e.tier)) &&
+          heldAdmits(e, tiers, tierMask, nowNs, now) &&
           (kinds === undefined || (e.kind !== undefined && kinds.includes(e.kind))) &&
           (uri === undefined || e.uri === uri) &&
-          (e.expiresAtNs === undefined || e.expiresAtNs > nowNs) &&
           (filter === undefined || matchFilter(filter, e.entry))
         );
       };
@@ -230,7 +289,7 @@ export class ReadModel {
           // Fused with a lexical score, the cosine is the database's (float64) one.
           let vectorScore = h.score;
           if (cosines !== undefined && e.embedding !== undefined) {
-            vectorScore = cosine(embedding, e.embedding);
+            vectorScore = held.cosine(embedding, qSq);
             cosines.set(h.key, vectorScore);
           }
           const hit: { entry: StoredEntry; vectorScore: number; lexicalScore?: number } = {
@@ -251,7 +310,7 @@ export class ReadModel {
             lexicalScore: h.score,
           };
           if (embedding !== undefined && e.embedding !== undefined)
-            hit.vectorScore = cosines?.get(h.key) ?? cosine(embedding, e.embedding);
+            hit.vectorScore = cosines?.get(h.key) ?? held.cosine(embedding, qSq);
           lex.push(hit);
         }
       }
