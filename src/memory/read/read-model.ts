@@ -328,9 +328,11 @@ export class ReadModel {
     const topLex = lex.length > q.limit ? lex.slice(0, q.limit) : lex;
     if (terms === undefined) return topVec;
     if (embedding === undefined) return topLex;
-    const merged = new Map<string, SearchHit>();
-    for (const h of topVec) merged.set(h.entry.id, h);
-    for (const h of topLex) if (!merged.has(h.entry.id)) merged.set(h.entry.id, h);
+    // By the held row itself: one object per id in the model (an entry lives in one partition),
+    // so the same union as by id, without hashing each hit's id string.
+    const merged = new Map<StoredEntry, SearchHit>();
+    for (const h of topVec) merged.set(h.entry, h);
+    for (const h of topLex) if (!merged.has(h.entry)) merged.set(h.entry, h);
     return [...merged.values()].sort(byVec);
   }
 
