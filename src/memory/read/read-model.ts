@@ -268,6 +268,8 @@ export class ReadModel {
     const cosines = hybrid ? new Map<number, number>() : undefined;
     // The query's sum of squares, once per search (each held entry keeps its own).
     const qSq = hybrid ? sumSquares(embedding) : 0;
+    const wantKeys: number[] = [];
+    const wantHits: { lexicalScore?: number }[] = [];
     for (const part of parts) {
       if (part.index === undefined || part.size === 0) continue;
       if (embedding !== undefined && part.index.dimensions !== embedding.length) return undefined;
@@ -296,12 +298,22 @@ export class ReadModel {
             entry: e,
             vectorScore,
           };
-          if (terms !== undefined) hit.lexicalScore = part.lex.score(h.key, terms, stats);
+          if (terms !== undefined) {
+            wantKeys.push(h.key);
+            wantHits.push(hit);
+          }
           vec.push(hit);
         }
       }
       if (terms !== undefined) {
-        for (const h of part.lex.search(terms, q.limit, accept, stats)) {
+        // The vector hits' BM25 comes with the lexical search (the accumulators it fills hold
+        // `lex.score` of every document), instead of one `score` call per hit.
+        const also = { keys: wantKeys, scores: new Array<number>(wantKeys.length) };
+        const lexHits = part.lex.search(terms, q.limit, accept, stats, also);
+        wantHits.forEach((hit, i) => (hit.lexicalScore = also.scores[i] as number));
+        wantKeys.length = 0;
+        wantHits.length = 0;
+        for (const h of lexHits) {
           const held = part.byKey.get(h.key);
           if (held === undefined) continue;
           const e = held.entry;
