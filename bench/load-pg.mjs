@@ -48,7 +48,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-/* global URL, fetch, setTimeout */
+/* global URL, fetch, setTimeout, setInterval, clearInterval */
 import pg from 'pg';
 import {
   buildStore,
@@ -90,21 +90,43 @@ async function benchDatabase(log) {
   return out.trim();
 }
 
-/** CPU seconds of every PostgreSQL backend serving database `db` (its process title names it). */
-function pgCpuS(db) {
-  let ticks = 0;
+/** CPU ticks of every PostgreSQL backend serving database `db` (its process title names it), by pid. */
+function pgTicks(db) {
+  const by = new Map();
   for (const d of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(d)) continue;
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
       if (!cmd.startsWith('postgres:') || !cmd.includes(` ${db} `)) continue;
       const stat = readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ');
-      ticks += Number(stat[11]) + Number(stat[12]);
+      by.set(d, Number(stat[11]) + Number(stat[12]));
     } catch {
       // gone meanwhile
     }
   }
-  return ticks / 100;
+  return by;
+}
+
+/**
+ * The database's CPU seconds over a window: each backend's ticks at the start, then sampled every
+ * 200 ms, so a backend that exits during the window (a pool closing an idle connection) keeps
+ * what it used up to its last sample — summing only the backends alive at the end lost a
+ * closed one's whole count and could give a negative figure.
+ */
+function pgCpuMeter(db) {
+  const first = pgTicks(db);
+  const last = new Map(first);
+  const sample = () => {
+    for (const [pid, t] of pgTicks(db)) last.set(pid, t);
+  };
+  const timer = setInterval(sample, 200);
+  return () => {
+    clearInterval(timer);
+    sample();
+    let ticks = 0;
+    for (const [pid, t] of last) ticks += t - (first.get(pid) ?? 0);
+    return ticks / 100;
+  };
 }
 
 /**
@@ -137,12 +159,12 @@ export async function readyModels(servers, log, timeoutMs = 180_000) {
 /** One run against several servers at once (one histogram), CPU of them all + the database's. */
 async function measureAll(servers, { op, connections, duration, mk, db, log, label }) {
   const load1 = os.loadavg()[0];
-  const cpu = () =>
-    servers.reduce((a, s) => a + readProc(s.pid).cpuS, 0) + (db === undefined ? 0 : pgCpuS(db));
+  const cpu = () => servers.reduce((a, s) => a + readProc(s.pid).cpuS, 0);
   const c0 = cpu();
+  const dbCpu = db === undefined ? () => 0 : pgCpuMeter(db);
   const client0 = process.cpuUsage();
   const r = await cannon({ url: servers.map((s) => s.url), connections, duration, ...mk });
-  const cpuS = cpu() - c0;
+  const cpuS = cpu() - c0 + dbCpu();
   const client = process.cpuUsage(client0);
   const ok = r['2xx'];
   const row = {

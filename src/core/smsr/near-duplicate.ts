@@ -36,6 +36,30 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/** `Σ v[i]²` in index order: the `na` / `nb` that {@link cosine} accumulates. */
+export function sumSquares(v: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i] as number;
+    s += x * x;
+  }
+  return s;
+}
+
+/**
+ * {@link cosine} of `a` and `b` given their {@link sumSquares} — the same float64 value bit for
+ * bit (each of the three sums is accumulated in the same order as there), for a caller that
+ * scores one query against many vectors and keeps each vector's sum: one product per
+ * dimension instead of three.
+ */
+export function cosineWithNorms(a: Float32Array, na: number, b: Float32Array, nb: number): number {
+  if (a.length !== b.length) throw new RangeError('cosine: vectors differ in length');
+  if (na === 0 || nb === 0) return 0;
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
+  return dot / Math.sqrt(na * nb);
+}
+
 /**
  * Is `candidate` a near-duplicate of any of `existing` (cosine ≥ threshold)? Vectors of another
  * width are skipped (a different model's vectors are not comparable).

@@ -318,8 +318,13 @@ export class LexicalIndex implements Bm25Stats {
     k: number,
     accept: (key: number) => boolean,
     stats: Bm25Stats = this,
+    also?: { readonly keys: readonly number[]; readonly scores: number[] },
   ): { key: number; score: number }[] {
-    if (k <= 0 || this.docs.size === 0) return [];
+    if (k <= 0 || this.docs.size === 0) {
+      if (also !== undefined)
+        also.keys.forEach((key, i) => (also.scores[i] = this.score(key, terms, stats)));
+      return [];
+    }
     if (this.acc.length < this.slots) {
       const cap = this.docLen.length;
       this.acc = new Float64Array(cap);
@@ -371,6 +376,14 @@ export class LexicalIndex implements Bm25Stats {
         } else acc[s] = was + add;
       }
     }
+    // `also`: {@link score} of these keys, read off the accumulators — the same terms in the same
+    // order, each contribution the same call on the same arguments, so the same sums (0 for a
+    // key no term reached or not held).
+    if (also !== undefined)
+      also.keys.forEach((key, i) => {
+        const d = this.docs.get(key);
+        also.scores[i] = d === undefined ? 0 : (acc[d.slot] as number);
+      });
     // The best k accepted: a min-heap on (score, −key); `accept` is asked only about a
     // document that would enter it.
     const hs = new Float64Array(k);

@@ -26,7 +26,7 @@
  *   does rows fresh from the database.
  */
 import { MemwardenError } from '../../core/errors.js';
-import type { SourceTier } from '../../core/trust.js';
+import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type { RootStorage, SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
 import { type VectorIndex, createVectorIndex } from '../../core/vector/index.js';
 import { type EntryChange, LocalCommits, observeStorage } from './observed-storage.js';
@@ -39,7 +39,7 @@ import {
   relationKeys,
   words,
 } from '../../core/text/index.js';
-import { cosine } from '../../core/smsr/near-duplicate.js';
+import { cosineWithNorms, sumSquares } from '../../core/smsr/near-duplicate.js';
 
 export interface ReadModelOptions {
   /** Most entries held in all partitions together (default 200,000). */
@@ -87,17 +87,73 @@ const MAINTAIN_TICK_NS = 4_000_000n;
  * shapes (loaded pages, written rows, renewed copies), which made its property reads
  * megamorphic.
  */
-class Held {
+export class Held {
   readonly tier: SourceTier;
   readonly kind: string | undefined;
   readonly uri: string | undefined;
   readonly expiresAtNs: bigint | undefined;
+  /**
+   * The tier as one bit of {@link TIER_BIT} (0: a tier outside `SourceTiers`, checked by name),
+   * and the expiry rounded to a double (NaN: never expires). The filter reads these for every
+   * candidate instead of comparing the tier string and the BigInt expiry: on rows decoded from
+   * the database neither is an interned literal / small value, and those two comparisons cost
+   * more than the rest of the filter (ADR 0086).
+   */
+  readonly tierBit: number;
+  readonly expiresAt: number;
+  /** `sumSquares(entry.embedding)`, computed on first use (NaN until then). */
+  #sq = Number.NaN;
   constructor(readonly entry: StoredEntry) {
     this.tier = entry.tier;
     this.kind = entry.kind;
     this.uri = entry.uri;
     this.expiresAtNs = entry.expiresAtNs;
+    this.tierBit = TIER_BIT.get(entry.tier) ?? 0;
+    this.expiresAt = entry.expiresAtNs === undefined ? Number.NaN : Number(entry.expiresAtNs);
   }
+
+  /**
+   * `cosine(q, entry.embedding)` (which must exist) given `qSq = sumSquares(q)`: the same float64,
+   * with the entry's sum of squares computed once while it is held.
+   */
+  cosine(q: Float32Array, qSq: number): number {
+    const v = this.entry.embedding as Float32Array;
+    let sq = this.#sq;
+    if (sq !== sq) sq = this.#sq = sumSquares(v);
+    return cosineWithNorms(q, qSq, v, sq);
+  }
+}
+
+/** One bit per source tier, for the filter's tier test. */
+const TIER_BIT: ReadonlyMap<string, number> = new Map(SourceTiers.map((t, i) => [t, 1 << i]));
+
+/**
+ * The filter's tier and expiry tests on a held entry, with the results of
+ * `tiers.includes(h.tier)` and `h.expiresAtNs === undefined || h.expiresAtNs > nowNs` exactly:
+ * `Number(bigint)` rounds monotonically, so a strict order of the rounded values is the order
+ * of the exact ones, and only equal rounded values need the BigInt comparison.
+ */
+export function heldAdmits(
+  h: Held,
+  tiers: readonly string[] | undefined,
+  tierMask: number,
+  nowNs: bigint,
+  now: number,
+): boolean {
+  if (
+    tiers !== undefined &&
+    (h.tierBit === 0 ? !tiers.includes(h.tier) : (h.tierBit & tierMask) === 0)
+  )
+    return false;
+  const at = h.expiresAt;
+  return at !== at || at > now || (at === now && (h.expiresAtNs as bigint) > nowNs);
+}
+
+/** The bits of `tiers` in {@link TIER_BIT}. */
+function tierMaskOf(tiers: readonly string[] | undefined): number {
+  let m = 0;
+  for (const t of tiers ?? []) m |= TIER_BIT.get(t) ?? 0;
+  return m;
 }
 
 /**
@@ -250,6 +306,8 @@ export class ReadModel {
     const parts = await this.partitionsFor(principal, q.nowNs);
     if (parts === undefined) return undefined;
     const { tiers, kinds, uri, nowNs, filter, embedding } = q;
+    const tierMask = tierMaskOf(tiers);
+    const now = Number(nowNs);
     const terms = q.text === undefined ? undefined : queryTerms(q.text);
     const vec: SearchHit[] = [];
     const lex: SearchHit[] = [];
@@ -260,6 +318,10 @@ export class ReadModel {
     // Hybrid: the cosine of each vector hit, by key — a lexical hit among them reuses it (the
     // same call on the same vectors) instead of computing it again.
     const cosines = hybrid ? new Map<number, number>() : undefined;
+    // The query's sum of squares, once per search (each held entry keeps its own).
+    const qSq = hybrid ? sumSquares(embedding) : 0;
+    const wantKeys: number[] = [];
+    const wantHits: { lexicalScore?: number }[] = [];
     for (const part of parts) {
       if (part.index === undefined || part.size === 0) continue;
       if (embedding !== undefined && part.index.dimensions !== embedding.length) return undefined;
@@ -267,10 +329,9 @@ export class ReadModel {
         const e = part.byKey.get(key);
         return (
           e !== undefined &&
-          (tiers === undefined || tiers.includes(e.tier)) &&
+          heldAdmits(e, tiers, tierMask, nowNs, now) &&
           (kinds === undefined || (e.kind !== undefined && kinds.includes(e.kind))) &&
           (uri === undefined || e.uri === uri) &&
-          (e.expiresAtNs === undefined || e.expiresAtNs > nowNs) &&
           (filter === undefined || matchFilter(filter, e.entry))
         );
       };
@@ -282,19 +343,29 @@ export class ReadModel {
           // Fused with a lexical score, the cosine is the database's (float64) one.
           let vectorScore = h.score;
           if (cosines !== undefined && e.embedding !== undefined) {
-            vectorScore = cosine(embedding, e.embedding);
+            vectorScore = held.cosine(embedding, qSq);
             cosines.set(h.key, vectorScore);
           }
           const hit: { entry: StoredEntry; vectorScore: number; lexicalScore?: number } = {
             entry: e,
             vectorScore,
           };
-          if (terms !== undefined) hit.lexicalScore = part.lex.score(h.key, terms, stats);
+          if (terms !== undefined) {
+            wantKeys.push(h.key);
+            wantHits.push(hit);
+          }
           vec.push(hit);
         }
       }
       if (terms !== undefined) {
-        for (const h of part.lex.search(terms, q.limit, accept, stats)) {
+        // The vector hits' BM25 comes with the lexical search (the accumulators it fills hold
+        // `lex.score` of every document), instead of one `score` call per hit.
+        const also = { keys: wantKeys, scores: new Array<number>(wantKeys.length) };
+        const lexHits = part.lex.search(terms, q.limit, accept, stats, also);
+        wantHits.forEach((hit, i) => (hit.lexicalScore = also.scores[i] as number));
+        wantKeys.length = 0;
+        wantHits.length = 0;
+        for (const h of lexHits) {
           const held = part.byKey.get(h.key);
           if (held === undefined) continue;
           const e = held.entry;
@@ -303,7 +374,7 @@ export class ReadModel {
             lexicalScore: h.score,
           };
           if (embedding !== undefined && e.embedding !== undefined)
-            hit.vectorScore = cosines?.get(h.key) ?? cosine(embedding, e.embedding);
+            hit.vectorScore = cosines?.get(h.key) ?? held.cosine(embedding, qSq);
           lex.push(hit);
         }
       }
@@ -321,9 +392,11 @@ export class ReadModel {
     const topLex = lex.length > q.limit ? lex.slice(0, q.limit) : lex;
     if (terms === undefined) return topVec;
     if (embedding === undefined) return topLex;
-    const merged = new Map<string, SearchHit>();
-    for (const h of topVec) merged.set(h.entry.id, h);
-    for (const h of topLex) if (!merged.has(h.entry.id)) merged.set(h.entry.id, h);
+    // By the held row itself: one object per id in the model (an entry lives in one partition),
+    // so the same union as by id, without hashing each hit's id string.
+    const merged = new Map<StoredEntry, SearchHit>();
+    for (const h of topVec) merged.set(h.entry, h);
+    for (const h of topLex) if (!merged.has(h.entry)) merged.set(h.entry, h);
     return [...merged.values()].sort(byVec);
   }
 

@@ -71,6 +71,43 @@ describe('LexicalIndex (ADR 0074)', () => {
     }
   });
 
+  it('reports score() of any keys asked alongside a search, bit for bit (ADR 0086)', () => {
+    const r = mulberry32(86);
+    const a = new LexicalIndex();
+    const b = new LexicalIndex();
+    const held: number[] = [];
+    for (let key = 0; key < 2_000; key++) {
+      // Long documents too (past the per-length table) and repeated words (tf > 1).
+      const t = r() < 0.1 ? Array.from({ length: 40 }, () => text(r)).join(' ') : text(r);
+      if (r() < 0.7) {
+        a.add(key, t);
+        held.push(key);
+      } else b.add(key, t);
+      if (key % 7 === 0 && held.length > 10) a.remove(held.splice(3, 1)[0] as number);
+    }
+    const stats = combinedStats([a, b]);
+    let positive = 0;
+    for (let q = 0; q < 200; q++) {
+      const terms = queryTerms(`${text(r)} ${q % 5 === 0 ? 'absentword' : ''}`);
+      // Held keys, removed ones, the other index's and unknown ones.
+      const keys = Array.from({ length: 40 }, () => Math.floor(r() * 2_100));
+      const also = { keys, scores: new Array<number>(keys.length) };
+      const k = 1 + Math.floor(r() * 10);
+      const odd = (key: number): boolean => key % 3 !== 0;
+      expect(a.search(terms, k, odd, stats, also)).toEqual(a.search(terms, k, odd, stats));
+      keys.forEach((key, i) => {
+        const want = a.score(key, terms, stats);
+        expect(Object.is(also.scores[i], want)).toBe(true);
+        if (want > 0) positive++;
+      });
+    }
+    expect(positive).toBeGreaterThan(1_000);
+    // No search possible (k = 0): the scores are still score()'s.
+    const also = { keys: [held[0] as number], scores: [NaN] };
+    a.search(['alpha'], 0, () => true, stats, also);
+    expect(also.scores[0]).toBe(a.score(held[0] as number, ['alpha'], stats));
+  });
+
   it('asks accept only about documents that could enter the top k, and still fills it', () => {
     const idx = new LexicalIndex();
     for (let i = 0; i < 1000; i++) idx.add(i, i < 10 ? 'alpha alpha alpha beta' : 'alpha beta');
