@@ -26,6 +26,7 @@ import { VerifiedLeaves } from '../../src/memory/log/verified-leaves.js';
 import type { StorageBackend, StoredEntry } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 import { committerOf } from '../../src/memory/log/commit.js';
+import { auditStore } from '../../src/memory/log/store-audit.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -428,6 +429,30 @@ describe('the signed registry on the read path', () => {
     const stolen = await thiefAppend(l, p.id, p.kid, before);
     expect(await l.verifyStored(stolen)).toMatchObject({ ok: false, code: 'KEY_REVOKED' });
     expect((await l.verifyEntry(a.entry.id)).ok).toBe(true);
+  });
+
+  it('a write signed after a revocation was decided but committed before it stays valid, audit clean', async () => {
+    // The race of issue 17 finding 1 under revocation (CI, two processes on PostgreSQL): the
+    // revocation's time is taken when it is decided, before its statement commits; a write
+    // signed in between commits first. It was acknowledged while the key was valid in the log's
+    // order, so it must verify — from a fresh process and in the audit — as after a rotation.
+    const storage = await MemoryBackend.open();
+    const clock = new ManualClock();
+    const l = await ledgerOn(storage, { clock });
+    const p = await l.registerPrincipal('user', 'u');
+    clock.advance(5_000_000n);
+    const a = await committerOf(l).write({ writer: p.id, content: 'a', tier: 'USER_OBSERVED' });
+    clock.advance(-4_000_000n); // the revocation was decided 1 ms before `a` was signed
+    await l.revokeKey(p.kid, 'stolen');
+    const revoked = l.registryView.key(p.kid)!;
+    expect(revoked.revokedAtNs! <= a.entry.ts).toBe(true);
+    expect(revoked.revokedAtLogSize! > a.leafIndex).toBe(true);
+    const fresh = await ledgerOn(storage, { clock });
+    expect(await fresh.verifyEntry(a.entry.id)).toMatchObject({ ok: true });
+    expect((await auditStore(fresh)).findings).toEqual([]);
+    // After the revocation's leaf the key signs nothing, whatever the timestamp.
+    const stolen = await thiefAppend(l, p.id, p.kid, revoked.revokedAtNs! - 1n);
+    expect(await fresh.verifyStored(stolen)).toMatchObject({ ok: false, code: 'KEY_REVOKED' });
   });
 
   for (const ttl of [undefined, 0n]) {

@@ -390,14 +390,28 @@ export class RegistryView {
         return { ok: false, code: 'KEY_REVOKED' };
     }
     if (typeof ts !== 'bigint') return { ok: false, code: 'KEY_NOT_YET_VALID' };
-    if (rec.revokedAtNs !== undefined && ts >= rec.revokedAtNs)
+    // Revoked by a statement at `revokedAtLogSize`: a record before it in the log was committed
+    // while the key was valid (its timestamp may pass the revocation's, which is taken when the
+    // revocation is decided, before its statement commits — the same race as a rotation's);
+    // at or after it, nothing verifies (above). Only a revocation without a log position (a
+    // legacy table row) is judged by its time alone.
+    if (
+      rec.revokedAtNs !== undefined &&
+      rec.revokedAtLogSize === undefined &&
+      ts >= rec.revokedAtNs
+    )
       return { ok: false, code: 'KEY_REVOKED' };
     if (ts < rec.validFromNs) return { ok: false, code: 'KEY_NOT_YET_VALID' };
     if (rec.validUntilNs !== undefined && ts >= rec.validUntilNs) {
       // Rotated away by a statement at `at`: a record before it in the log was committed while
       // the key was current (its timestamp may pass the rotation's, which is taken before the
-      // statement commits); at or after it, the commit re-signed it or it is expired.
-      const at = this.rotatedAt.get(kid);
+      // statement commits); at or after it, the commit re-signed it or it is expired. A key
+      // closed by its revocation (no rotation) is bounded by the revocation's position alike.
+      const at =
+        this.rotatedAt.get(kid) ??
+        (rec.revokedAtLogSize !== undefined && rec.validUntilNs === rec.revokedAtNs
+          ? rec.revokedAtLogSize
+          : undefined);
       const li = leafIndex;
       if (at === undefined || li === undefined || !Number.isSafeInteger(li) || li < 0 || li >= at)
         return { ok: false, code: 'KEY_EXPIRED' };
