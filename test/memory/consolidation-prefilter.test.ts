@@ -16,6 +16,7 @@ import { type ReadModel, readModelOf, withReadModel } from '../../src/memory/rea
 import type { RootStorage } from '../../src/ports/storage.js';
 import { ManualClock, MemoryKeySource, SeededRandom } from '../../src/testing/doubles.js';
 import { testMemory } from './helpers-memory.js';
+import { mulberry32 } from '../../src/core/prng.js';
 
 const D = 384;
 
@@ -32,16 +33,8 @@ function vec(r: () => number, cluster: number): Float32Array {
   return v;
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's seeded PRNG (core/prng). */
+const rng = mulberry32;
 
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 

@@ -10,6 +10,7 @@ import { SourceTiers } from '../../src/core/trust.js';
 import { cosine, cosineWithNorms, sumSquares } from '../../src/core/smsr/near-duplicate.js';
 import { Held, heldAdmits } from '../../src/memory/read/read-model.js';
 import type { StoredEntry } from '../../src/ports/storage.js';
+import { mulberry32 } from '../../src/core/prng.js';
 
 /** A tier string built at run time (not the interned literal), like a decoded row's. */
 const fresh = (t: string): string => Buffer.from(t, 'utf8').toString('utf8');
@@ -32,16 +33,8 @@ function entry(
   } as unknown as StoredEntry;
 }
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's seeded PRNG (core/prng). */
+const rng = mulberry32;
 
 describe('read model filter (heldAdmits)', () => {
   const now = 1_795_000_000_123_456_789n; // ~2026 in ns: Number() rounds it to a multiple of 256
