@@ -446,11 +446,17 @@ describe.skipIf(!haveChromium && !CI)('review console in headless Chromium', () 
     await expect.poll(() => rows.count()).toBe(3);
     const seen: string[] = [];
     for (let i = 0; i < 3; i++) {
-      await expect.poll(() => rows.count()).toBe(3);
-      const ids3 = await rows.evaluateAll((trs) =>
-        trs.map((tr) => tr.getAttribute('data-entry') as string),
-      );
-      expect(ids3.some((id) => seen.includes(id))).toBe(false);
+      // The URL changes before the next page renders: wait for three rows none of which was
+      // already seen (a stale table, or one caught mid-render, is read again, not counted).
+      let ids3: string[] = [];
+      await expect
+        .poll(async () => {
+          ids3 = await rows.evaluateAll((trs) =>
+            trs.map((tr) => tr.getAttribute('data-entry') as string),
+          );
+          return ids3.length === 3 && !ids3.some((id) => seen.includes(id));
+        })
+        .toBe(true);
       seen.push(...ids3);
       const before = page.url();
       await page.locator('#page-older').click();
