@@ -97,7 +97,7 @@ function attack(M, g, q, tag) {
 }
 
 /** The graphs and queries of one build (new, or the baseline dist). */
-function setup(M) {
+export function setup(M) {
   const clean = buildGraph(M);
   const qs = queries(M, clean, 16);
   const bg = buildGraph(M, { unauthFraction: 0.01 });

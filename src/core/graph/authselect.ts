@@ -224,8 +224,6 @@ function authSelectJoint(
   const auth = index.view('auth');
   const n = full.n;
   const tainted = index.taintedNodes();
-  const mark = new Uint8Array(n);
-  for (let i = 0; i < tainted.length; i++) mark[tainted[i]!] = 1;
   const pG = new Float64Array(n);
   const pA = new Float64Array(n);
   const rG = new Float64Array(n);
@@ -269,7 +267,7 @@ function authSelectJoint(
   for (let level = 0; ; level++) {
     // Both sides open: one scan of each shared arc; one side settled: the plain relaxation.
     if (fullNodes === undefined && authNodes === undefined && !authFailed) {
-      const w = relaxPair(full, auth, mark, pG, rG, pA, rA, d, eps, s);
+      const w = relaxPair(full, auth, tainted, pG, rG, pA, rA, d, eps, s);
       workG += w.g;
       workA += w.a;
     } else if (fullNodes === undefined) workG += relax(full, pG, rG, d, eps, s);

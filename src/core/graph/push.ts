@@ -118,16 +118,20 @@ export function relax(
 /**
  * Relax two push states at one level in the same sweeps (AuthSelect, ADR 0069): (pG, rG) on G
  * (`full`) and (pA, rA) on G_A (`auth`), Gauss–Seidel in node order until a sweep pushes
- * nothing on either. A node outside `tainted` (1 = endpoint of an unauthenticated write) has the
- * same column of M in both views, so one scan of its arcs pushes both states; a tainted node is
- * pushed per view over that view's own arcs. Each state is pushed exactly where `relax` on its
- * own view would push it (|r_u| above the level), so on return each satisfies what `relax`
- * guarantees, with the same invariant. Returns the arc work per view.
+ * nothing on either. A node outside `tainted` (the endpoints of unauthenticated writes,
+ * ascending and distinct, as `GraphIndex.taintedNodes` gives them) has the same column of M in
+ * both views, so one scan of its arcs pushes both states; a tainted node is pushed per view over
+ * that view's own arcs. Each state is pushed exactly where `relax` on its own view would push it
+ * (|r_u| above the level), so on return each satisfies what `relax` guarantees, with the same
+ * invariant. Returns the arc work per view.
+ *
+ * A sweep runs over the stretches between tainted nodes, so the hot loop reads no per-node taint
+ * flag (ADR 0089: 10–17 % less CPU than a flag test per node, the pushes unchanged).
  */
 export function relaxPair(
   full: Csr,
   auth: Csr,
-  tainted: Uint8Array,
+  tainted: Int32Array,
   pG: Float64Array,
   rG: Float64Array,
   pA: Float64Array,
@@ -138,14 +142,62 @@ export function relaxPair(
 ): { g: number; a: number } {
   const { n, offsets, targets, weights, strength, invStrength } = full;
   const keep = 1 - d;
+  const nt = tainted.length;
   let workG = 0;
   let workA = 0;
   for (;;) {
     let pushed = 0;
-    for (let u = 0; u < n; u++) {
-      const rg = rG[u]!;
-      const ra = rA[u]!;
-      if (tainted[u] === 1) {
+    let u = 0;
+    for (let ti = 0; ti <= nt; ti++) {
+      const stop = ti < nt ? tainted[ti]! : n;
+      for (; u < stop; u++) {
+        const rg = rG[u]!;
+        const ra = rA[u]!;
+        const thr = eps * strength[u]!;
+        const overG = Math.abs(rg) > thr;
+        const overA = Math.abs(ra) > thr;
+        if (!overG && !overA) continue;
+        const inv = invStrength[u]!;
+        if (inv === 0) {
+          // Isolated in both views (same column): each state resets through s at its own level.
+          if (pushNode(full, pG, rG, u, eps, d, s) >= 0) pushed++;
+          if (pushNode(auth, pA, rA, u, eps, d, s) >= 0) pushed++;
+          continue;
+        }
+        const start = offsets[u]!;
+        const end = offsets[u + 1]!;
+        pushed++;
+        if (overG && overA) {
+          rG[u] = 0;
+          rA[u] = 0;
+          pG[u]! += keep * rg;
+          pA[u]! += keep * ra;
+          const cg = d * rg * inv;
+          const ca = d * ra * inv;
+          for (let k = start; k < end; k++) {
+            const t = targets[k]!;
+            const w = weights[k]!;
+            rG[t]! += cg * w;
+            rA[t]! += ca * w;
+          }
+          workG += end - start;
+          workA += end - start;
+        } else if (overG) {
+          rG[u] = 0;
+          pG[u]! += keep * rg;
+          const c = d * rg * inv;
+          for (let k = start; k < end; k++) rG[targets[k]!]! += c * weights[k]!;
+          workG += end - start;
+        } else {
+          rA[u] = 0;
+          pA[u]! += keep * ra;
+          const c = d * ra * inv;
+          for (let k = start; k < end; k++) rA[targets[k]!]! += c * weights[k]!;
+          workA += end - start;
+        }
+      }
+      if (ti < nt) {
+        // u is tainted: its columns differ, so each view pushes it over its own arcs.
         const wg = pushNode(full, pG, rG, u, eps, d, s);
         const wa = pushNode(auth, pA, rA, u, eps, d, s);
         if (wg >= 0) {
@@ -156,47 +208,7 @@ export function relaxPair(
           workA += wa;
           pushed++;
         }
-        continue;
-      }
-      const thr = eps * strength[u]!;
-      const overG = Math.abs(rg) > thr;
-      const overA = Math.abs(ra) > thr;
-      if (!overG && !overA) continue;
-      const inv = invStrength[u]!;
-      if (inv === 0) {
-        // Isolated in both views (same column): each state resets through s at its own level.
-        if (pushNode(full, pG, rG, u, eps, d, s) >= 0) pushed++;
-        if (pushNode(auth, pA, rA, u, eps, d, s) >= 0) pushed++;
-        continue;
-      }
-      const start = offsets[u]!;
-      const end = offsets[u + 1]!;
-      pushed++;
-      if (overG && overA) {
-        rG[u] = 0;
-        rA[u] = 0;
-        pG[u]! += keep * rg;
-        pA[u]! += keep * ra;
-        const cg = d * rg * inv;
-        const ca = d * ra * inv;
-        for (let k = start; k < end; k++) {
-          const t = targets[k]!;
-          const w = weights[k]!;
-          rG[t]! += cg * w;
-          rA[t]! += ca * w;
-        }
-        workG += end - start;
-        workA += end - start;
-      } else {
-        const p = overG ? pG : pA;
-        const r = overG ? rG : rA;
-        const ru = overG ? rg : ra;
-        r[u] = 0;
-        p[u]! += keep * ru;
-        const c = d * ru * inv;
-        for (let k = start; k < end; k++) r[targets[k]!]! += c * weights[k]!;
-        if (overG) workG += end - start;
-        else workA += end - start;
+        u++;
       }
     }
     if (pushed === 0) return { g: workG, a: workA };

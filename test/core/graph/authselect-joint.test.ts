@@ -9,6 +9,7 @@ import {
   sameOrder,
   sameSet,
 } from '../../../src/core/graph/index.js';
+import { relax, relaxPair, sparseReset, startLevel } from '../../../src/core/graph/push.js';
 import type { Authority } from '../../../src/core/trust.js';
 
 /**
@@ -154,5 +155,45 @@ describe('optimised AuthSelect = independent selections on G and G_A (ADR 0069)'
         isolatedSeed++;
     }
     expect(isolatedSeed).toBeGreaterThan(10);
+  });
+});
+
+// ADR 0089: `relaxPair` sweeps the stretches between tainted nodes instead of testing a flag per
+// node. Each of its two states must still be, bit for bit, what `relax` on that state's own view
+// gives: the same pushes in the same order (tainted first and last nodes, runs of adjacent tainted
+// nodes and isolated nodes included), so the G side is exactly `pprSelect`'s.
+describe('relaxPair = relax on each view, bit for bit (ADR 0089)', () => {
+  it('holds on 150 random graphs at two levels', () => {
+    let taintedEnds = 0;
+    for (let t = 0; t < 150; t++) {
+      const { g, q } = caseOf(t);
+      const full = g.view('full');
+      const auth = g.view('auth');
+      const tainted = g.taintedNodes();
+      if (tainted.length > 0 && (tainted[0] === 0 || tainted[tainted.length - 1] === full.n - 1))
+        taintedEnds++;
+      const s = sparseReset(full.n, q.seeds);
+      const start = (): [Float64Array, Float64Array] => {
+        const p = new Float64Array(full.n);
+        const r = new Float64Array(full.n);
+        for (let i = 0; i < s.nodes.length; i++) r[s.nodes[i]!] = s.weights[i]!;
+        return [p, r];
+      };
+      const [pG, rG] = start();
+      const [pA, rA] = start();
+      const [pg, rg] = start();
+      const [pa, ra] = start();
+      let eps = startLevel(full);
+      for (let level = 0; level < 2; level++, eps /= 2) {
+        const w = relaxPair(full, auth, tainted, pG, rG, pA, rA, 0.5, eps, s);
+        expect(w.g).toBe(relax(full, pg, rg, 0.5, eps, s));
+        expect(w.a).toBe(relax(auth, pa, ra, 0.5, eps, s));
+        expect(pG).toEqual(pg);
+        expect(rG).toEqual(rg);
+        expect(pA).toEqual(pa);
+        expect(rA).toEqual(ra);
+      }
+    }
+    expect(taintedEnds).toBeGreaterThan(0);
   });
 });
