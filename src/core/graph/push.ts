@@ -425,27 +425,31 @@ export function certifiedTopK(
     return { nodes: best.nodes, margin: best.margin };
   const cap = localArcs(g);
   const local = new Map<number, LocalPush>();
-  let spent = 0;
-  for (let round = 0; round < MAX_LOCAL_ROUNDS && best.margin <= need; round++) {
-    let progressed = false;
-    for (const c of best.failing) {
-      if (!(strength[c]! > 0)) continue;
-      let st = local.get(c);
-      if (st === undefined) {
-        st = new LocalPush(g, c, d);
-        local.set(c, st);
+  try {
+    let spent = 0;
+    for (let round = 0; round < MAX_LOCAL_ROUNDS && best.margin <= need; round++) {
+      let progressed = false;
+      for (const c of best.failing) {
+        if (!(strength[c]! > 0)) continue;
+        let st = local.get(c);
+        if (st === undefined) {
+          st = new LocalPush(g, c, d);
+          local.set(c, st);
+        }
+        const w = st.refine(cap - spent);
+        if (w < 0) continue;
+        spent += w;
+        progressed = true;
+        st.bounds(pushed, oneSided, iv);
+        const i = idx.get(c)!;
+        lo[i] = Math.max(lo[i]!, p[c]! + iv[0]!);
+        hi[i] = Math.min(hi[i]!, p[c]! + iv[1]!);
       }
-      const w = st.refine(cap - spent);
-      if (w < 0) continue;
-      spent += w;
-      progressed = true;
-      st.bounds(pushed, oneSided, iv);
-      const i = idx.get(c)!;
-      lo[i] = Math.max(lo[i]!, p[c]! + iv[0]!);
-      hi[i] = Math.min(hi[i]!, p[c]! + iv[1]!);
+      if (!progressed) break;
+      best = certifyPool(pool, lo, hi, want, ordered, out, need);
     }
-    if (!progressed) break;
-    best = certifyPool(pool, lo, hi, want, ordered, out, need);
+  } finally {
+    for (const st of local.values()) st.release();
   }
   return { nodes: best.nodes, margin: best.margin };
 }
@@ -456,6 +460,31 @@ const MAX_LOCAL_ROUNDS = 16;
 /** Arcs one certificate may spend on local pushes: 1/16 of the view's arcs (≈ 1/8 of a level). */
 function localArcs(g: Csr): number {
   return Math.max(64, g.targets.length >> 4);
+}
+
+/**
+ * Zeroed n-length vectors per view for the local pushes (ADR 0089). A certificate that refines a
+ * near-tie starts a local push per failing candidate, and allocating and zeroing two n-length
+ * vectors for each cost more than the ~1,000 arcs the refinement scans (40 % of such a
+ * certificate, with the collector). They come back zeroed through the nodes a push touched.
+ * Views are immutable snapshots, so the WeakMap frees a pool with its view.
+ */
+const zeroedPool = new WeakMap<Csr, Float64Array[]>();
+
+/** Most vectors a view's pool keeps (a certificate holds a handful of local pushes at once). */
+const POOL_MAX = 16;
+
+function takeZeroed(g: Csr): Float64Array {
+  return zeroedPool.get(g)?.pop() ?? new Float64Array(g.n);
+}
+
+function giveZeroed(g: Csr, v: Float64Array): void {
+  let pool = zeroedPool.get(g);
+  if (pool === undefined) {
+    pool = [];
+    zeroedPool.set(g, pool);
+  }
+  if (pool.length < POOL_MAX) pool.push(v);
 }
 
 /**
@@ -481,8 +510,8 @@ export class LocalPush {
     c: number,
     private readonly d: number,
   ) {
-    this.q = new Float64Array(g.n);
-    this.res = new Float64Array(g.n);
+    this.q = takeZeroed(g);
+    this.res = takeZeroed(g);
     this.res[c] = 1;
     this.touched.push(c);
     // The first round pushes c and whatever holds at least half of c's share per arc.
@@ -528,6 +557,21 @@ export class LocalPush {
   private finish(arcs: number, eta: number): number {
     this.eta = eta / 2;
     return arcs;
+  }
+
+  /**
+   * Give the two vectors back to the view's pool, zeroed (every non-zero entry of q and res is in
+   * `touched`: an entry first becomes non-zero by receiving mass while both were 0). The push
+   * must not be used afterwards.
+   */
+  release(): void {
+    const { q, res } = this;
+    for (const u of this.touched) {
+      q[u] = 0;
+      res[u] = 0;
+    }
+    giveZeroed(this.g, q);
+    giveZeroed(this.g, res);
   }
 
   /** Bounds on Π(r)(c) from this push, written as `nearBounds` writes them. */

@@ -95,6 +95,33 @@ describe('local-push certificate (ADR 0085)', () => {
     expect(narrowed).toBeGreaterThan(60);
   });
 
+  // ADR 0089: a certificate's local pushes take their two n-length vectors from a per-view pool
+  // and give them back zeroed; a push on recycled vectors must bound exactly as one on fresh ones.
+  it('a push on recycled vectors gives the bounds of a push on fresh ones', () => {
+    for (let t = 0; t < 20; t++) {
+      const { g, rnd } = randomCsr(7400 + t);
+      const r = Float64Array.from({ length: g.n }, (_, v) => rnd() * 1e-3 * g.strength[v]!);
+      const { rho, iso } = residualBounds(g, r);
+      const a = Math.floor(rnd() * g.n);
+      const b = Math.floor(rnd() * g.n);
+      const used = new LocalPush(g, a, 0.5);
+      for (let round = 0; round < 8; round++) used.refine(g.targets.length);
+      used.release();
+      const recycled = new LocalPush(g, b, 0.5);
+      // A copy of the view is another pool key, so this push starts from new vectors.
+      const fresh = new LocalPush({ ...g }, b, 0.5);
+      for (let round = 0; round < 6; round++) {
+        expect(recycled.refine(g.targets.length)).toBe(fresh.refine(g.targets.length));
+        const x = new Float64Array(2);
+        const y = new Float64Array(2);
+        recycled.bounds({ r, rho, iso }, true, x);
+        fresh.bounds({ r, rho, iso }, true, y);
+        expect(x).toEqual(y);
+      }
+      recycled.release();
+    }
+  });
+
   it('a refinement cut short by its arc budget keeps a sound interval', () => {
     const { g, rnd } = randomCsr(7300);
     const r = Float64Array.from({ length: g.n }, (_, v) => rnd() * 1e-3 * g.strength[v]!);
