@@ -1,7 +1,7 @@
 ;; Experiment (ADR 0089, not shipped): certified-push relaxation kernels, the same
 ;; Gauss–Seidel sweeps as `relax` and `relaxPair` in push.ts, operation for operation
-;; (IEEE-754 double multiply and add, no fused multiply-add), so every state is bit-identical to the TypeScript kernels'. Compiled at run time
-;; by run.mjs (wabt).
+;; (IEEE-754 double multiply and add, no fused multiply-add), so every state is bit-identical
+;; to the TypeScript kernels'. Compiled at run time by run.mjs (wabt).
 ;;
 ;; A view is five arrays at byte addresses: offsets i32[n+1], targets i32[m], weights f64[m],
 ;; strength f64[n], invStrength f64[n]. Seeds: nodes i32[ns], weights f64[ns].
