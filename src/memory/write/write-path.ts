@@ -528,30 +528,40 @@ export class WritePath {
   private principalStage(): WriteStage {
     return {
       name: 'principal',
-      run: async (d) => ({ next: { ...d, writerKind: await this.checkPrincipal(d) } }),
+      // A known principal's kind is answered from the cache without a promise (ADR 0088).
+      run: (d) => {
+        const hit = this.kinds.get(d.principal);
+        if (hit !== undefined) return { next: { ...d, writerKind: this.checkKind(d, hit.kind) } };
+        return this.checkPrincipal(d).then((writerKind) => ({ next: { ...d, writerKind } }));
+      },
     };
   }
 
   private async checkPrincipal(d: WriteDraft): Promise<PrincipalKind> {
     const p = await this.principalOf(d.principal);
     if (p === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
-    if (!mayWriteTier(p.kind, d.tier)) {
+    return this.checkKind(d, p.kind);
+  }
+
+  /** The tier ceiling of the writer's kind, and who may override lineage. */
+  private checkKind(d: WriteDraft, kind: PrincipalKind): PrincipalKind {
+    if (!mayWriteTier(kind, d.tier)) {
       this.ctx.metrics.recordRejected('tier_not_allowed');
       throw new MemwardenError(
         'AUTH_FORBIDDEN',
-        `a ${p.kind} principal may not write tier ${d.tier}`,
+        `a ${kind} principal may not write tier ${d.tier}`,
         {
-          details: { reason: 'tier_not_allowed', tier: d.tier, kind: p.kind },
+          details: { reason: 'tier_not_allowed', tier: d.tier, kind: kind },
         },
       );
     }
-    if (d.opts.lineageOverride === true && p.kind !== 'operator') {
+    if (d.opts.lineageOverride === true && kind !== 'operator') {
       this.ctx.metrics.recordRejected('lineage_override');
       throw new MemwardenError('AUTH_FORBIDDEN', 'only an operator overrides lineage', {
         details: { reason: 'lineage_override' },
       });
     }
-    return p.kind;
+    return kind;
   }
 
   /** 3. The TTL: the tier's default, or the caller's within the tier's ceiling. */
@@ -583,7 +593,7 @@ export class WritePath {
   private lineageStage(): WriteStage {
     return {
       name: 'lineage',
-      run: async (d) => {
+      run: (d) => {
         if (d.lineage !== undefined) return { next: d };
         const o = d.opts;
         // Optional fields set one by one (absent, not undefined), no object per field.
@@ -600,9 +610,14 @@ export class WritePath {
         if (o.multiHop !== undefined) req.multiHop = o.multiHop;
         if (o.step !== undefined) req.step = o.step;
         if (o.lineageOverride === true) req.override = true;
-        const resolved = await this.lineage.resolve(this.ctx.view(d.principal), req);
-        if (resolved.raised) this.ctx.metrics.recordRejected('lineage_raised');
-        return { next: { ...d, lineage: resolved } };
+        // No parent named, none from a recorded retrieval: resolved without a promise (ADR 0088;
+        // `resolve` gives the same lineage through the same method).
+        const none = this.lineage.resolveWithoutParents(req);
+        if (none !== undefined) return { next: { ...d, lineage: none } };
+        return this.lineage.resolve(this.ctx.view(d.principal), req).then((resolved) => {
+          if (resolved.raised) this.ctx.metrics.recordRejected('lineage_raised');
+          return { next: { ...d, lineage: resolved } };
+        });
       },
     };
   }
@@ -611,7 +626,8 @@ export class WritePath {
   private extractionStage(): WriteStage {
     return {
       name: 'extraction',
-      run: async (d) => {
+      // Synchronous unless an extractor runs (ADR 0088).
+      run: (d) => {
         if (d.noExtraction === true) return { next: d };
         const untrusted = needsExtraction(d.content, d.tier, {
           ...(d.opts.verbatim === undefined ? {} : { verbatim: d.opts.verbatim }),
@@ -633,33 +649,38 @@ export class WritePath {
             draft: d,
           };
         }
-        let facts: readonly string[];
-        try {
-          const r = await extractFacts(d.content, extractor, { tier: d.tier });
-          facts = r.facts.map((f) => f.fact);
-          for (const x of r.dropped)
-            for (const reason of x.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
-        } catch (e) {
-          if (!(e instanceof MemwardenError)) throw e;
-          // Fail closed: nothing stored, the content waits for a reviewer.
-          return { hold: [{ reason: 'extraction_failed', detail: e.code }], draft: d };
-        }
-        if (facts.length === 0)
-          return {
-            hold: [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }],
-            draft: d,
-          };
-        const { embedding: _e, ...rest } = d.opts;
-        return {
-          fanout: facts.map((fact) => ({
-            ...d,
-            opts: { ...rest, verbatim: true },
-            content: fact,
-            screenText: fact,
-            noExtraction: true,
-          })),
-        };
+        return this.extract(d, extractor);
       },
+    };
+  }
+
+  /** Pattern 3 with an extractor: the facts fan out, each through the rest of the pipeline. */
+  private async extract(d: WriteDraft, extractor: LlmProvider): Promise<StageResult> {
+    let facts: readonly string[];
+    try {
+      const r = await extractFacts(d.content, extractor, { tier: d.tier });
+      facts = r.facts.map((f) => f.fact);
+      for (const x of r.dropped)
+        for (const reason of x.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
+    } catch (e) {
+      if (!(e instanceof MemwardenError)) throw e;
+      // Fail closed: nothing stored, the content waits for a reviewer.
+      return { hold: [{ reason: 'extraction_failed', detail: e.code }], draft: d };
+    }
+    if (facts.length === 0)
+      return {
+        hold: [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }],
+        draft: d,
+      };
+    const { embedding: _e, ...rest } = d.opts;
+    return {
+      fanout: facts.map((fact) => ({
+        ...d,
+        opts: { ...rest, verbatim: true },
+        content: fact,
+        screenText: fact,
+        noExtraction: true,
+      })),
     };
   }
 
@@ -667,11 +688,11 @@ export class WritePath {
   private embeddingStage(): WriteStage {
     return {
       name: 'embedding',
-      run: async (d) => {
+      run: (d) => {
         if (d.embedding !== undefined) return { next: d };
         if (d.opts.embedding !== undefined && d.screenText === d.content)
           return { next: { ...d, embedding: d.opts.embedding } };
-        return { next: { ...d, embedding: await this.embed(d.screenText) } };
+        return this.embed(d.screenText).then((embedding) => ({ next: { ...d, embedding } }));
       },
     };
   }
@@ -864,7 +885,8 @@ export class WritePath {
   private floodStage(window: FloodWindow): WriteStage {
     return {
       name: 'flood',
-      run: async (d) => {
+      // Synchronous when no bucket counts the write (a user's own writes; ADR 0088).
+      run: (d) => {
         if (!d.storeEmbedding || d.sup !== undefined || d.tier === 'OPERATOR') return { next: d };
         const untrustedTier = d.tier === 'EXTERNAL_TOOL' || d.tier === 'EXTERNAL_WEB';
         const peer = d.writerKind !== 'user' && d.writerKind !== 'operator';
@@ -874,25 +896,33 @@ export class WritePath {
         if ((untrustedTier || peer) && d.opts.source !== undefined)
           buckets.push(`source:${d.principal}:${d.opts.source}`);
         if (buckets.length === 0) return { next: d };
-        const embedding = d.embedding ?? (await this.embed(d.content));
-        const nowMs = Number(this.ctx.clock.nowNs() / 1_000_000n);
-        const c = window.check(buckets, embedding, nowMs);
-        if (c.overBudget) {
-          this.ctx.metrics.recordRejected('flood');
-          return {
-            hold: [
-              {
-                reason: 'flood',
-                detail: `${c.similar} similar writes this window in ${c.bucket?.split(':')[0] ?? 'a bucket'} (budget ${window.policy.maxSimilar})`,
-              },
-            ],
-            draft: { ...d, embedding },
-          };
-        }
-        window.record(buckets, embedding, nowMs);
-        return { next: { ...d, embedding } };
+        return this.floodCheck(window, buckets, d);
       },
     };
+  }
+
+  private async floodCheck(
+    window: FloodWindow,
+    buckets: readonly string[],
+    d: WriteDraft,
+  ): Promise<StageResult> {
+    const embedding = d.embedding ?? (await this.embed(d.content));
+    const nowMs = Number(this.ctx.clock.nowNs() / 1_000_000n);
+    const c = window.check(buckets, embedding, nowMs);
+    if (c.overBudget) {
+      this.ctx.metrics.recordRejected('flood');
+      return {
+        hold: [
+          {
+            reason: 'flood',
+            detail: `${c.similar} similar writes this window in ${c.bucket?.split(':')[0] ?? 'a bucket'} (budget ${window.policy.maxSimilar})`,
+          },
+        ],
+        draft: { ...d, embedding },
+      };
+    }
+    window.record(buckets, embedding, nowMs);
+    return { next: { ...d, embedding } };
   }
 
   /**
