@@ -198,8 +198,19 @@ export class Committer {
    * transaction: over it, `QUOTA_EXCEEDED` and nothing is written. The receipt is the record
    * as committed: if the writer's key changed before the commit, it was re-signed there.
    */
-  async write(input: EntryInput, opts?: WriteOptions): Promise<Receipt> {
-    const w = await this.resolveWriter(input.writer);
+  write(input: EntryInput, opts?: WriteOptions): Promise<Receipt> {
+    // A writer resolved at the current registry view is used without a promise (ADR 0088).
+    const hit = this.writers.get(input.writer);
+    if (hit !== undefined && hit.version === this.seq.view.version)
+      return this.writeAs(hit, input, opts);
+    return this.resolveWriter(input.writer).then((w) => this.writeAs(w, input, opts));
+  }
+
+  private async writeAs(
+    w: ResolvedWriter,
+    input: EntryInput,
+    opts: WriteOptions | undefined,
+  ): Promise<Receipt> {
     if (!mayWriteTier(w.kind, input.tier)) {
       throw new MemwardenError(
         'ENTRY_INVALID',

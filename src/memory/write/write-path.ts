@@ -721,14 +721,17 @@ export class WritePath {
           for (const f of s.screen(d.screenText, d.tier)) findings.push(f);
         if (this.d.detection !== undefined) {
           const embedding = d.embedding ?? (await this.embed(d.screenText));
-          const seen = new Set(findings.map((f) => f.reason));
           const screened = await this.d.detection.screenWrite(d.principal, {
             content: d.screenText,
             tier: d.tier,
             principal: d.principal,
             embedding,
           });
-          for (const f of flaggedOf(screened)) {
+          const flagged = flaggedOf(screened);
+          // The marker screens' reasons, collected only when a detector flagged something.
+          const seen = flagged.length === 0 ? undefined : new Set(findings.map((f) => f.reason));
+          for (const f of flagged) {
+            if (seen === undefined) break;
             if (seen.has(f.detector)) continue; // the marker screen already reported it
             seen.add(f.detector);
             findings.push({ reason: f.detector, detail: f.reason });
