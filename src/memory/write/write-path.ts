@@ -143,13 +143,25 @@ function reportOf(l: WriteLineage, r: ResolvedLineage | undefined): LineageRepor
     why.push(
       'raised to the recorded retrieval and attribution floor (caller lineage only adds taint)',
     );
+  // Two literals rather than a conditional spread (no object per write; same key order).
+  const thread = r?.thread;
+  if (thread === undefined)
+    return {
+      parents: [...l.parents],
+      weights: [...l.weights],
+      label: l.label,
+      basis,
+      autoParents: [...(r?.autoParents ?? [])],
+      raised: r?.raised ?? false,
+      reason: why.join('; '),
+    };
   return {
     parents: [...l.parents],
     weights: [...l.weights],
     label: l.label,
     basis,
     autoParents: [...(r?.autoParents ?? [])],
-    ...(r?.thread === undefined ? {} : { thread: r.thread }),
+    thread,
     raised: r?.raised ?? false,
     reason: why.join('; '),
   };
@@ -1008,7 +1020,7 @@ export class WritePath {
           }
           const wo: Mutable<WriteOptions> = {};
           if (embedding !== undefined) wo.embedding = embedding;
-          if (limit !== null) wo.quota = { dayKey: dayKey(now), limit };
+          if (limit !== null) wo.quota = { dayKey: this.days.of(now), limit };
           if (d.inCommit !== undefined) wo.inCommit = d.inCommit;
           receipt = await this.committer.write(input, wo);
         } catch (e) {
@@ -1068,16 +1080,18 @@ export class WritePath {
             tier,
             over: old.entry.tier,
           });
+        const event = d.sup === undefined ? 'ADD' : 'UPDATE';
+        // Two literals rather than a conditional spread (no object per write; same key order).
+        if (old === undefined)
+          return {
+            done: { status: 'stored', event, memory, lineage: reportOf(lineage, d.lineage) },
+          };
         return {
           done: {
             status: 'stored',
-            event: d.sup === undefined ? 'ADD' : 'UPDATE',
+            event,
             memory,
-            ...(old === undefined
-              ? {}
-              : {
-                  conflict: { with: old.entry.lid ?? old.entry.id, reason: 'lower_tier' as const },
-                }),
+            conflict: { with: old.entry.lid ?? old.entry.id, reason: 'lower_tier' },
             lineage: reportOf(lineage, d.lineage),
           },
         };
@@ -1102,6 +1116,8 @@ export class WritePath {
     return kept;
   }
   private readonly kinds = new Map<string, { readonly kind: PrincipalKind }>();
+  /** The quota day of the commit clock, remembered for the UTC day it names. */
+  private readonly days = new DayKeys();
 
   async embed(text: string): Promise<Float32Array> {
     const [v] = await this.embedMany([text]);
@@ -1115,6 +1131,28 @@ export class WritePath {
     if (vs.length !== texts.length || vs.some((v) => v === undefined))
       throw new MemwardenError('EMBEDDING_FAILED', 'embedder returned nothing');
     return vs;
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * `dayKey` of a time, remembered for the UTC day it falls in: one `Date` and ISO string per
+ * day instead of per write (ADR 0088). A UTC day is [k·86,400,000, (k+1)·86,400,000) ms, the
+ * range over which `dayKey`'s ISO date does not change.
+ */
+class DayKeys {
+  private from = 0;
+  private to = 0;
+  private key = '';
+  of(nowNs: bigint): string {
+    const ms = Number(nowNs / NS_PER_MS);
+    if (ms >= this.from && ms < this.to) return this.key;
+    const key = dayKey(nowNs);
+    this.from = Math.floor(ms / DAY_MS) * DAY_MS;
+    this.to = this.from + DAY_MS;
+    this.key = key;
+    return key;
   }
 }
 
