@@ -261,11 +261,20 @@ describe('consolidation skips the candidate search when no candidate can matter'
       recordOf: (s: Parameters<typeof ledger.unverifiedRecordOf>[0]) =>
         ledger.unverifiedRecordOf(s),
     };
+    // Not loaded yet: the synchronous form cannot answer (ADR 0088) and says so.
+    expect(model.mayRelateNow(p.id, relationProbes(words('x')), q)).toBeNull();
     expect(await model.mayRelate(p.id, relationProbes(words('x')), q)).toBe(false); // loaded
     await other.putEntry({ ...row, content: 'Quarterly report goes to finance' });
     expect(await model.mayRelate(p.id, relationProbes(words('Bob lives in Rome')), q)).toBe(true);
     expect(
       await model.mayRelate(p.id, relationProbes(words('Quarterly report goes to finance')), q),
     ).toBe(false);
+    // Loaded: it answers as `mayRelate` does, without a promise.
+    expect(model.mayRelateNow(p.id, relationProbes(words('Bob lives in Rome')), q)).toBe(true);
+    expect(
+      model.mayRelateNow(p.id, relationProbes(words('Quarterly report goes to finance')), q),
+    ).toBe(false);
+    model.setServing(false);
+    expect(model.mayRelateNow(p.id, relationProbes(words('Bob lives in Rome')), q)).toBeUndefined();
   });
 });

@@ -151,6 +151,8 @@ const LEN_TABLE = 256;
 const NORMS = new Float64Array(LEN_TABLE).fill(NaN);
 let normsFor = NaN;
 const ONES = new Float64Array(LEN_TABLE);
+/** Documents of up to this many tokens count their terms by a scan instead of a Map. */
+const SHORT_DOC = 32;
 
 /**
  * An incremental inverted index for BM25 over integer document keys: postings per term,
@@ -203,9 +205,25 @@ export class LexicalIndex implements Bm25Stats {
   add(key: number, text: string): void {
     if (this.docs.has(key)) return;
     const tokens = tokenize(text);
-    const tf = termFrequencies(tokens);
-    const terms = [...tf.keys()];
-    const tfs = terms.map((t) => tf.get(t) as number);
+    // Distinct terms in first-seen order with their counts (what `termFrequencies` gives), by
+    // a scan of the few terms of a memory — no Map per insert (ADR 0088); long texts use it.
+    let terms: string[];
+    let tfs: number[];
+    if (tokens.length > SHORT_DOC) {
+      const tf = termFrequencies(tokens);
+      terms = [...tf.keys()];
+      tfs = terms.map((t) => tf.get(t) as number);
+    } else {
+      terms = [];
+      tfs = [];
+      for (const t of tokens) {
+        const at = terms.indexOf(t);
+        if (at < 0) {
+          terms.push(t);
+          tfs.push(1);
+        } else tfs[at] = (tfs[at] as number) + 1;
+      }
+    }
     const slot = this.slotFor(key, tokens.length);
     this.docs.set(key, { slot, terms, tfs, len: tokens.length });
     this.totalLen += tokens.length;

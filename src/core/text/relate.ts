@@ -235,7 +235,12 @@ const NUMERIC_CUES: ReadonlySet<string> = new Set([
 ]);
 
 function isValueWord(w: string): boolean {
-  return /\d/.test(w) || TEMPORAL.has(w);
+  // An ASCII digit (what `\d` matches), without a RegExp object per call.
+  for (let i = 0; i < w.length; i++) {
+    const c = w.charCodeAt(i);
+    if (c >= 48 && c <= 57) return true;
+  }
+  return TEMPORAL.has(w);
 }
 
 function endsWithCue(prefix: readonly string[]): boolean {
@@ -358,6 +363,32 @@ const seqHash = (ws: readonly string[]): number => {
   return fold(h, ws.length);
 };
 
+/**
+ * `seqHash(positive(ws).ws)` without building the arrays (a key of every write, ADR 0088): the
+ * same words in the same order — a negated auxiliary's positive form, negation words and the
+ * `t` of "isn't" / "can't" dropped, the auxiliaries dropped, a verb's trailing `s` folded.
+ */
+function positiveHash(ws: readonly string[]): number {
+  let h = SEED;
+  let n = 0;
+  for (let i = 0; i < ws.length; i++) {
+    const w = ws[i] as string;
+    if (w === 't' && i > 0) {
+      const prev = ws[i - 1] as string;
+      if (prev === 'can' || prev === 'ain' || POSITIVE.has(prev)) continue;
+    }
+    const p = POSITIVE.get(w);
+    let out: string;
+    if (p !== undefined) out = p;
+    else if (NEGATION.has(w) || AUXILIARIES.has(w)) continue;
+    else out = w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w;
+    if (AUXILIARIES.has(out)) continue; // `positive`'s final filter
+    h = fold(h, wordHash(out));
+    n++;
+  }
+  return fold(h, n);
+}
+
 /** The single-valued cues by their last word (never `*`). */
 const CUES_BY_LAST: ReadonlyMap<string, readonly (readonly string[])[]> = (() => {
   const m = new Map<string, (readonly string[])[]>();
@@ -390,12 +421,19 @@ function cueEndsAt(ws: readonly string[], end: number): boolean {
  * starts with a preposition or unit — one key of the prefix and the suffix. Both texts of a
  * pair `relateWords` calls an update by this rule hold the key of its (prefix, suffix).
  */
+let preScratch = new Int32Array(64);
+let hwScratch = new Int32Array(64);
 function spanKeys(ws: readonly string[], out: number[]): void {
   const n = ws.length;
   if (n < 2) return; // a prefix of ≥ 1 word and a span of ≥ 1 word
-  const pre = new Array<number>(n + 1);
+  // Scratch reused across calls (the hashes are 32-bit integers: `fold` ends in `^`).
+  if (preScratch.length < n + 1) {
+    preScratch = new Int32Array(2 * (n + 1));
+    hwScratch = new Int32Array(2 * (n + 1));
+  }
+  const pre = preScratch;
+  const hw = hwScratch;
   pre[0] = SEED;
-  const hw = new Array<number>(n);
   for (let i = 0; i < n; i++) {
     hw[i] = wordHash(ws[i] as string);
     pre[i + 1] = fold(pre[i] as number, hw[i] as number);
@@ -423,7 +461,7 @@ function spanKeys(ws: readonly string[], out: number[]): void {
 export function relationKeys(ws: readonly string[]): number[] {
   const out: number[] = [fold(TAG_WORDS, seqHash(ws))];
   if (ws.length === 0) return out;
-  const pos = seqHash(positive(ws).ws);
+  const pos = positiveHash(ws);
   out.push(fold(TAG_NEG_ANY, pos));
   if (negates(ws)) out.push(fold(TAG_NEG_ONLY, pos));
   spanKeys(ws, out);
@@ -443,7 +481,7 @@ export function relationKeysAndProbes(
   if (ws.length === 0) return { keys: [w], probes: [w] };
   const spans: number[] = [];
   spanKeys(ws, spans);
-  const pos = seqHash(positive(ws).ws);
+  const pos = positiveHash(ws);
   const neg = negates(ws);
   const keys = [w, fold(TAG_NEG_ANY, pos)];
   if (neg) keys.push(fold(TAG_NEG_ONLY, pos));
@@ -464,7 +502,7 @@ export function relationProbes(ws: readonly string[], sameOnly = false): number[
   if (sameOnly || ws.length === 0) return out;
   // The negation rule needs a negation word on either side: a new text without one can only
   // match a stored text with one.
-  out.push(fold(negates(ws) ? TAG_NEG_ANY : TAG_NEG_ONLY, seqHash(positive(ws).ws)));
+  out.push(fold(negates(ws) ? TAG_NEG_ANY : TAG_NEG_ONLY, positiveHash(ws)));
   spanKeys(ws, out);
   return out;
 }

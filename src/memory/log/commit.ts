@@ -198,8 +198,19 @@ export class Committer {
    * transaction: over it, `QUOTA_EXCEEDED` and nothing is written. The receipt is the record
    * as committed: if the writer's key changed before the commit, it was re-signed there.
    */
-  async write(input: EntryInput, opts?: WriteOptions): Promise<Receipt> {
-    const w = await this.resolveWriter(input.writer);
+  write(input: EntryInput, opts?: WriteOptions): Promise<Receipt> {
+    // A writer resolved at the current registry view is used without a promise (ADR 0088).
+    const hit = this.writers.get(input.writer);
+    if (hit !== undefined && hit.version === this.seq.view.version)
+      return this.writeAs(hit, input, opts);
+    return this.resolveWriter(input.writer).then((w) => this.writeAs(w, input, opts));
+  }
+
+  private async writeAs(
+    w: ResolvedWriter,
+    input: EntryInput,
+    opts: WriteOptions | undefined,
+  ): Promise<Receipt> {
     if (!mayWriteTier(w.kind, input.tier)) {
       throw new MemwardenError(
         'ENTRY_INVALID',
@@ -415,7 +426,7 @@ export class Committer {
       input.meta !== undefined ||
       input.run !== undefined ||
       input.agent !== undefined;
-    return {
+    const body: Mutable<EntryBody> = {
       t: 'entry',
       v: v2 ? 2 : 1,
       id: uuidv7(ms, rand),
@@ -432,16 +443,19 @@ export class Committer {
       weights: input.weights ?? [],
       ts: this.clock.nowNs(),
       nonce,
-      ...(input.uri === undefined ? {} : { uri: input.uri }),
-      ...(input.exp === undefined ? {} : { exp: input.exp }),
-      ...(input.rev === undefined ? {} : { rev: input.rev }),
-      ...(input.sup === undefined ? {} : { sup: input.sup }),
-      ...(lid === undefined ? {} : { lid }),
-      ...(input.evt === undefined ? {} : { evt: input.evt }),
-      ...(input.meta === undefined ? {} : { meta: input.meta }),
-      ...(input.run === undefined ? {} : { run: input.run }),
-      ...(input.agent === undefined ? {} : { agent: input.agent }),
     };
+    // Optional fields set one by one, in the same order (absent, not undefined): a conditional
+    // spread allocated an object per field on every write (ADR 0088).
+    if (input.uri !== undefined) body.uri = input.uri;
+    if (input.exp !== undefined) body.exp = input.exp;
+    if (input.rev !== undefined) body.rev = input.rev;
+    if (input.sup !== undefined) body.sup = input.sup;
+    if (lid !== undefined) body.lid = lid;
+    if (input.evt !== undefined) body.evt = input.evt;
+    if (input.meta !== undefined) body.meta = input.meta;
+    if (input.run !== undefined) body.run = input.run;
+    if (input.agent !== undefined) body.agent = input.agent;
+    return body;
   }
 
   private fresh(): [bigint, Uint8Array, Uint8Array] {
@@ -465,10 +479,12 @@ export class Committer {
     hostHeld: boolean | undefined,
     inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>,
   ): Promise<Receipt> {
+    const mac = this.keys.macs.tag(bytes0);
     const state = {
       entry: entry0,
       bytes: bytes0,
-      ...this.keys.macs.tag(bytes0),
+      kid: mac.kid,
+      tag: mac.tag,
       signedHere: hostHeld === true,
     };
     const stored = (leafIndex: number): StoredEntry => {
@@ -522,38 +538,36 @@ export class Committer {
             }
             if (inCommit !== undefined) await inCommit(tx, leafIndex, state.entry);
           };
-    const p: CommitRecord = {
+    // Optional fields set one by one, as in `buildBody` (ADR 0088).
+    const signed: Mutable<CommitRecord['signed']> = {
+      writer: entry0.writer,
+      kid: entry0.kid,
+      ts: entry0.ts,
+      tier: entry0.tier,
+    };
+    const p: Mutable<CommitRecord> = {
       id: entry0.id,
       leafData: entryLeafData(entry0),
       kind: 'entry',
       persist,
       quota,
-      ...(sup === undefined ? {} : { supersedes: sup }),
-      signed: {
-        writer: entry0.writer,
-        kid: entry0.kid,
-        ts: entry0.ts,
-        tier: entry0.tier,
-        ...(hostHeld !== undefined
-          ? {
-              resign: (kid: string, signer: Ed25519Signer, ts: bigint): void => {
-                const { sig: _s, ...b } = state.entry;
-                const r = signEntry({ ...b, kid, ts }, signer);
-                Object.assign(
-                  state,
-                  { entry: r.entry, bytes: r.bytes, signedHere: signs(signer, kid) },
-                  this.keys.macs.tag(r.bytes),
-                );
-                p.leafData = entryLeafData(r.entry);
-              },
-              verifiedHere: () =>
-                state.signedHere
-                  ? { mac: state.tag, bytes: state.bytes, entry: state.entry }
-                  : undefined,
-            }
-          : {}),
-      },
+      signed,
     };
+    if (sup !== undefined) p.supersedes = sup;
+    if (hostHeld !== undefined) {
+      signed.resign = (kid: string, signer: Ed25519Signer, ts: bigint): void => {
+        const { sig: _s, ...b } = state.entry;
+        const r = signEntry({ ...b, kid, ts }, signer);
+        Object.assign(
+          state,
+          { entry: r.entry, bytes: r.bytes, signedHere: signs(signer, kid) },
+          this.keys.macs.tag(r.bytes),
+        );
+        p.leafData = entryLeafData(r.entry);
+      };
+      signed.verifiedHere = () =>
+        state.signedHere ? { mac: state.tag, bytes: state.bytes, entry: state.entry } : undefined;
+    }
     let leafIndex: number;
     try {
       leafIndex = await this.seq.enqueue(p);

@@ -165,6 +165,19 @@ export type RecordOf = (
   row: StoredEntry,
 ) => { readonly ns: string; readonly content: string } | undefined;
 
+/** A relation-key probe's query (see {@link ReadModel.mayRelate}). */
+export interface RelateQuery {
+  readonly nowNs: bigint;
+  readonly dimensions: number;
+  readonly recordOf: RecordOf;
+  /**
+   * The relation keys of the probing text (`relationKeysAndProbes`), remembered for a while:
+   * the row a write commits next holds that text, and is indexed without splitting it again
+   * (keys are a function of the text alone).
+   */
+  readonly text?: { readonly content: string; readonly keys: readonly number[] };
+}
+
 /** Rows a probe indexes before answering (each: a decode unless cached, and its keys). */
 const REL_CATCH_UP = 64;
 /** Probed texts whose relation keys are remembered (cleared when full). */
@@ -411,25 +424,41 @@ export class ReadModel {
   async mayRelate(
     principal: string,
     probes: readonly number[],
-    q: {
-      readonly nowNs: bigint;
-      readonly dimensions: number;
-      readonly recordOf: RecordOf;
-      /**
-       * The relation keys of the probing text (`relationKeysAndProbes`), remembered for a
-       * while: the row a write commits next holds that text, and is indexed without splitting
-       * it again (keys are a function of the text alone).
-       */
-      readonly text?: { readonly content: string; readonly keys: readonly number[] };
-    },
+    q: RelateQuery,
   ): Promise<boolean | undefined> {
+    const now = this.mayRelateNow(principal, probes, q);
+    if (now !== null) return now;
+    const parts = await this.partitionsFor(principal, q.nowNs);
+    return parts === undefined ? undefined : this.relAnswer(parts, principal, probes, q);
+  }
+
+  /**
+   * {@link mayRelate} answered without waiting when it can be (ADR 0088): the answer when both
+   * partitions are loaded (or the model would not serve the search: undefined); null when a
+   * partition must load first — then ask {@link mayRelate}.
+   */
+  mayRelateNow(
+    principal: string,
+    probes: readonly number[],
+    q: RelateQuery,
+  ): boolean | undefined | null {
     if (q.text !== undefined) {
       if (this.relMemo.size >= REL_MEMO) this.relMemo.clear();
       this.relMemo.set(q.text.content, q.text.keys);
     }
     if (!this.serving) return undefined;
-    const parts = await this.partitionsFor(principal, q.nowNs);
-    if (parts === undefined) return undefined;
+    const parts = this.partitionsNow(principal, q.nowNs);
+    if (parts === null || parts === undefined) return parts;
+    return this.relAnswer(parts, principal, probes, q);
+  }
+
+  /** The answer of {@link mayRelate} over the loaded partitions. */
+  private relAnswer(
+    parts: readonly Partition[],
+    principal: string,
+    probes: readonly number[],
+    q: RelateQuery,
+  ): boolean | undefined {
     // As `search`: a partition of other dimensions sends the query to the database.
     for (const part of parts)
       if (part.index !== undefined && part.size > 0 && part.index.dimensions !== q.dimensions)
@@ -517,7 +546,27 @@ export class ReadModel {
   }
 
   /** The shared and the principal's partition, loaded; undefined when one cannot be held. */
+  /**
+   * {@link partitionsFor} when both partitions are already loaded: the same answer without a
+   * promise (ADR 0088); null when a load must be started or waited for.
+   */
+  private partitionsNow(principal: string, nowNs: bigint): Partition[] | undefined | null {
+    this.lastNowNs = nowNs;
+    if (this.blocked(SHARED, nowNs) || this.blocked(principal, nowNs)) return undefined;
+    const own = this.parts.get(principal);
+    const sh = this.shared;
+    if (own === undefined || own.loading || sh === undefined || sh.loading) return null;
+    if (!this.serving) return undefined;
+    if (own.unservable || sh.unservable) return undefined;
+    // Least recently used last: re-insert.
+    this.parts.delete(principal);
+    this.parts.set(principal, own);
+    return [own, sh];
+  }
+
   private async partitionsFor(principal: string, nowNs: bigint): Promise<Partition[] | undefined> {
+    const now = this.partitionsNow(principal, nowNs);
+    if (now !== null) return now;
     this.lastNowNs = nowNs;
     if (this.blocked(SHARED, nowNs) || this.blocked(principal, nowNs)) return undefined;
     let own = this.parts.get(principal);

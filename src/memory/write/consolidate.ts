@@ -196,21 +196,24 @@ export function addsWhateverVerifies(
  * consolidator or the untrusted near-duplicate rule (it needs the nearest's cosine) must not
  * use it.
  */
-export async function addsWithoutCandidates(
+export function addsWithoutCandidates(
   model: ReadModel | undefined,
   ledger: Ledger,
   fact: NewFact,
   nowNs: bigint,
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   if (model === undefined) return false;
   const { keys, probes } = relationKeysAndProbes(words(fact.content), EVENT_KINDS.has(fact.kind));
-  const may = await model.mayRelate(fact.principal, probes, {
+  const q = {
     nowNs,
     dimensions: fact.embedding.length,
-    recordOf: (row) => ledger.unverifiedRecordOf(row),
+    recordOf: (row: StoredEntry) => ledger.unverifiedRecordOf(row),
     text: { content: fact.content, keys },
-  });
-  return may === false;
+  };
+  // Loaded partitions answer at once (the common write: no promise, ADR 0088).
+  const now = model.mayRelateNow(fact.principal, probes, q);
+  if (now !== null) return now === false;
+  return model.mayRelate(fact.principal, probes, q).then((may) => may === false);
 }
 
 /**

@@ -171,6 +171,8 @@ export class LineageWriter {
    * `override` (an operator's, checked by the caller) takes parents and weights as given.
    */
   async resolve(view: StorageBackend, req: LineageRequest): Promise<ResolvedLineage> {
+    const none = this.resolveWithoutParents(req);
+    if (none !== undefined) return none;
     const explicit = req.parents !== undefined;
     if (!explicit && req.weights !== undefined)
       throw new MemwardenError('LINEAGE_INVALID', 'weights need parents');
@@ -280,6 +282,41 @@ export class LineageWriter {
       autoParents: usedAuto,
       ...(useAuto ? { thread: req.threadId ?? '' } : {}),
       raised,
+    };
+  }
+
+  /**
+   * {@link resolve} of a write without any parent — none named (no `parents`, no `weights`), no
+   * override, and no recorded retrieval its scope would use — answered without awaiting
+   * anything (the common write; issue 17's write-cpu budget, ADR 0088). The same lineage
+   * `resolve` gives it (`resolve` answers through this): no parents, no weights, the tier's
+   * Equation (1) label, nothing raised. Undefined for every other request.
+   */
+  resolveWithoutParents(req: LineageRequest): ResolvedLineage | undefined {
+    if (req.parents !== undefined || req.weights !== undefined || req.override === true)
+      return undefined;
+    const scoped = req.threadId !== undefined || req.fromLastRetrieval === true;
+    const useAuto = scoped && !this.config.explicitParentsOnly;
+    if (useAuto && (this.lastRetrieval(req.principal, req.threadId)?.length ?? 0) > 0)
+      return undefined;
+    const label = propagate(
+      {
+        tier: req.tier,
+        ...(req.derived === undefined ? {} : { derived: req.derived === true }),
+        ...(req.multiHop === undefined ? {} : { multiHop: req.multiHop }),
+      },
+      [],
+      this.config.options,
+    );
+    return {
+      parents: [],
+      weights: [],
+      label,
+      origin: 'none',
+      basis: 'none',
+      autoParents: [],
+      ...(useAuto ? { thread: req.threadId ?? '' } : {}),
+      raised: false,
     };
   }
 

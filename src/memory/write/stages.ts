@@ -41,39 +41,43 @@ export interface WriteDraft {
   /** Whether the entry's embedding is stored (graph objects are not vector-searched). */
   readonly storeEmbedding: boolean;
   /** The writer's kind, once the principal stage ran. */
-  readonly writerKind?: PrincipalKind;
+  readonly writerKind?: PrincipalKind | undefined;
   /** The TTL the entry gets (ms; null: never expires), once the ttl stage ran. */
-  readonly ttl?: number | null;
+  readonly ttl?: number | null | undefined;
   /** The lineage, once resolved (or given: updates keep the old version's, reviews replay). */
-  readonly lineage?: ResolvedLineage;
-  readonly embedding?: Float32Array;
+  readonly lineage?: ResolvedLineage | undefined;
+  readonly embedding?: Float32Array | undefined;
   /** The entry this new version supersedes (an update). */
-  readonly sup?: string;
+  readonly sup?: string | undefined;
   /** The reviewer who approved it (an approved review). */
-  readonly rev?: string;
+  readonly rev?: string | undefined;
   /**
    * A step that commits in the entry's own transaction (a review's decision, reviews.ts):
    * if it fails, the entry is not written either (issue 17 finding 3).
    */
-  readonly inCommit?: (tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>;
+  readonly inCommit?:
+    ((tx: StorageBackend, leafIndex: number, entry: SignedEntry) => Promise<void>) | undefined;
   /** Skip the Pattern 3 extraction stage (updates, graph objects, approved reviews). */
-  readonly noExtraction?: boolean;
+  readonly noExtraction?: boolean | undefined;
   /** The entry v2 fields (metadata, event time, scopes), checked by the limits stage. */
-  readonly v2?: {
-    readonly meta?: JsonObject;
-    readonly evt?: bigint;
-    readonly run?: string;
-    readonly agent?: string;
-  };
+  readonly v2?:
+    | {
+        readonly meta?: JsonObject;
+        readonly evt?: bigint;
+        readonly run?: string;
+        readonly agent?: string;
+      }
+    | undefined;
   /**
    * Consolidation's decision (the dedupe stage, issue 20): `UPDATE` of `target` (the draft's
    * `sup` is its version), or `ADD`, beside `conflict` when a lower tier may not supersede it.
    */
   readonly consolidation?:
     | { readonly event: 'UPDATE'; readonly target: Existing }
-    | { readonly event: 'ADD'; readonly conflict?: Existing };
+    | { readonly event: 'ADD'; readonly conflict?: Existing }
+    | undefined;
   /** Consolidation decisions made again after losing a race to a concurrent update. */
-  readonly attempt?: number;
+  readonly attempt?: number | undefined;
 }
 
 export type StageResult =

@@ -143,13 +143,25 @@ function reportOf(l: WriteLineage, r: ResolvedLineage | undefined): LineageRepor
     why.push(
       'raised to the recorded retrieval and attribution floor (caller lineage only adds taint)',
     );
+  // Two literals rather than a conditional spread (no object per write; same key order).
+  const thread = r?.thread;
+  if (thread === undefined)
+    return {
+      parents: [...l.parents],
+      weights: [...l.weights],
+      label: l.label,
+      basis,
+      autoParents: [...(r?.autoParents ?? [])],
+      raised: r?.raised ?? false,
+      reason: why.join('; '),
+    };
   return {
     parents: [...l.parents],
     weights: [...l.weights],
     label: l.label,
     basis,
     autoParents: [...(r?.autoParents ?? [])],
-    ...(r?.thread === undefined ? {} : { thread: r.thread }),
+    thread,
     raised: r?.raised ?? false,
     reason: why.join('; '),
   };
@@ -354,6 +366,20 @@ export class WritePath {
       kind,
       tier: opts.tier ?? 'USER_OBSERVED',
       storeEmbedding: !STRUCTURE_KINDS.has(kind),
+      // Every field present from the start, undefined until a stage sets it: each stage's
+      // `{ ...d, x }` copy then keeps the draft's one shape instead of adding a property to a
+      // new one — ~10× cheaper per copy (ADR 0088). Absent and undefined mean the same here.
+      writerKind: undefined,
+      ttl: undefined,
+      lineage: undefined,
+      embedding: undefined,
+      sup: undefined,
+      rev: undefined,
+      inCommit: undefined,
+      noExtraction: undefined,
+      v2: undefined,
+      consolidation: undefined,
+      attempt: undefined,
     };
   }
 
@@ -528,30 +554,40 @@ export class WritePath {
   private principalStage(): WriteStage {
     return {
       name: 'principal',
-      run: async (d) => ({ next: { ...d, writerKind: await this.checkPrincipal(d) } }),
+      // A known principal's kind is answered from the cache without a promise (ADR 0088).
+      run: (d) => {
+        const hit = this.kinds.get(d.principal);
+        if (hit !== undefined) return { next: { ...d, writerKind: this.checkKind(d, hit.kind) } };
+        return this.checkPrincipal(d).then((writerKind) => ({ next: { ...d, writerKind } }));
+      },
     };
   }
 
   private async checkPrincipal(d: WriteDraft): Promise<PrincipalKind> {
     const p = await this.principalOf(d.principal);
     if (p === undefined) throw new MemwardenError('PRINCIPAL_UNKNOWN', 'unknown principal');
-    if (!mayWriteTier(p.kind, d.tier)) {
+    return this.checkKind(d, p.kind);
+  }
+
+  /** The tier ceiling of the writer's kind, and who may override lineage. */
+  private checkKind(d: WriteDraft, kind: PrincipalKind): PrincipalKind {
+    if (!mayWriteTier(kind, d.tier)) {
       this.ctx.metrics.recordRejected('tier_not_allowed');
       throw new MemwardenError(
         'AUTH_FORBIDDEN',
-        `a ${p.kind} principal may not write tier ${d.tier}`,
+        `a ${kind} principal may not write tier ${d.tier}`,
         {
-          details: { reason: 'tier_not_allowed', tier: d.tier, kind: p.kind },
+          details: { reason: 'tier_not_allowed', tier: d.tier, kind: kind },
         },
       );
     }
-    if (d.opts.lineageOverride === true && p.kind !== 'operator') {
+    if (d.opts.lineageOverride === true && kind !== 'operator') {
       this.ctx.metrics.recordRejected('lineage_override');
       throw new MemwardenError('AUTH_FORBIDDEN', 'only an operator overrides lineage', {
         details: { reason: 'lineage_override' },
       });
     }
-    return p.kind;
+    return kind;
   }
 
   /** 3. The TTL: the tier's default, or the caller's within the tier's ceiling. */
@@ -583,7 +619,7 @@ export class WritePath {
   private lineageStage(): WriteStage {
     return {
       name: 'lineage',
-      run: async (d) => {
+      run: (d) => {
         if (d.lineage !== undefined) return { next: d };
         const o = d.opts;
         // Optional fields set one by one (absent, not undefined), no object per field.
@@ -600,9 +636,14 @@ export class WritePath {
         if (o.multiHop !== undefined) req.multiHop = o.multiHop;
         if (o.step !== undefined) req.step = o.step;
         if (o.lineageOverride === true) req.override = true;
-        const resolved = await this.lineage.resolve(this.ctx.view(d.principal), req);
-        if (resolved.raised) this.ctx.metrics.recordRejected('lineage_raised');
-        return { next: { ...d, lineage: resolved } };
+        // No parent named, none from a recorded retrieval: resolved without a promise (ADR 0088;
+        // `resolve` gives the same lineage through the same method).
+        const none = this.lineage.resolveWithoutParents(req);
+        if (none !== undefined) return { next: { ...d, lineage: none } };
+        return this.lineage.resolve(this.ctx.view(d.principal), req).then((resolved) => {
+          if (resolved.raised) this.ctx.metrics.recordRejected('lineage_raised');
+          return { next: { ...d, lineage: resolved } };
+        });
       },
     };
   }
@@ -611,7 +652,8 @@ export class WritePath {
   private extractionStage(): WriteStage {
     return {
       name: 'extraction',
-      run: async (d) => {
+      // Synchronous unless an extractor runs (ADR 0088).
+      run: (d) => {
         if (d.noExtraction === true) return { next: d };
         const untrusted = needsExtraction(d.content, d.tier, {
           ...(d.opts.verbatim === undefined ? {} : { verbatim: d.opts.verbatim }),
@@ -633,33 +675,38 @@ export class WritePath {
             draft: d,
           };
         }
-        let facts: readonly string[];
-        try {
-          const r = await extractFacts(d.content, extractor, { tier: d.tier });
-          facts = r.facts.map((f) => f.fact);
-          for (const x of r.dropped)
-            for (const reason of x.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
-        } catch (e) {
-          if (!(e instanceof MemwardenError)) throw e;
-          // Fail closed: nothing stored, the content waits for a reviewer.
-          return { hold: [{ reason: 'extraction_failed', detail: e.code }], draft: d };
-        }
-        if (facts.length === 0)
-          return {
-            hold: [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }],
-            draft: d,
-          };
-        const { embedding: _e, ...rest } = d.opts;
-        return {
-          fanout: facts.map((fact) => ({
-            ...d,
-            opts: { ...rest, verbatim: true },
-            content: fact,
-            screenText: fact,
-            noExtraction: true,
-          })),
-        };
+        return this.extract(d, extractor);
       },
+    };
+  }
+
+  /** Pattern 3 with an extractor: the facts fan out, each through the rest of the pipeline. */
+  private async extract(d: WriteDraft, extractor: LlmProvider): Promise<StageResult> {
+    let facts: readonly string[];
+    try {
+      const r = await extractFacts(d.content, extractor, { tier: d.tier });
+      facts = r.facts.map((f) => f.fact);
+      for (const x of r.dropped)
+        for (const reason of x.reasons) this.ctx.metrics.recordRejected(`extraction_${reason}`);
+    } catch (e) {
+      if (!(e instanceof MemwardenError)) throw e;
+      // Fail closed: nothing stored, the content waits for a reviewer.
+      return { hold: [{ reason: 'extraction_failed', detail: e.code }], draft: d };
+    }
+    if (facts.length === 0)
+      return {
+        hold: [{ reason: 'extraction_empty', detail: 'no storable fact extracted' }],
+        draft: d,
+      };
+    const { embedding: _e, ...rest } = d.opts;
+    return {
+      fanout: facts.map((fact) => ({
+        ...d,
+        opts: { ...rest, verbatim: true },
+        content: fact,
+        screenText: fact,
+        noExtraction: true,
+      })),
     };
   }
 
@@ -667,11 +714,11 @@ export class WritePath {
   private embeddingStage(): WriteStage {
     return {
       name: 'embedding',
-      run: async (d) => {
+      run: (d) => {
         if (d.embedding !== undefined) return { next: d };
         if (d.opts.embedding !== undefined && d.screenText === d.content)
           return { next: { ...d, embedding: d.opts.embedding } };
-        return { next: { ...d, embedding: await this.embed(d.screenText) } };
+        return this.embed(d.screenText).then((embedding) => ({ next: { ...d, embedding } }));
       },
     };
   }
@@ -686,14 +733,17 @@ export class WritePath {
           for (const f of s.screen(d.screenText, d.tier)) findings.push(f);
         if (this.d.detection !== undefined) {
           const embedding = d.embedding ?? (await this.embed(d.screenText));
-          const seen = new Set(findings.map((f) => f.reason));
           const screened = await this.d.detection.screenWrite(d.principal, {
             content: d.screenText,
             tier: d.tier,
             principal: d.principal,
             embedding,
           });
-          for (const f of flaggedOf(screened)) {
+          const flagged = flaggedOf(screened);
+          // The marker screens' reasons, collected only when a detector flagged something.
+          const seen = flagged.length === 0 ? undefined : new Set(findings.map((f) => f.reason));
+          for (const f of flagged) {
+            if (seen === undefined) break;
             if (seen.has(f.detector)) continue; // the marker screen already reported it
             seen.add(f.detector);
             findings.push({ reason: f.detector, detail: f.reason });
@@ -716,95 +766,120 @@ export class WritePath {
   consolidationStage(): WriteStage {
     return {
       name: 'dedupe',
-      run: async (d) => {
+      run: (d) => {
         // A keyed write (a store item addressed by its key, issue 23) is its own identity: it is
         // never merged into, nor UPDATEs, another memory — a put under one key must not
         // overwrite another key's item.
         if (!d.storeEmbedding || d.sup !== undefined || d.opts.keyed === true) return { next: d };
-        const embedding = d.embedding ?? (await this.embed(d.content));
-        const v2 = d.v2 ?? {};
-        const fact: NewFact = {
-          principal: d.principal,
-          content: d.content,
-          kind: d.kind,
-          tier: d.tier,
-          label: lineageOf(d).label,
+        if (d.embedding === undefined)
+          return this.embed(d.content).then((embedding) => this.consolidate(d, embedding));
+        return this.consolidate(d, d.embedding);
+      },
+    };
+  }
+
+  /**
+   * The consolidation decision for `d` (see {@link consolidationStage}); synchronous when the
+   * read model rules every candidate out at once (the common write, ADR 0088).
+   */
+  private consolidate(d: WriteDraft, embedding: Float32Array): StageResult | Promise<StageResult> {
+    const v2 = d.v2 ?? {};
+    const fact: NewFact = {
+      principal: d.principal,
+      content: d.content,
+      kind: d.kind,
+      tier: d.tier,
+      label: lineageOf(d).label,
+      embedding,
+      metadata: v2.meta,
+      evt: v2.evt,
+      runId: v2.run,
+      agentId: v2.agent,
+    };
+    const nowNs = this.ctx.clock.nowNs();
+    const threshold = this.ctx.retention.nearDuplicateThreshold;
+    const floodNoop = threshold !== null && UNTRUSTED_WRITE_TIERS.has(d.tier);
+    // No row of the principal the search could return is the same as or related to the
+    // new text (the read model's relation keys, ADR 0084): the deterministic rule adds
+    // whatever the nearest are — no search. Not for the untrusted near-duplicate rule (it
+    // needs the nearest's cosine) nor an LLM consolidator (it sees the candidates).
+    if (this.d.consolidation === undefined && !floodNoop) {
+      const adds = addsWithoutCandidates(this.ctx.readModel, this.ctx.ledger, fact, nowNs);
+      if (adds === true) return { next: { ...d, embedding, consolidation: { event: 'ADD' } } };
+      if (adds !== false)
+        return adds.then((a) =>
+          a
+            ? { next: { ...d, embedding, consolidation: { event: 'ADD' } } }
+            : this.consolidateBySearch(d, embedding, fact, nowNs),
+        );
+    }
+    return this.consolidateBySearch(d, embedding, fact, nowNs);
+  }
+
+  /** Consolidation over the searched candidates (ADR 0051, 0081). */
+  private async consolidateBySearch(
+    d: WriteDraft,
+    embedding: Float32Array,
+    fact: NewFact,
+    nowNs: bigint,
+  ): Promise<StageResult> {
+    const threshold = this.ctx.retention.nearDuplicateThreshold;
+    const floodNoop = threshold !== null && UNTRUSTED_WRITE_TIERS.has(d.tier);
+    const near = await nearestOwn(() => this.ctx.view(d.principal), fact, {
+      nowNs,
+      model: this.ctx.readModel,
+    });
+    // Nothing the same or related among them, whichever verify, and none near enough for
+    // the untrusted near-duplicate rule: ADD without verifying them (ADR 0081) — the
+    // decision is the one verifying them would give.
+    if (
+      this.d.consolidation === undefined &&
+      !(floodNoop && near.some((h) => (h.vectorScore ?? -1) >= threshold)) &&
+      addsWhateverVerifies(this.ctx.ledger, fact, near)
+    )
+      return { next: { ...d, embedding, consolidation: { event: 'ADD' } } };
+    const candidates = await verifiedCandidates(this.ctx.ledger, fact, near);
+    let dec: Decision =
+      this.d.consolidation === undefined
+        ? decide(fact, candidates)
+        : await this.d.consolidation.decide(fact, candidates);
+    const nearest = candidates[0];
+    if (
+      dec.event === 'ADD' &&
+      !('conflict' in dec) &&
+      threshold !== null &&
+      UNTRUSTED_WRITE_TIERS.has(d.tier) &&
+      nearest !== undefined &&
+      nearest.similarity >= threshold
+    ) {
+      this.ctx.metrics.recordRejected('near_duplicate');
+      dec = { event: 'NOOP', existing: nearest };
+    }
+    if (dec.event === 'NOOP') {
+      const e = dec.existing;
+      return {
+        done: {
+          status: 'stored',
+          event: 'NOOP',
+          memory: toMemoryRecord(e.entry, e.leafIndex, e.stored.bytes, e.stored.expiresAtNs),
+        },
+      };
+    }
+    if (dec.event === 'UPDATE')
+      return {
+        next: {
+          ...d,
           embedding,
-          metadata: v2.meta,
-          evt: v2.evt,
-          runId: v2.run,
-          agentId: v2.agent,
-        };
-        const nowNs = this.ctx.clock.nowNs();
-        const threshold = this.ctx.retention.nearDuplicateThreshold;
-        const floodNoop = threshold !== null && UNTRUSTED_WRITE_TIERS.has(d.tier);
-        // No row of the principal the search could return is the same as or related to the
-        // new text (the read model's relation keys, ADR 0084): the deterministic rule adds
-        // whatever the nearest are — no search. Not for the untrusted near-duplicate rule (it
-        // needs the nearest's cosine) nor an LLM consolidator (it sees the candidates).
-        if (
-          this.d.consolidation === undefined &&
-          !floodNoop &&
-          (await addsWithoutCandidates(this.ctx.readModel, this.ctx.ledger, fact, nowNs))
-        )
-          return { next: { ...d, embedding, consolidation: { event: 'ADD' } } };
-        const near = await nearestOwn(() => this.ctx.view(d.principal), fact, {
-          nowNs,
-          model: this.ctx.readModel,
-        });
-        // Nothing the same or related among them, whichever verify, and none near enough for
-        // the untrusted near-duplicate rule: ADD without verifying them (ADR 0081) — the
-        // decision is the one verifying them would give.
-        if (
-          this.d.consolidation === undefined &&
-          !(floodNoop && near.some((h) => (h.vectorScore ?? -1) >= threshold)) &&
-          addsWhateverVerifies(this.ctx.ledger, fact, near)
-        )
-          return { next: { ...d, embedding, consolidation: { event: 'ADD' } } };
-        const candidates = await verifiedCandidates(this.ctx.ledger, fact, near);
-        let dec: Decision =
-          this.d.consolidation === undefined
-            ? decide(fact, candidates)
-            : await this.d.consolidation.decide(fact, candidates);
-        const nearest = candidates[0];
-        if (
-          dec.event === 'ADD' &&
-          !('conflict' in dec) &&
-          threshold !== null &&
-          UNTRUSTED_WRITE_TIERS.has(d.tier) &&
-          nearest !== undefined &&
-          nearest.similarity >= threshold
-        ) {
-          this.ctx.metrics.recordRejected('near_duplicate');
-          dec = { event: 'NOOP', existing: nearest };
-        }
-        if (dec.event === 'NOOP') {
-          const e = dec.existing;
-          return {
-            done: {
-              status: 'stored',
-              event: 'NOOP',
-              memory: toMemoryRecord(e.entry, e.leafIndex, e.stored.bytes, e.stored.expiresAtNs),
-            },
-          };
-        }
-        if (dec.event === 'UPDATE')
-          return {
-            next: {
-              ...d,
-              embedding,
-              sup: dec.target.stored.id,
-              consolidation: { event: 'UPDATE', target: dec.target },
-            },
-          };
-        return {
-          next: {
-            ...d,
-            embedding,
-            consolidation:
-              'conflict' in dec ? { event: 'ADD', conflict: dec.conflict } : { event: 'ADD' },
-          },
-        };
+          sup: dec.target.stored.id,
+          consolidation: { event: 'UPDATE', target: dec.target },
+        },
+      };
+    return {
+      next: {
+        ...d,
+        embedding,
+        consolidation:
+          'conflict' in dec ? { event: 'ADD', conflict: dec.conflict } : { event: 'ADD' },
       },
     };
   }
@@ -864,7 +939,8 @@ export class WritePath {
   private floodStage(window: FloodWindow): WriteStage {
     return {
       name: 'flood',
-      run: async (d) => {
+      // Synchronous when no bucket counts the write (a user's own writes; ADR 0088).
+      run: (d) => {
         if (!d.storeEmbedding || d.sup !== undefined || d.tier === 'OPERATOR') return { next: d };
         const untrustedTier = d.tier === 'EXTERNAL_TOOL' || d.tier === 'EXTERNAL_WEB';
         const peer = d.writerKind !== 'user' && d.writerKind !== 'operator';
@@ -874,25 +950,33 @@ export class WritePath {
         if ((untrustedTier || peer) && d.opts.source !== undefined)
           buckets.push(`source:${d.principal}:${d.opts.source}`);
         if (buckets.length === 0) return { next: d };
-        const embedding = d.embedding ?? (await this.embed(d.content));
-        const nowMs = Number(this.ctx.clock.nowNs() / 1_000_000n);
-        const c = window.check(buckets, embedding, nowMs);
-        if (c.overBudget) {
-          this.ctx.metrics.recordRejected('flood');
-          return {
-            hold: [
-              {
-                reason: 'flood',
-                detail: `${c.similar} similar writes this window in ${c.bucket?.split(':')[0] ?? 'a bucket'} (budget ${window.policy.maxSimilar})`,
-              },
-            ],
-            draft: { ...d, embedding },
-          };
-        }
-        window.record(buckets, embedding, nowMs);
-        return { next: { ...d, embedding } };
+        return this.floodCheck(window, buckets, d);
       },
     };
+  }
+
+  private async floodCheck(
+    window: FloodWindow,
+    buckets: readonly string[],
+    d: WriteDraft,
+  ): Promise<StageResult> {
+    const embedding = d.embedding ?? (await this.embed(d.content));
+    const nowMs = Number(this.ctx.clock.nowNs() / 1_000_000n);
+    const c = window.check(buckets, embedding, nowMs);
+    if (c.overBudget) {
+      this.ctx.metrics.recordRejected('flood');
+      return {
+        hold: [
+          {
+            reason: 'flood',
+            detail: `${c.similar} similar writes this window in ${c.bucket?.split(':')[0] ?? 'a bucket'} (budget ${window.policy.maxSimilar})`,
+          },
+        ],
+        draft: { ...d, embedding },
+      };
+    }
+    window.record(buckets, embedding, nowMs);
+    return { next: { ...d, embedding } };
   }
 
   /**
@@ -936,7 +1020,7 @@ export class WritePath {
           }
           const wo: Mutable<WriteOptions> = {};
           if (embedding !== undefined) wo.embedding = embedding;
-          if (limit !== null) wo.quota = { dayKey: dayKey(now), limit };
+          if (limit !== null) wo.quota = { dayKey: this.days.of(now), limit };
           if (d.inCommit !== undefined) wo.inCommit = d.inCommit;
           receipt = await this.committer.write(input, wo);
         } catch (e) {
@@ -996,16 +1080,18 @@ export class WritePath {
             tier,
             over: old.entry.tier,
           });
+        const event = d.sup === undefined ? 'ADD' : 'UPDATE';
+        // Two literals rather than a conditional spread (no object per write; same key order).
+        if (old === undefined)
+          return {
+            done: { status: 'stored', event, memory, lineage: reportOf(lineage, d.lineage) },
+          };
         return {
           done: {
             status: 'stored',
-            event: d.sup === undefined ? 'ADD' : 'UPDATE',
+            event,
             memory,
-            ...(old === undefined
-              ? {}
-              : {
-                  conflict: { with: old.entry.lid ?? old.entry.id, reason: 'lower_tier' as const },
-                }),
+            conflict: { with: old.entry.lid ?? old.entry.id, reason: 'lower_tier' },
             lineage: reportOf(lineage, d.lineage),
           },
         };
@@ -1030,6 +1116,8 @@ export class WritePath {
     return kept;
   }
   private readonly kinds = new Map<string, { readonly kind: PrincipalKind }>();
+  /** The quota day of the commit clock, remembered for the UTC day it names. */
+  private readonly days = new DayKeys();
 
   async embed(text: string): Promise<Float32Array> {
     const [v] = await this.embedMany([text]);
@@ -1043,6 +1131,28 @@ export class WritePath {
     if (vs.length !== texts.length || vs.some((v) => v === undefined))
       throw new MemwardenError('EMBEDDING_FAILED', 'embedder returned nothing');
     return vs;
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * `dayKey` of a time, remembered for the UTC day it falls in: one `Date` and ISO string per
+ * day instead of per write (ADR 0088). A UTC day is [k·86,400,000, (k+1)·86,400,000) ms, the
+ * range over which `dayKey`'s ISO date does not change.
+ */
+class DayKeys {
+  private from = 0;
+  private to = 0;
+  private key = '';
+  of(nowNs: bigint): string {
+    const ms = Number(nowNs / NS_PER_MS);
+    if (ms >= this.from && ms < this.to) return this.key;
+    const key = dayKey(nowNs);
+    this.from = Math.floor(ms / DAY_MS) * DAY_MS;
+    this.to = this.from + DAY_MS;
+    this.key = key;
+    return key;
   }
 }
 
