@@ -139,7 +139,8 @@ class Layout {
   readonly arena: DotArena;
   /**
    * The rows again as signed bytes (the int8 prefilter): `stride8` bytes per slot from byte
-   * `rows8At`, the quantised query at byte 0 and the integer outputs after it. Per slot: the
+   * `rows8At`, the query quantised to 16-bit integers at byte 0 (`2·stride8` bytes) and the
+   * integer outputs after it. Per slot: the
    * step (1/scale), the norm of the quantisation error and the row's norm, for the bound.
    */
   readonly arena8: DotArena;
@@ -147,6 +148,8 @@ class Layout {
   /** Slots the byte rows have room for (0 without the prefilter: no byte copy is kept). */
   slots8: number;
   readonly stride8: number;
+  /** Largest magnitude of the query's 16-bit lanes (32767 unless the rows are very wide). */
+  readonly q16Max: number;
   readonly out8At: number;
   readonly rows8At: number;
   slotInv: Float64Array;
@@ -202,9 +205,12 @@ class Layout {
     this.slotKey = new Float64Array(total);
     this.slotList = new Int32Array(total);
     this.arena = new DotArena(this.rowsAt + total * stride, simd ? {} : { simd: false });
-    this.stride8 = Math.ceil(stride / 16) * 16;
-    this.out8At = this.stride8 / 4; // in 32-bit words
-    this.rows8At = this.stride8 + CHUNK * 4;
+    this.stride8 = Math.ceil(stride / 32) * 32;
+    // The query as 16-bit integers (2 bytes a lane), then the integer outputs, then the rows.
+    this.out8At = (2 * this.stride8) / 4; // in 32-bit words
+    this.rows8At = 2 * this.stride8 + CHUNK * 4;
+    // The query's integer range: Σ_j |row byte|·|query lane| must stay below 2³¹ in the kernel.
+    this.q16Max = Math.min(32767, Math.floor(0x7fffffff / (127 * this.stride8)));
     this.slotInv = new Float64Array(prefilter ? total : 0);
     this.slotErr = new Float64Array(prefilter ? total : 0);
     this.slotNorm = new Float64Array(prefilter ? total : 0);
@@ -339,7 +345,7 @@ class Layout {
     const arena = this.arena;
     const arena8 = this.arena8;
     if (!this.#q8) {
-      const q = quantize(arena.f32, 0, st, arena8.i8, 0, st8);
+      const q = quantize16(arena.f32, 0, st, arena8.i16, 0, st8, this.q16Max);
       this.#qInv = q.inv;
       this.#qErr = q.err;
       this.#qNorm = q.norm;
@@ -529,6 +535,45 @@ function quantize(
     const x = F[off + i] as number;
     const q = Math.round(x * scale); // |x·scale| ≤ 127 (+ rounding): −127 … 127
     B[b + i] = q;
+    const e = x - q * inv;
+    e2 += e * e;
+    n2 += x * x;
+  }
+  return { inv, err: Math.sqrt(e2), norm: Math.sqrt(n2) };
+}
+
+/**
+ * The query in signed 16-bit lanes: Q[b + i] = round(x·qMax/max|x|) for F[off .. off+st),
+ * zero padded to `st8` lanes. The same step, error norm and norm as {@link quantize} (the error
+ * ≈ 1/258 of a byte quantisation's at qMax = 32767, so the bound's query terms nearly vanish).
+ */
+function quantize16(
+  F: Float32Array,
+  off: number,
+  st: number,
+  Q: Int16Array,
+  b: number,
+  st8: number,
+  qMax: number,
+): { inv: number; err: number; norm: number } {
+  let max = 0;
+  for (let i = 0; i < st; i++) {
+    const a = Math.abs(F[off + i] as number);
+    if (a > max) max = a;
+  }
+  Q.fill(0, b + st, b + st8);
+  if (max === 0) {
+    Q.fill(0, b, b + st);
+    return { inv: 0, err: 0, norm: 0 };
+  }
+  const scale = qMax / max;
+  const inv = max / qMax;
+  let e2 = 0;
+  let n2 = 0;
+  for (let i = 0; i < st; i++) {
+    const x = F[off + i] as number;
+    const q = Math.round(x * scale); // |x·scale| ≤ qMax (+ rounding): −qMax … qMax
+    Q[b + i] = q;
     const e = x - q * inv;
     e2 += e * e;
     n2 += x * x;
