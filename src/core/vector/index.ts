@@ -155,6 +155,9 @@ class Layout {
   slotInv: Float64Array;
   slotErr: Float64Array;
   slotNorm: Float64Array;
+  /** Scratch of a chunk's scan: each row's bound, and the candidates' order keys. */
+  #ubs: Float64Array | undefined;
+  #order: Float64Array | undefined;
   /** The quantised query of the current search: set on first use after `setQuery`. */
   #q8 = false;
   #qInv = 0;
@@ -364,28 +367,48 @@ class Layout {
     const start = this.lStart[list] as number;
     const count = this.lCount[list] as number;
     const floor = top.floor;
+    const ubs = (this.#ubs ??= new Float64Array(CHUNK));
+    const order = (this.#order ??= new Float64Array(CHUNK));
     let pushed = 0;
     for (let c = 0; c < count; c += CHUNK) {
       const m = Math.min(CHUNK, count - c);
       arena8.dots8(this.rows8At + (start + c) * st8, 0, out8, m, st8);
       const I = arena8.i32;
+      // Pass 1: each row's bound; rows it puts below the worst kept score (once k are kept) or
+      // below the floor are not scored in floats — one below the floor still counts as found
+      // (`below`) — the others are candidates.
+      const cut0 = top.full ? Math.max(top.minScore, floor) : floor;
+      let nc = 0;
       for (let r = 0; r < m; r++) {
         const slot = start + c + r;
-        // Rows the bound puts below the worst kept score (once k are kept) or below the floor
-        // are not scored in floats; one below the floor still counts as found (`below`).
+        const e = err[slot] as number;
+        const ub =
+          (I[out8 + r] as number) * (inv[slot] as number) * qInv +
+          e * qNorm +
+          (norm[slot] as number) * qErr +
+          e * qErr +
+          SCORE_SLACK;
+        if (ub < cut0) {
+          if (!top.full) top.below(keys[slot] as number, accept);
+          continue;
+        }
+        ubs[r] = ub;
+        // Highest bound first (below): the kept scores rise fastest, so more of the remaining
+        // candidates fall under the worst kept one by their bound alone. The order only saves
+        // work: every candidate is checked against the bound again, and the best k of a set
+        // do not depend on the order they are offered in (ties go to the smaller key).
+        order[nc++] = ubOrderKey(ub) * CHUNK + r;
+      }
+      if (nc > 1) order.subarray(0, nc).sort();
+      // Pass 2: the candidates, highest bound first, scored exactly while their bound can
+      // still reach the kept scores.
+      for (let i = nc - 1; i >= 0; i--) {
+        const r = (order[i] as number) % CHUNK;
+        const slot = start + c + r;
         const cut = top.full ? Math.max(top.minScore, floor) : floor;
-        if (cut > Number.NEGATIVE_INFINITY) {
-          const e = err[slot] as number;
-          const ub =
-            (I[out8 + r] as number) * (inv[slot] as number) * qInv +
-            e * qNorm +
-            (norm[slot] as number) * qErr +
-            e * qErr +
-            SCORE_SLACK;
-          if (ub < cut) {
-            if (!top.full) top.below(keys[slot] as number, accept);
-            continue;
-          }
+        if ((ubs[r] as number) < cut) {
+          if (!top.full) top.below(keys[slot] as number, accept);
+          continue;
         }
         arena.dots(this.rowsAt + slot * st, 0, outAt, 1, st);
         const s = F[outAt] as number;
@@ -496,6 +519,16 @@ class Layout {
     this.lCount[list] = (this.lCount[list] as number) - 1;
     this.slots.delete(key);
   }
+}
+
+/**
+ * A bound as a non-negative integer in the same order (up to 2⁻³² — the order only steers
+ * which candidates are scored first): room for {@link CHUNK} row numbers below it in a double.
+ * Bounds of unit rows lie in about ±1.01; anything outside ±8 is clamped.
+ */
+function ubOrderKey(ub: number): number {
+  const x = ub > -8 ? (ub < 8 ? ub : 8) : ub === ub ? -8 : 8; // NaN (never): first
+  return Math.floor((x + 8) * 2 ** 32);
 }
 
 /**
