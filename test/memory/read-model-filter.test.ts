@@ -7,7 +7,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SourceTiers } from '../../src/core/trust.js';
-import { cosine, cosineWithNorms, sumSquares } from '../../src/core/smsr/near-duplicate.js';
+import {
+  cosine,
+  cosineWithNorms,
+  cosinesWithNorms,
+  sumSquares,
+} from '../../src/core/smsr/near-duplicate.js';
 import { Held, heldAdmits } from '../../src/memory/read/read-model.js';
 import type { StoredEntry } from '../../src/ports/storage.js';
 import { mulberry32 } from '../../src/core/prng.js';
@@ -129,5 +134,36 @@ describe('hybrid cosine from held norms', () => {
     expect(() => cosineWithNorms(new Float32Array(2), 1, new Float32Array(3), 1)).toThrow(
       RangeError,
     );
+  });
+
+  it('four rows at a time (cosinesWithNorms, Held.cosines): cosine() of each, bit for bit', () => {
+    const r = rng(12);
+    for (let n = 0; n < 60; n++) {
+      const d = 1 + Math.floor(r() * 400);
+      const q = new Float32Array(d);
+      for (let i = 0; i < d; i++) q[i] = (r() - 0.5) * (n % 7 === 0 ? 1e-20 : 2);
+      if (n % 13 === 0) q.fill(0);
+      // 0 … 9 rows: the groups of four and every remainder.
+      const vs = Array.from({ length: n % 10 }, (_, k) => {
+        const v = new Float32Array(d);
+        for (let i = 0; i < d; i++) v[i] = (r() - 0.5) * ((n + k) % 5 === 0 ? 1e20 : 1);
+        if ((n + k) % 11 === 0) v.fill(0);
+        return v;
+      });
+      const out = new Float64Array(vs.length);
+      cosinesWithNorms(q, sumSquares(q), vs, vs.map(sumSquares), out);
+      const held = Held.cosines(
+        q,
+        sumSquares(q),
+        vs.map((v) => new Held(entry('USER_OBSERVED', undefined, v))),
+      );
+      vs.forEach((v, i) => {
+        expect(Object.is(out[i], cosine(q, v))).toBe(true);
+        expect(Object.is(held[i], cosine(q, v))).toBe(true);
+      });
+    }
+    expect(() =>
+      cosinesWithNorms(new Float32Array(2), 1, [new Float32Array(3)], [1], new Float64Array(1)),
+    ).toThrow(RangeError);
   });
 });

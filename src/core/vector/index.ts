@@ -139,7 +139,8 @@ class Layout {
   readonly arena: DotArena;
   /**
    * The rows again as signed bytes (the int8 prefilter): `stride8` bytes per slot from byte
-   * `rows8At`, the quantised query at byte 0 and the integer outputs after it. Per slot: the
+   * `rows8At`, the query quantised to 16-bit integers at byte 0 (`2·stride8` bytes) and the
+   * integer outputs after it. Per slot: the
    * step (1/scale), the norm of the quantisation error and the row's norm, for the bound.
    */
   readonly arena8: DotArena;
@@ -147,11 +148,16 @@ class Layout {
   /** Slots the byte rows have room for (0 without the prefilter: no byte copy is kept). */
   slots8: number;
   readonly stride8: number;
+  /** Largest magnitude of the query's 16-bit lanes (32767 unless the rows are very wide). */
+  readonly q16Max: number;
   readonly out8At: number;
   readonly rows8At: number;
   slotInv: Float64Array;
   slotErr: Float64Array;
   slotNorm: Float64Array;
+  /** Scratch of a chunk's scan: each row's bound, and the candidates' order keys. */
+  #ubs: Float64Array | undefined;
+  #order: Float64Array | undefined;
   /** The quantised query of the current search: set on first use after `setQuery`. */
   #q8 = false;
   #qInv = 0;
@@ -202,9 +208,12 @@ class Layout {
     this.slotKey = new Float64Array(total);
     this.slotList = new Int32Array(total);
     this.arena = new DotArena(this.rowsAt + total * stride, simd ? {} : { simd: false });
-    this.stride8 = Math.ceil(stride / 16) * 16;
-    this.out8At = this.stride8 / 4; // in 32-bit words
-    this.rows8At = this.stride8 + CHUNK * 4;
+    this.stride8 = Math.ceil(stride / 32) * 32;
+    // The query as 16-bit integers (2 bytes a lane), then the integer outputs, then the rows.
+    this.out8At = (2 * this.stride8) / 4; // in 32-bit words
+    this.rows8At = 2 * this.stride8 + CHUNK * 4;
+    // The query's integer range: Σ_j |row byte|·|query lane| must stay below 2³¹ in the kernel.
+    this.q16Max = Math.min(32767, Math.floor(0x7fffffff / (127 * this.stride8)));
     this.slotInv = new Float64Array(prefilter ? total : 0);
     this.slotErr = new Float64Array(prefilter ? total : 0);
     this.slotNorm = new Float64Array(prefilter ? total : 0);
@@ -339,7 +348,7 @@ class Layout {
     const arena = this.arena;
     const arena8 = this.arena8;
     if (!this.#q8) {
-      const q = quantize(arena.f32, 0, st, arena8.i8, 0, st8);
+      const q = quantize16(arena.f32, 0, st, arena8.i16, 0, st8, this.q16Max);
       this.#qInv = q.inv;
       this.#qErr = q.err;
       this.#qNorm = q.norm;
@@ -358,28 +367,48 @@ class Layout {
     const start = this.lStart[list] as number;
     const count = this.lCount[list] as number;
     const floor = top.floor;
+    const ubs = (this.#ubs ??= new Float64Array(CHUNK));
+    const order = (this.#order ??= new Float64Array(CHUNK));
     let pushed = 0;
     for (let c = 0; c < count; c += CHUNK) {
       const m = Math.min(CHUNK, count - c);
       arena8.dots8(this.rows8At + (start + c) * st8, 0, out8, m, st8);
       const I = arena8.i32;
+      // Pass 1: each row's bound; rows it puts below the worst kept score (once k are kept) or
+      // below the floor are not scored in floats — one below the floor still counts as found
+      // (`below`) — the others are candidates.
+      const cut0 = top.full ? Math.max(top.minScore, floor) : floor;
+      let nc = 0;
       for (let r = 0; r < m; r++) {
         const slot = start + c + r;
-        // Rows the bound puts below the worst kept score (once k are kept) or below the floor
-        // are not scored in floats; one below the floor still counts as found (`below`).
+        const e = err[slot] as number;
+        const ub =
+          (I[out8 + r] as number) * (inv[slot] as number) * qInv +
+          e * qNorm +
+          (norm[slot] as number) * qErr +
+          e * qErr +
+          SCORE_SLACK;
+        if (ub < cut0) {
+          if (!top.full) top.below(keys[slot] as number, accept);
+          continue;
+        }
+        ubs[r] = ub;
+        // Highest bound first (below): the kept scores rise fastest, so more of the remaining
+        // candidates fall under the worst kept one by their bound alone. The order only saves
+        // work: every candidate is checked against the bound again, and the best k of a set
+        // do not depend on the order they are offered in (ties go to the smaller key).
+        order[nc++] = ubOrderKey(ub) * CHUNK + r;
+      }
+      if (nc > 1) order.subarray(0, nc).sort();
+      // Pass 2: the candidates, highest bound first, scored exactly while their bound can
+      // still reach the kept scores.
+      for (let i = nc - 1; i >= 0; i--) {
+        const r = (order[i] as number) % CHUNK;
+        const slot = start + c + r;
         const cut = top.full ? Math.max(top.minScore, floor) : floor;
-        if (cut > Number.NEGATIVE_INFINITY) {
-          const e = err[slot] as number;
-          const ub =
-            (I[out8 + r] as number) * (inv[slot] as number) * qInv +
-            e * qNorm +
-            (norm[slot] as number) * qErr +
-            e * qErr +
-            SCORE_SLACK;
-          if (ub < cut) {
-            if (!top.full) top.below(keys[slot] as number, accept);
-            continue;
-          }
+        if ((ubs[r] as number) < cut) {
+          if (!top.full) top.below(keys[slot] as number, accept);
+          continue;
         }
         arena.dots(this.rowsAt + slot * st, 0, outAt, 1, st);
         const s = F[outAt] as number;
@@ -493,6 +522,16 @@ class Layout {
 }
 
 /**
+ * A bound as a non-negative integer in the same order (up to 2⁻³² — the order only steers
+ * which candidates are scored first): room for {@link CHUNK} row numbers below it in a double.
+ * Bounds of unit rows lie in about ±1.01; anything outside ±8 is clamped.
+ */
+function ubOrderKey(ub: number): number {
+  const x = ub > -8 ? (ub < 8 ? ub : 8) : ub === ub ? -8 : 8; // NaN (never): first
+  return Math.floor((x + 8) * 2 ** 32);
+}
+
+/**
  * Added to the byte-score bound: covers the float kernel's rounding of an exact score (about
  * 50·2⁻²⁴ for unit rows of any width the arena holds, with its per-lane sums) many times over.
  */
@@ -529,6 +568,45 @@ function quantize(
     const x = F[off + i] as number;
     const q = Math.round(x * scale); // |x·scale| ≤ 127 (+ rounding): −127 … 127
     B[b + i] = q;
+    const e = x - q * inv;
+    e2 += e * e;
+    n2 += x * x;
+  }
+  return { inv, err: Math.sqrt(e2), norm: Math.sqrt(n2) };
+}
+
+/**
+ * The query in signed 16-bit lanes: Q[b + i] = round(x·qMax/max|x|) for F[off .. off+st),
+ * zero padded to `st8` lanes. The same step, error norm and norm as {@link quantize} (the error
+ * ≈ 1/258 of a byte quantisation's at qMax = 32767, so the bound's query terms nearly vanish).
+ */
+function quantize16(
+  F: Float32Array,
+  off: number,
+  st: number,
+  Q: Int16Array,
+  b: number,
+  st8: number,
+  qMax: number,
+): { inv: number; err: number; norm: number } {
+  let max = 0;
+  for (let i = 0; i < st; i++) {
+    const a = Math.abs(F[off + i] as number);
+    if (a > max) max = a;
+  }
+  Q.fill(0, b + st, b + st8);
+  if (max === 0) {
+    Q.fill(0, b, b + st);
+    return { inv: 0, err: 0, norm: 0 };
+  }
+  const scale = qMax / max;
+  const inv = max / qMax;
+  let e2 = 0;
+  let n2 = 0;
+  for (let i = 0; i < st; i++) {
+    const x = F[off + i] as number;
+    const q = Math.round(x * scale); // |x·scale| ≤ qMax (+ rounding): −qMax … qMax
+    Q[b + i] = q;
     const e = x - q * inv;
     e2 += e * e;
     n2 += x * x;

@@ -16,7 +16,7 @@
 // (module (memory (export "mem") 1)
 //   (func (export "dots") (param $h i32) (param $p i32) (param $out i32) (param $n i32)
 //         (param $dbytes i32) (local $r i32) (local $j i32) (local $acc v128) ...)
-//   (func (export "dots8") ...same params: int8 rows, i32 results...))
+//   (func (export "dots8") ...same params: int8 rows against an i16 query, i32 results...))
 // prettier-ignore
 const WASM_HEAD = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
@@ -96,36 +96,53 @@ function leb(n: number): number[] {
 }
 
 /**
- * `dots8`: `out[r] = Σ_j rows[h + r·rb + j] · x[p + j]` over signed bytes in −127…127, as
- * i32, for `r < n`, `j < rb` (byte offsets; `rb` a multiple of 16). Each step multiplies 16
- * byte pairs into i16 lanes (`i16x8.extmul_low/high_i8x16_s`), adds the two halves (|a·b| ≤
- * 127², two of them fit an i16), widens pairwise into i32 and accumulates: exact integers.
+ * `dots8`: `out[r] = Σ_j rows[h + r·rb + j] · x[j]` for `r < n`, `j < rb`, as i32: signed-byte
+ * rows (−127…127) against a query of signed 16-bit integers `x` from byte `p` (2·rb bytes),
+ * `rb` a multiple of 32. Each step takes 32 row bytes: widened to i16 lanes
+ * (`i16x8.extend_low/high_i8x16_s`), multiplied with the query's lanes and summed pairwise
+ * into i32 (`i32x4.dot_i16x8_s`), four products into two accumulators. Exact integers as long
+ * as Σ_j |row_j|·|x_j| < 2³¹ (the caller bounds the query's range by the row width).
  */
 // prettier-ignore
 const WASM_BODY8 = new Uint8Array([
-  0x02, 0x02, 0x7f, 0x03, 0x7b, // locals: 2 × i32 (r=5, j=6), 3 × v128 (acc=7, a=8, b=9)
+  // locals: 3 × i32 (r=5, y=6 row pointer, x=7 query pointer), 1 × i32 (end=8),
+  // 3 × v128 (acc=9, acc2=10, a=11)
+  0x02, 0x04, 0x7f, 0x03, 0x7b,
   0x02, 0x40, // block $done
   0x03, 0x40, //  loop $rows
   0x20, 0x05, 0x20, 0x03, 0x4f, 0x0d, 0x01, // if r >= n: br $done
-  0xfd, 0x0c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x21, 0x07, // acc = 0
-  0x41, 0x00, 0x21, 0x06, // j = 0
+  0xfd, 0x0c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x22, 0x09, 0x21, 0x0a, // acc = acc2 = 0
+  0x20, 0x00, 0x22, 0x06, 0x20, 0x04, 0x6a, 0x21, 0x08, // y = h; end = h + rb
+  0x20, 0x01, 0x21, 0x07, // x = p
   0x03, 0x40, //   loop $inner
-  0x20, 0x00, 0x20, 0x06, 0x6a, 0xfd, 0x00, 0x00, 0x00, 0x21, 0x08, // a = v128.load (h + j)
-  0x20, 0x01, 0x20, 0x06, 0x6a, 0xfd, 0x00, 0x00, 0x00, 0x21, 0x09, // b = v128.load (p + j)
-  0x20, 0x07,
-  0x20, 0x08, 0x20, 0x09, 0xfd, 0x9c, 0x01, // i16x8.extmul_low_i8x16_s a b
-  0x20, 0x08, 0x20, 0x09, 0xfd, 0x9d, 0x01, // i16x8.extmul_high_i8x16_s a b
-  0xfd, 0x8e, 0x01, // i16x8.add
-  0xfd, 0x7e, // i32x4.extadd_pairwise_i16x8_s
-  0xfd, 0xae, 0x01, 0x21, 0x07, // acc += …
-  0x20, 0x06, 0x41, 0x10, 0x6a, 0x22, 0x06, // j += 16
-  0x20, 0x04, 0x49, 0x0d, 0x00, // if j < rb: continue
+  0x20, 0x06, 0xfd, 0x00, 0x00, 0x00, 0x21, 0x0b, // a = v128.load (y)
+  0x20, 0x09,
+  0x20, 0x0b, 0xfd, 0x87, 0x01, // i16x8.extend_low_i8x16_s a
+  0x20, 0x07, 0xfd, 0x00, 0x00, 0x00, // v128.load (x)
+  0xfd, 0xba, 0x01, 0xfd, 0xae, 0x01, 0x21, 0x09, // acc += i32x4.dot_i16x8_s
+  0x20, 0x0a,
+  0x20, 0x0b, 0xfd, 0x88, 0x01, // i16x8.extend_high_i8x16_s a
+  0x20, 0x07, 0xfd, 0x00, 0x00, 0x10, // v128.load offset=16 (x)
+  0xfd, 0xba, 0x01, 0xfd, 0xae, 0x01, 0x21, 0x0a, // acc2 += …
+  0x20, 0x06, 0xfd, 0x00, 0x00, 0x10, 0x21, 0x0b, // a = v128.load offset=16 (y)
+  0x20, 0x09,
+  0x20, 0x0b, 0xfd, 0x87, 0x01,
+  0x20, 0x07, 0xfd, 0x00, 0x00, 0x20, // v128.load offset=32 (x)
+  0xfd, 0xba, 0x01, 0xfd, 0xae, 0x01, 0x21, 0x09, // acc += …
+  0x20, 0x0a,
+  0x20, 0x0b, 0xfd, 0x88, 0x01,
+  0x20, 0x07, 0xfd, 0x00, 0x00, 0x30, // v128.load offset=48 (x)
+  0xfd, 0xba, 0x01, 0xfd, 0xae, 0x01, 0x21, 0x0a, // acc2 += …
+  0x20, 0x07, 0x41, 0xc0, 0x00, 0x6a, 0x21, 0x07, // x += 64
+  0x20, 0x06, 0x41, 0x20, 0x6a, 0x22, 0x06, // y += 32
+  0x20, 0x08, 0x49, 0x0d, 0x00, // if y < end: continue
   0x0b, //   end $inner
   0x20, 0x02, // out address
-  0x20, 0x07, 0xfd, 0x1b, 0x00,
-  0x20, 0x07, 0xfd, 0x1b, 0x01, 0x6a,
-  0x20, 0x07, 0xfd, 0x1b, 0x02, 0x6a,
-  0x20, 0x07, 0xfd, 0x1b, 0x03, 0x6a,
+  0x20, 0x09, 0x20, 0x0a, 0xfd, 0xae, 0x01, 0x22, 0x09, // acc += acc2
+  0xfd, 0x1b, 0x00,
+  0x20, 0x09, 0xfd, 0x1b, 0x01, 0x6a,
+  0x20, 0x09, 0xfd, 0x1b, 0x02, 0x6a,
+  0x20, 0x09, 0xfd, 0x1b, 0x03, 0x6a,
   0x36, 0x02, 0x00, // i32.store
   0x20, 0x02, 0x41, 0x04, 0x6a, 0x21, 0x02, // out += 4
   0x20, 0x00, 0x20, 0x04, 0x6a, 0x21, 0x00, // h += rb
@@ -183,6 +200,7 @@ export class DotArena {
   readonly simd: boolean;
   #f32: Float32Array;
   #i8: Int8Array | undefined;
+  #i16: Int16Array | undefined;
   #i32: Int32Array | undefined;
   readonly #wasm: WasmExports | null;
 
@@ -213,6 +231,12 @@ export class DotArena {
   get i8(): Int8Array {
     if (this.#i8?.buffer !== this.#f32.buffer) this.#i8 = new Int8Array(this.#f32.buffer);
     return this.#i8;
+  }
+
+  /** The same memory as signed 16-bit integers (replaced when the memory grows). */
+  get i16(): Int16Array {
+    if (this.#i16?.buffer !== this.#f32.buffer) this.#i16 = new Int16Array(this.#f32.buffer);
+    return this.#i16;
   }
 
   /** The same memory as 32-bit integers (replaced when the memory grows). */
@@ -270,10 +294,11 @@ export class DotArena {
   }
 
   /**
-   * `i32[out + r] = Σ_j i8[h + r·rowBytes + j] · i8[p + j]` for `r < n`, `j < rowBytes`: exact
-   * integer dot products of signed-byte rows, every byte in −127…127 (−128 is never written by
-   * the quantiser; the SIMD kernel's i16 pair sums need it). `h`, `p` are byte offsets, `out` an offset in
-   * 32-bit words, `rowBytes` a multiple of 16. Bounds are the caller's to keep.
+   * `i32[out + r] = Σ_j i8[h + r·rowBytes + j] · i16[p/2 + j]` for `r < n`, `j < rowBytes`:
+   * exact integer dot products of signed-byte rows (every byte in −127…127) with a query of
+   * signed 16-bit integers, while Σ_j |row_j|·|query_j| < 2³¹ (the caller's to keep, with the
+   * other bounds). `h`, `p` are byte offsets (`p` even), `out` an offset in 32-bit words,
+   * `rowBytes` a multiple of 32.
    */
   dots8(h: number, p: number, out: number, n: number, rowBytes: number): void {
     if (n <= 0) return;
@@ -282,10 +307,12 @@ export class DotArena {
       return;
     }
     const B = this.i8;
+    const Q = this.i16;
     const O = this.i32;
+    const q = p >> 1;
     for (let r = 0, o = h; r < n; r++, o += rowBytes) {
       let a = 0;
-      for (let j = 0; j < rowBytes; j++) a += (B[o + j] as number) * (B[p + j] as number);
+      for (let j = 0; j < rowBytes; j++) a += (B[o + j] as number) * (Q[q + j] as number);
       O[out + r] = a;
     }
   }

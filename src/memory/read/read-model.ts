@@ -39,7 +39,7 @@ import {
   relationKeys,
   words,
 } from '../../core/text/index.js';
-import { cosineWithNorms, sumSquares } from '../../core/smsr/near-duplicate.js';
+import { cosineWithNorms, cosinesWithNorms, sumSquares } from '../../core/smsr/near-duplicate.js';
 
 export interface ReadModelOptions {
   /** Most entries held in all partitions together (default 200,000). */
@@ -117,10 +117,30 @@ export class Held {
    * with the entry's sum of squares computed once while it is held.
    */
   cosine(q: Float32Array, qSq: number): number {
-    const v = this.entry.embedding as Float32Array;
+    return cosineWithNorms(q, qSq, this.entry.embedding as Float32Array, this.sumSquares());
+  }
+
+  /** `sumSquares(entry.embedding)` (which must exist), computed once while the entry is held. */
+  sumSquares(): number {
     let sq = this.#sq;
-    if (sq !== sq) sq = this.#sq = sumSquares(v);
-    return cosineWithNorms(q, qSq, v, sq);
+    if (sq !== sq) sq = this.#sq = sumSquares(this.entry.embedding as Float32Array);
+    return sq;
+  }
+
+  /**
+   * `rows[i].cosine(q, qSq)` for every i, bit for bit, computed four rows at a time
+   * (`cosinesWithNorms`).
+   */
+  static cosines(q: Float32Array, qSq: number, rows: readonly Held[]): Float64Array {
+    const out = new Float64Array(rows.length);
+    cosinesWithNorms(
+      q,
+      qSq,
+      rows.map((h) => h.entry.embedding as Float32Array),
+      rows.map((h) => h.sumSquares()),
+      out,
+    );
+    return out;
   }
 }
 
@@ -328,9 +348,24 @@ export class ReadModel {
     // statistics the database's lexical ranking uses too.
     const stats = terms === undefined ? undefined : combinedStats(parts.map((p) => p.lex));
     const hybrid = terms !== undefined && embedding !== undefined;
-    // Hybrid: the cosine of each vector hit, by key — a lexical hit among them reuses it (the
-    // same call on the same vectors) instead of computing it again.
-    const cosines = hybrid ? new Map<number, number>() : undefined;
+    // Hybrid: every hit's score is the float64 cosine (the database's), computed once per row
+    // after both sides are known — a lexical hit that is also a vector hit shares its row's —
+    // and four rows at a time (`Held.cosines`): by key, the row's place in `cosRows`.
+    const cosAt = hybrid ? new Map<number, number>() : undefined;
+    const cosRows: Held[] = [];
+    const cosHits: { vectorScore?: number }[] = [];
+    const cosOf: number[] = [];
+    const wantCosine = (key: number, held: Held, hit: { vectorScore?: number }): void => {
+      const m = cosAt as Map<number, number>;
+      let i = m.get(key);
+      if (i === undefined) {
+        i = cosRows.length;
+        cosRows.push(held);
+        m.set(key, i);
+      }
+      cosHits.push(hit);
+      cosOf.push(i);
+    };
     // The query's sum of squares, once per search (each held entry keeps its own).
     const qSq = hybrid ? sumSquares(embedding) : 0;
     const wantKeys: number[] = [];
@@ -353,16 +388,12 @@ export class ReadModel {
           const held = part.byKey.get(h.key);
           if (held === undefined) continue;
           const e = held.entry;
-          // Fused with a lexical score, the cosine is the database's (float64) one.
-          let vectorScore = h.score;
-          if (cosines !== undefined && e.embedding !== undefined) {
-            vectorScore = held.cosine(embedding, qSq);
-            cosines.set(h.key, vectorScore);
-          }
           const hit: { entry: StoredEntry; vectorScore: number; lexicalScore?: number } = {
             entry: e,
-            vectorScore,
+            vectorScore: h.score,
           };
+          // Fused with a lexical score, the cosine is the database's (float64) one (below).
+          if (cosAt !== undefined && e.embedding !== undefined) wantCosine(h.key, held, hit);
           if (terms !== undefined) {
             wantKeys.push(h.key);
             wantHits.push(hit);
@@ -386,11 +417,15 @@ export class ReadModel {
             entry: e,
             lexicalScore: h.score,
           };
-          if (embedding !== undefined && e.embedding !== undefined)
-            hit.vectorScore = cosines?.get(h.key) ?? held.cosine(embedding, qSq);
+          if (cosAt !== undefined && e.embedding !== undefined) wantCosine(h.key, held, hit);
           lex.push(hit);
         }
       }
+    }
+    if (cosRows.length > 0) {
+      const cos = Held.cosines(embedding as Float32Array, qSq, cosRows);
+      for (let i = 0; i < cosHits.length; i++)
+        (cosHits[i] as { vectorScore?: number }).vectorScore = cos[cosOf[i] as number] as number;
     }
     const byVec = (a: SearchHit, b: SearchHit): number =>
       (b.vectorScore ?? -Infinity) - (a.vectorScore ?? -Infinity) ||

@@ -217,25 +217,30 @@ describe('listOrder (the probe order of the lists)', () => {
 });
 
 describe('signed-byte prefilter', () => {
-  it('dots8 (SIMD and JavaScript) is the exact integer dot product of rows of bytes in −127…127', () => {
+  it('dots8 (SIMD and JavaScript) is the exact integer dot product of byte rows in −127…127 with a 16-bit query', () => {
     const r = rng(31);
     for (const simd of [true, false]) {
       const a = new DotArena(1 << 16, simd ? {} : { simd: false });
       expect(a.simd).toBe(simd);
       for (let t = 0; t < 40; t++) {
-        const rb = 16 * (1 + (t % 25));
+        // Up to 512 bytes a row: at ±127 × ±32767 the sum stays below 2³¹ (the index's bound).
+        const rb = 32 * (1 + (t % 16));
         const n = 1 + ((t * 7) % 37);
         const h = 4096;
         const B = a.i8;
-        // Extremes too: every product ±127², the i16 pair sums at their limit.
+        const Q = a.i16;
+        // Extremes too: every product ±127·32767, the i32 sums near their limit.
+        const extreme = t % 4 === 0;
         const byte = (): number =>
-          t % 4 === 0 ? (r() < 0.5 ? -127 : 127) : Math.floor(r() * 255) - 127;
-        for (let i = 0; i < rb; i++) B[i] = byte();
+          extreme ? (r() < 0.5 ? -127 : 127) : Math.floor(r() * 255) - 127;
+        const lane = (): number =>
+          extreme ? (r() < 0.5 ? -32767 : 32767) : Math.floor(r() * 65535) - 32767;
+        for (let i = 0; i < rb; i++) Q[i] = lane();
         for (let i = 0; i < rb * n; i++) B[h + i] = byte();
         a.dots8(h, 0, 12_000, n, rb);
         for (let row = 0; row < n; row++) {
           let want = 0;
-          for (let j = 0; j < rb; j++) want += (B[h + row * rb + j] as number) * (B[j] as number);
+          for (let j = 0; j < rb; j++) want += (B[h + row * rb + j] as number) * (Q[j] as number);
           expect(a.i32[12_000 + row]).toBe(want);
         }
       }
@@ -317,7 +322,8 @@ describe('signed-byte prefilter', () => {
             if (burst === 1) for (const pair of pairs) for (const ix of pair) ix.maintain(Infinity);
             for (let i = 0; i < 24; i++) {
               // Near a stored row sometimes (scores close to 1), anywhere otherwise.
-              const q = i % 2 === 0 ? gen() : Float32Array.from(gen(), (x, j) => x + (j === 0 ? 1e-3 : 0));
+              const q =
+                i % 2 === 0 ? gen() : Float32Array.from(gen(), (x, j) => x + (j === 0 ? 1e-3 : 0));
               const accept = i % 3 === 0 ? (key: number) => key % 3 !== 0 : undefined;
               for (const [plain, floored] of pairs) {
                 const full = (plain as VectorIndex).search(q, k, accept);
