@@ -143,28 +143,19 @@ function reportOf(l: WriteLineage, r: ResolvedLineage | undefined): LineageRepor
     why.push(
       'raised to the recorded retrieval and attribution floor (caller lineage only adds taint)',
     );
-  // Two literals rather than a conditional spread (no object per write; same key order).
-  const thread = r?.thread;
-  if (thread === undefined)
-    return {
-      parents: [...l.parents],
-      weights: [...l.weights],
-      label: l.label,
-      basis,
-      autoParents: [...(r?.autoParents ?? [])],
-      raised: r?.raised ?? false,
-      reason: why.join('; '),
-    };
-  return {
+  // Set one by one (the file's pattern for optional fields): no object per write for a
+  // conditional spread, and the keys in the report's order (thread before raised).
+  const report: Partial<Mutable<LineageReport>> = {
     parents: [...l.parents],
     weights: [...l.weights],
     label: l.label,
     basis,
     autoParents: [...(r?.autoParents ?? [])],
-    thread,
-    raised: r?.raised ?? false,
-    reason: why.join('; '),
   };
+  if (r?.thread !== undefined) report.thread = r.thread;
+  report.raised = r?.raised ?? false;
+  report.reason = why.join('; ');
+  return report as LineageReport;
 }
 
 export class WritePath {
