@@ -278,6 +278,7 @@ class Layout {
       this.arena8.i8,
       this.rows8At + slot * this.stride8,
       this.stride8,
+      127,
     );
     this.slotInv[slot] = q.inv;
     this.slotErr[slot] = q.err;
@@ -348,7 +349,7 @@ class Layout {
     const arena = this.arena;
     const arena8 = this.arena8;
     if (!this.#q8) {
-      const q = quantize16(arena.f32, 0, st, arena8.i16, 0, st8, this.q16Max);
+      const q = quantize(arena.f32, 0, st, arena8.i16, 0, st8, this.q16Max);
       this.#qInv = q.inv;
       this.#qErr = q.err;
       this.#qNorm = q.norm;
@@ -538,53 +539,17 @@ function ubOrderKey(ub: number): number {
 const SCORE_SLACK = 1e-4;
 
 /**
- * Signed bytes of F[off .. off+st) into B[b .. b+st8) (zero padded): round(x·127/max|x|).
- * Returns the step (max|x|/127, the float a byte stands for), ‖x − bytes·step‖ and ‖x‖, all
- * in float64 from the stored floats.
+ * Signed integers of F[off .. off+st) into Q[b .. b+st8) (zero padded): round(x·qMax/max|x|) —
+ * bytes (qMax = 127) for a stored row, 16-bit lanes for the query (qMax ≤ 32767; its error is
+ * ≈ 1/258 of a byte quantisation's at 32767, so the bound's query terms nearly vanish).
+ * Returns the step (max|x|/qMax, the float one unit stands for), ‖x − q·step‖ and ‖x‖, all in
+ * float64 from the stored floats.
  */
 function quantize(
   F: Float32Array,
   off: number,
   st: number,
-  B: Int8Array,
-  b: number,
-  st8: number,
-): { inv: number; err: number; norm: number } {
-  let max = 0;
-  for (let i = 0; i < st; i++) {
-    const a = Math.abs(F[off + i] as number);
-    if (a > max) max = a;
-  }
-  B.fill(0, b + st, b + st8);
-  if (max === 0) {
-    B.fill(0, b, b + st);
-    return { inv: 0, err: 0, norm: 0 };
-  }
-  const scale = 127 / max;
-  const inv = max / 127;
-  let e2 = 0;
-  let n2 = 0;
-  for (let i = 0; i < st; i++) {
-    const x = F[off + i] as number;
-    const q = Math.round(x * scale); // |x·scale| ≤ 127 (+ rounding): −127 … 127
-    B[b + i] = q;
-    const e = x - q * inv;
-    e2 += e * e;
-    n2 += x * x;
-  }
-  return { inv, err: Math.sqrt(e2), norm: Math.sqrt(n2) };
-}
-
-/**
- * The query in signed 16-bit lanes: Q[b + i] = round(x·qMax/max|x|) for F[off .. off+st),
- * zero padded to `st8` lanes. The same step, error norm and norm as {@link quantize} (the error
- * ≈ 1/258 of a byte quantisation's at qMax = 32767, so the bound's query terms nearly vanish).
- */
-function quantize16(
-  F: Float32Array,
-  off: number,
-  st: number,
-  Q: Int16Array,
+  Q: Int8Array | Int16Array,
   b: number,
   st8: number,
   qMax: number,
