@@ -11,6 +11,7 @@
  * - `embeddingMismatch`: the stored vector does not represent the stored content (re-embedded
  *   content vs stored vector) — a forged or collided index entry.
  */
+import { dots4 } from '../vector/kernel.js';
 import { cosineSim, normalized } from './kernel.js';
 import { type Finding, abstain, finding, meanStd } from './types.js';
 
@@ -92,8 +93,8 @@ export class Proactive {
       const k = 1 / Math.sqrt(nn);
       for (let i = 0; i < n; i++) u[i] = (u[i] as number) * k;
     }
-    // Four probes per pass: four independent sums, each in its own order as `dotProduct`
-    // adds it, so the loop is not bound by the latency of one chain of additions.
+    // Four probes per pass (`dots4`): four independent sums, each in its own order as
+    // `dotProduct` adds it, so the loop is not bound by the latency of one chain of additions.
     let s = 0;
     let j = 0;
     for (; j + 4 <= probes.length; j += 4) {
@@ -102,21 +103,11 @@ export class Proactive {
       const p2 = probes[j + 2] as Float32Array;
       const p3 = probes[j + 3] as Float32Array;
       if (p0.length !== n || p1.length !== n || p2.length !== n || p3.length !== n) break;
-      let d0 = 0;
-      let d1 = 0;
-      let d2 = 0;
-      let d3 = 0;
-      for (let i = 0; i < n; i++) {
-        const x = u[i] as number;
-        d0 += (p0[i] as number) * x;
-        d1 += (p1[i] as number) * x;
-        d2 += (p2[i] as number) * x;
-        d3 += (p3[i] as number) * x;
-      }
-      s += d0;
-      s += d1;
-      s += d2;
-      s += d3;
+      dots4(u, p0, p1, p2, p3, n, DOTS, 0);
+      s += DOTS[0] as number;
+      s += DOTS[1] as number;
+      s += DOTS[2] as number;
+      s += DOTS[3] as number;
     }
     for (; j < probes.length; j++) {
       const p = probes[j] as Float32Array;
@@ -155,6 +146,9 @@ export class Proactive {
     );
   }
 }
+
+/** `score`'s four dot products per pass (synchronous: one scratch for every instance). */
+const DOTS = new Float64Array(4);
 
 const WORD_RE = /[\p{L}\p{N}]{3,}/gu;
 

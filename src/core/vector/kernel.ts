@@ -177,6 +177,39 @@ function wasmModule(): object | null {
   return compiled;
 }
 
+/**
+ * `out[at + k] = Σ_j x[j]·b_k[j]` over `j < n` for the four vectors b0…b3, in float64: each sum
+ * accumulated in index order exactly as a one-vector loop adds it (the same values bit for
+ * bit), the four in one pass over `x` so the loop is not bound by the latency of one chain of
+ * additions (and fetches four rows at once). Lengths are the caller's to check.
+ */
+export function dots4(
+  x: Float32Array,
+  b0: Float32Array,
+  b1: Float32Array,
+  b2: Float32Array,
+  b3: Float32Array,
+  n: number,
+  out: Float64Array,
+  at: number,
+): void {
+  let d0 = 0;
+  let d1 = 0;
+  let d2 = 0;
+  let d3 = 0;
+  for (let j = 0; j < n; j++) {
+    const v = x[j] as number;
+    d0 += v * (b0[j] as number);
+    d1 += v * (b1[j] as number);
+    d2 += v * (b2[j] as number);
+    d3 += v * (b3[j] as number);
+  }
+  out[at] = d0;
+  out[at + 1] = d1;
+  out[at + 2] = d2;
+  out[at + 3] = d3;
+}
+
 /** True when this runtime can run the WebAssembly SIMD kernel. */
 export function simdAvailable(): boolean {
   return wasmModule() !== null;
