@@ -580,7 +580,6 @@ export class ReadModel {
     }
   }
 
-  /** The shared and the principal's partition, loaded; undefined when one cannot be held. */
   /**
    * {@link partitionsFor} when both partitions are already loaded: the same answer without a
    * promise (ADR 0088); null when a load must be started or waited for.
@@ -599,11 +598,11 @@ export class ReadModel {
     return [own, sh];
   }
 
+  /** The shared and the principal's partition, loaded; undefined when one cannot be held. */
   private async partitionsFor(principal: string, nowNs: bigint): Promise<Partition[] | undefined> {
+    // Loaded already, blocked or not serving: answered there (which also notes `nowNs`).
     const now = this.partitionsNow(principal, nowNs);
     if (now !== null) return now;
-    this.lastNowNs = nowNs;
-    if (this.blocked(SHARED, nowNs) || this.blocked(principal, nowNs)) return undefined;
     let own = this.parts.get(principal);
     if (own === undefined || (this.shared === undefined && !own.loading)) {
       if (own !== undefined) this.drop(own);
