@@ -789,11 +789,14 @@ class FlatListIndex implements VectorIndex {
       // the scan early; where the centroid scores are flat (no structure the lists captured)
       // it scans more, bounded by maxProbe.
       const cs = cur.rankLists();
-      const order = listOrder(cs);
       const { nprobe, maxProbe, probeGap } = this.#opts;
+      // The head of the order a search normally probes (at most maxProbe lists once k were
+      // found); the whole order only when it goes on past that.
+      let order = listOrder(cs, maxProbe);
       const floor = (cs[order[0] as number] as number) - probeGap;
       let scanned = 0;
       for (let i = 0; i < nlist; i++) {
+        if (i === order.length) order = listOrder(cs);
         const c = order[i] as number;
         if (top.found && scanned >= nprobe && (scanned >= maxProbe || (cs[c] as number) < floor))
           break;
@@ -969,6 +972,8 @@ class FlatListIndex implements VectorIndex {
 const PACKED_LISTS = 1 << 20;
 const packScratch = new Float32Array(1);
 const packBits = new Uint32Array(packScratch.buffer);
+let packKeys = new Float64Array(0);
+let packTop = new Float64Array(0);
 
 /**
  * List numbers by centroid score, highest first, ties by the smaller number: the order of
@@ -977,37 +982,62 @@ const packBits = new Uint32Array(packScratch.buffer);
  * unsigned integer, times 2²⁰, plus the inverted list number — and the keys are sorted by the
  * engine's native numeric typed-array sort, without a comparator call per comparison (most of
  * the probe's cost beside the kernel).
+ *
+ * With `first` (< the number of lists): only the first `first` of that order, the same list
+ * numbers — kept by insertion into a sorted run of `first` keys instead of sorting them all. A
+ * search probes a few lists of hundreds; the engine's typed-array sort of every key was ≈ 2 % of
+ * a 100k search's CPU (issue 21).
  */
-export function listOrder(cs: Float32Array): Int32Array {
+export function listOrder(cs: Float32Array, first?: number): Int32Array {
   const n = cs.length;
-  const out = new Int32Array(n);
-  const keys = n < PACKED_LISTS ? new Float64Array(n) : undefined;
+  // Scratch reused across calls (a search runs this to its end without yielding).
+  if (n < PACKED_LISTS && packKeys.length < n) packKeys = new Float64Array(n);
+  const keys = n < PACKED_LISTS ? packKeys : undefined;
   for (let c = 0; keys !== undefined && c < n; c++) {
     const x = cs[c] as number;
     if (Number.isNaN(x)) {
       // NaN: the comparator's order (not a total order; kept as the comparator sort gives it).
-      const order = Array.from({ length: n }, (_, i) => i);
-      order.sort((a, b) => (cs[b] as number) - (cs[a] as number) || a - b);
-      out.set(order);
-      return out;
+      return comparatorOrder(cs, first);
     }
     packScratch[0] = x + 0; // −0 → +0
     const u = packBits[0] as number;
     const ord = u >= 0x80000000 ? ~u >>> 0 : u + 0x80000000;
     keys[c] = ord * PACKED_LISTS + (PACKED_LISTS - 1 - c);
   }
-  if (keys === undefined) {
-    const order = Array.from({ length: n }, (_, i) => i);
-    order.sort((a, b) => (cs[b] as number) - (cs[a] as number) || a - b);
-    out.set(order);
+  if (keys === undefined) return comparatorOrder(cs, first);
+  if (first !== undefined && first < n) {
+    // The `first` largest keys, descending: keys are distinct (each carries its list number),
+    // so the run is exactly the head of the full descending order.
+    const m = Math.max(0, Math.floor(first));
+    if (packTop.length < m) packTop = new Float64Array(m);
+    const top = packTop;
+    let size = 0;
+    for (let c = 0; c < n; c++) {
+      const k = keys[c] as number;
+      if (size === m && !(k > (top[m - 1] as number))) continue;
+      let i = size < m ? size++ : m - 1;
+      for (; i > 0 && (top[i - 1] as number) < k; i--) top[i] = top[i - 1] as number;
+      top[i] = k;
+    }
+    const out = new Int32Array(size);
+    for (let i = 0; i < size; i++) out[i] = PACKED_LISTS - 1 - ((top[i] as number) % PACKED_LISTS);
     return out;
   }
-  keys.sort();
+  const all = keys.subarray(0, n);
+  all.sort();
+  const out = new Int32Array(n);
   for (let i = 0; i < n; i++) {
-    const k = keys[n - 1 - i] as number;
+    const k = all[n - 1 - i] as number;
     out[i] = PACKED_LISTS - 1 - (k % PACKED_LISTS);
   }
   return out;
+}
+
+/** `listOrder` by the comparator itself (NaN scores, or too many lists to pack). */
+function comparatorOrder(cs: Float32Array, first: number | undefined): Int32Array {
+  const order = Array.from({ length: cs.length }, (_, i) => i);
+  order.sort((a, b) => (cs[b] as number) - (cs[a] as number) || a - b);
+  return Int32Array.from(first === undefined ? order : order.slice(0, Math.max(0, first)));
 }
 
 function checkKey(key: number): void {

@@ -213,6 +213,27 @@ describe('listOrder (the probe order of the lists)', () => {
   it('falls back to the comparator sort with NaN scores', () => {
     const cs = Float32Array.from([0.5, Number.NaN, 0.7, 0.5]);
     expect(Array.from(listOrder(cs))).toEqual(byComparator(cs));
+    expect(Array.from(listOrder(cs, 2))).toEqual(byComparator(cs).slice(0, 2));
+  });
+
+  it('with `first`: exactly the head of the whole order (ties, ±0, any length)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.float({ noNaN: true }),
+            fc.constantFrom(0, -0, 1, -1, 0.5, -0.5, 0.25, Number.MIN_VALUE),
+          ),
+          { minLength: 1, maxLength: 400 },
+        ),
+        fc.nat({ max: 420 }),
+        (xs, first) => {
+          const cs = Float32Array.from(xs);
+          expect(Array.from(listOrder(cs, first))).toEqual(byComparator(cs).slice(0, first));
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 });
 
