@@ -97,3 +97,27 @@ describe('read-time scoring cache', () => {
     );
   });
 });
+
+describe('scoreReadNow (issue 21: no promise per hit)', () => {
+  it('gives scoreRead’s findings when nothing asynchronous is configured, and defers otherwise', async () => {
+    const embedder = new DeterministicEmbedder(16);
+    const plain = new DetectionPipeline(embedder, { memsad: false, ngram: false, proactive: false });
+    const classified = new DetectionPipeline(embedder, {
+      memsad: false,
+      ngram: false,
+      proactive: false,
+      classifier: async () => undefined,
+    });
+    const reembed = new DetectionPipeline(embedder, { memsad: false, ngram: false, proactive: false, reembedOnRead: true });
+    await fc.assert(
+      fc.asyncProperty(content, tier, content, async (text, t, query) => {
+        const [q, e] = await embedder.embed([query || 'q', text || 'e']);
+        const c = { content: text, tier: t, queryEmbedding: q!, entryEmbedding: e!, query };
+        expect(plain.scoreReadNow(c)).toEqual(await plain.scoreRead(c));
+        expect(classified.scoreReadNow(c)).toBeUndefined();
+        expect(reembed.scoreReadNow(c)).toBeUndefined();
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -400,7 +400,16 @@ class Layout {
         // do not depend on the order they are offered in (ties go to the smaller key).
         order[nc++] = ubOrderKey(ub) * CHUNK + r;
       }
-      if (nc > 1) order.subarray(0, nc).sort();
+      if (nc > SMALL_SORT) order.subarray(0, nc).sort();
+      else
+        for (let i = 1; i < nc; i++) {
+          // A few candidates (the common case): insertion sort, without the engine's sort
+          // (which allocates per call) — the same ascending order of distinct keys.
+          const x = order[i] as number;
+          let j = i - 1;
+          for (; j >= 0 && (order[j] as number) > x; j--) order[j + 1] = order[j] as number;
+          order[j + 1] = x;
+        }
       // Pass 2: the candidates, highest bound first, scored exactly while their bound can
       // still reach the kept scores.
       for (let i = nc - 1; i >= 0; i--) {
@@ -537,6 +546,8 @@ function ubOrderKey(ub: number): number {
  * 50·2⁻²⁴ for unit rows of any width the arena holds, with its per-lane sums) many times over.
  */
 const SCORE_SLACK = 1e-4;
+/** Candidates of a chunk up to this many are ordered by insertion, more by the native sort. */
+const SMALL_SORT = 48;
 
 /**
  * Signed integers of F[off .. off+st) into Q[b .. b+st8) (zero padded): round(x·qMax/max|x|) —
@@ -1089,10 +1100,12 @@ class TopK {
     return this.#n;
   }
 
-  /** The worst kept score (−∞ until full). */
-  get minScore(): number {
-    return this.#n === this.#k ? (this.#s[0] as number) : -Infinity;
-  }
+  /**
+   * The worst kept score (−∞ until full). A field kept by `push`, not a getter: the scan reads it
+   * for every candidate, and a getter that is not inlined returns a boxed double (an allocation
+   * per call).
+   */
+  minScore = Number.NEGATIVE_INFINITY;
 
   /**
    * A scanned row's score: below the floor it only counts toward `found`; else it is kept if
@@ -1130,6 +1143,7 @@ class TopK {
       }
       S[i] = s;
       K[i] = key;
+      if (this.#n === this.#k) this.minScore = S[0] as number;
       return;
     }
     // replace the root and sift down
@@ -1148,6 +1162,7 @@ class TopK {
     }
     S[i] = s;
     K[i] = key;
+    this.minScore = S[0] as number;
   }
 
   /** Best first. */

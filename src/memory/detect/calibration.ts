@@ -100,6 +100,8 @@ export interface DetectionHooks {
   /** A search was run: its query vector joins the principal's history. */
   observeQuery(principal: string, queryEmbedding: Float32Array): Promise<void>;
   scoreRead(principal: string, c: ReadCandidate): Promise<Finding[]>;
+  /** `scoreRead` without waiting when it needs nothing asynchronous (else undefined): the same findings. */
+  scoreReadNow?(principal: string, c: ReadCandidate): Finding[] | undefined;
   /** Persist what is buffered and stop background work (`Memory.close`). */
   close?(): Promise<void>;
 }
@@ -440,6 +442,10 @@ export class AutoDetection implements DetectionHooks {
 
   scoreRead(_principal: string, c: ReadCandidate): Promise<Finding[]> {
     return this.#reader.scoreRead(c);
+  }
+
+  scoreReadNow(_principal: string, c: ReadCandidate): Finding[] | undefined {
+    return this.#reader.scoreReadNow(c);
   }
 
   /** The calibration a principal's detectors run on (for operators and tests). */

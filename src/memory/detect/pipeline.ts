@@ -440,13 +440,7 @@ export class DetectionPipeline {
   /** Score a retrieved entry before it is rendered. */
   async scoreRead(c: ReadCandidate): Promise<Finding[]> {
     const text = typeof c.content === 'string' ? c.content : '';
-    const out: Finding[] = [this.#injectionRisk(text, c.tier)];
-    out.push(
-      implausibleSimilarity(c.queryEmbedding, c.entryEmbedding, {
-        ...(this.#cfg.implausible ?? {}),
-        ...(c.query === undefined ? {} : { query: c.query, content: text }),
-      }),
-    );
+    const out = this.#readFindings(c, text);
     if (this.#cfg.reembedOnRead === true) {
       const [v] = await this.embedder.embed([Watermark.strip(text)]);
       if (v !== undefined) out.push(embeddingMismatch(v, c.entryEmbedding));
@@ -464,6 +458,27 @@ export class DetectionPipeline {
       }
     }
     return out;
+  }
+
+  /**
+   * {@link scoreRead} without waiting, when nothing it runs is asynchronous (no re-embedding on
+   * read, no classifier): the same findings. Undefined: only `scoreRead` can give them. The read
+   * path scores every hit; a promise each was part of a 100k search's CPU (issue 21).
+   */
+  scoreReadNow(c: ReadCandidate): Finding[] | undefined {
+    if (this.#cfg.reembedOnRead === true || this.#cfg.classifier !== undefined) return undefined;
+    return this.#readFindings(c, typeof c.content === 'string' ? c.content : '');
+  }
+
+  /** The read findings every configuration computes: injection risk, implausible similarity. */
+  #readFindings(c: ReadCandidate, text: string): Finding[] {
+    return [
+      this.#injectionRisk(text, c.tier),
+      implausibleSimilarity(c.queryEmbedding, c.entryEmbedding, {
+        ...(this.#cfg.implausible ?? {}),
+        ...(c.query === undefined ? {} : { query: c.query, content: text }),
+      }),
+    ];
   }
 }
 

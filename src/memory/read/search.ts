@@ -167,7 +167,10 @@ export class SearchEngine {
         }
         // The row's state columns are a cache: a candidate the signed records say is
         // deleted, superseded or whose stored expiry was tampered with is dropped (issue 17).
-        const state = await this.d.ledger.liveState(entry, v.entry, nowNs);
+        // Without a promise when nothing has to be loaded or refreshed (the same answer).
+        const ledger = this.d.ledger;
+        let state = ledger.liveStateNow(entry, v.entry, nowNs);
+        if (state === null) state = await ledger.liveState(entry, v.entry, nowNs);
         if (state !== undefined) {
           dropped.push({ id: entry.id, code: state.code });
           if (state.tampered) {
@@ -183,13 +186,16 @@ export class SearchEngine {
         if (pipeline !== undefined && queryEmbedding !== undefined) {
           // Pattern 6: trust-aware injection risk and implausible similarity (the latter only
           // when the backend returned the stored vector; otherwise it abstains).
-          const findings = await pipeline.scoreRead(opts.principal, {
+          const candidate = {
             content: v.entry.content,
             tier: v.entry.tier,
             queryEmbedding,
             entryEmbedding: entry.embedding ?? NO_VECTOR,
             query,
-          });
+          };
+          const findings =
+            pipeline.scoreReadNow?.(opts.principal, candidate) ??
+            (await pipeline.scoreRead(opts.principal, candidate));
           // Without the stored vector the vector checks have nothing to compare: skip them.
           const flagged = flaggedOf(
             entry.embedding === undefined
@@ -209,8 +215,11 @@ export class SearchEngine {
             continue;
           }
         }
-        const expires =
-          opts.renew === false ? entry.expiresAtNs : await this.renew(view, entry, nowNs);
+        let expires = entry.expiresAtNs;
+        if (opts.renew !== false) {
+          const target = this.renewTarget(entry, nowNs);
+          if (target !== undefined) expires = await this.renew(view, entry, target);
+        }
         this.d.metrics.recordRead(v.entry.tier);
         results.push({
           memory: toMemoryRecord(v.entry, v.leafIndex, entry.bytes, expires),
@@ -274,20 +283,26 @@ export class SearchEngine {
     return toMemoryRecord(v.entry, v.leafIndex, stored.bytes, stored.expiresAtNs);
   }
 
-  /** Renew-on-use: extend a retrieved entry's expiry to now + its tier TTL. */
-  private async renew(
-    view: StorageBackend,
-    e: StoredEntry,
-    nowNs: bigint,
-  ): Promise<bigint | undefined> {
+  /**
+   * Renew-on-use: the expiry a retrieved entry is extended to (now + its tier TTL), or undefined
+   * when it is kept (renewal off, no TTL, never expiring, or a step under RENEW_MIN_STEP).
+   */
+  private renewTarget(e: StoredEntry, nowNs: bigint): bigint | undefined {
     const ttl = this.d.retention.ttlMs[e.tier];
-    if (!this.d.retention.renewOnUse || ttl === null || e.expiresAtNs === undefined) {
-      return e.expiresAtNs;
-    }
+    if (!this.d.retention.renewOnUse || ttl === null || e.expiresAtNs === undefined)
+      return undefined;
     const ttlNs = BigInt(Math.round(ttl)) * 1_000_000n;
     const target = nowNs + ttlNs;
     const step = BigInt(Math.round(ttl * RENEW_MIN_STEP)) * 1_000_000n;
-    if (target - e.expiresAtNs < (step > 0n ? step : 1n)) return e.expiresAtNs;
+    return target - e.expiresAtNs < (step > 0n ? step : 1n) ? undefined : target;
+  }
+
+  /** Extend `e`'s stored expiry to `target` (best effort: its old expiry when that fails). */
+  private async renew(
+    view: StorageBackend,
+    e: StoredEntry,
+    target: bigint,
+  ): Promise<bigint | undefined> {
     try {
       return await view.extendExpiry(e.id, target);
     } catch {
@@ -336,21 +351,35 @@ export function rank(
       .map((h) => ({ entry: h.entry, score: h.lexicalScore as number }))
       .sort(byScore);
   }
-  const span = (xs: number[]): [number, number] =>
-    xs.length === 0 ? [0, 0] : [Math.min(...xs), Math.max(...xs)];
-  const [vMin, vMax] = span(
-    hits.flatMap((h) => (h.vectorScore === undefined ? [] : [h.vectorScore])),
-  );
-  const [lMin, lMax] = span(hits.map((h) => h.lexicalScore ?? 0));
+  // Each side's span over the candidates (no vector score: [0, 0]) — Math.min / Math.max over
+  // the same values as spreading them into one call, in one pass without the arrays.
+  let vMin = Number.POSITIVE_INFINITY;
+  let vMax = Number.NEGATIVE_INFINITY;
+  let lMin = Number.POSITIVE_INFINITY;
+  let lMax = Number.NEGATIVE_INFINITY;
+  let anyVector = false;
+  for (const h of hits) {
+    const v = h.vectorScore;
+    if (v !== undefined) {
+      anyVector = true;
+      vMin = Math.min(vMin, v);
+      vMax = Math.max(vMax, v);
+    }
+    const l = h.lexicalScore ?? 0;
+    lMin = Math.min(lMin, l);
+    lMax = Math.max(lMax, l);
+  }
+  if (!anyVector) vMin = vMax = 0;
   const norm = (x: number, lo: number, hi: number): number => (hi > lo ? (x - lo) / (hi - lo) : 0);
-  return hits
-    .map((h) => ({
+  const out: { entry: StoredEntry; score: number }[] = [];
+  for (const h of hits)
+    out.push({
       entry: h.entry,
       score:
         FUSION_WEIGHT * (h.vectorScore === undefined ? 0 : norm(h.vectorScore, vMin, vMax)) +
         (1 - FUSION_WEIGHT) * norm(h.lexicalScore ?? 0, lMin, lMax),
-    }))
-    .sort(byScore);
+    });
+  return out.sort(byScore);
 }
 
 /** Weight of the dense score in the hybrid fusion (the lexical one gets the rest). */
