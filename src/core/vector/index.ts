@@ -32,6 +32,7 @@
  * layouts; when the fill is done the new layout replaces the old at once. Work is counted in
  * multiply-adds, not time, so the same operations always build the same lists.
  */
+import { descending } from '../compare.js';
 import { DotArena, simdAvailable, strideOf } from './kernel.js';
 import { mulberry32 } from '../prng.js';
 import { KMeansTrainer, MAX_SAMPLE } from './kmeans.js';
@@ -1170,7 +1171,7 @@ class TopK {
     const out: VectorHit[] = [];
     for (let i = 0; i < this.#n; i++)
       out.push({ key: this.#key[i] as number, score: this.#s[i] as number });
-    out.sort((a, b) => b.score - a.score || a.key - b.key);
+    out.sort((a, b) => descending(a.score, b.score) || a.key - b.key);
     return out;
   }
 }

@@ -25,6 +25,7 @@
  *   all; the search path verifies them (`Ledger.verifyMany`) before returning anything, as it
  *   does rows fresh from the database.
  */
+import { descending } from '../../core/compare.js';
 import { MemwardenError } from '../../core/errors.js';
 import { type SourceTier, SourceTiers } from '../../core/trust.js';
 import type { RootStorage, SearchHit, StorageBackend, StoredEntry } from '../../ports/storage.js';
@@ -427,12 +428,14 @@ export class ReadModel {
       for (let i = 0; i < cosHits.length; i++)
         (cosHits[i] as { vectorScore?: number }).vectorScore = cos[cosOf[i] as number] as number;
     }
+    // Descending by score (`descending`: the sign of `b − a` as a small integer, not a boxed
+    // double per comparison), ties in log order.
     const byVec = (a: SearchHit, b: SearchHit): number =>
-      (b.vectorScore ?? -Infinity) - (a.vectorScore ?? -Infinity) ||
-      (b.lexicalScore ?? 0) - (a.lexicalScore ?? 0) ||
+      descending(a.vectorScore ?? -Infinity, b.vectorScore ?? -Infinity) ||
+      descending(a.lexicalScore ?? 0, b.lexicalScore ?? 0) ||
       a.entry.leafIndex - b.entry.leafIndex;
     const byLex = (a: SearchHit, b: SearchHit): number =>
-      (b.lexicalScore as number) - (a.lexicalScore as number) ||
+      descending(a.lexicalScore as number, b.lexicalScore as number) ||
       a.entry.leafIndex - b.entry.leafIndex;
     vec.sort(byVec);
     lex.sort(byLex);

@@ -8,6 +8,7 @@
 import { toHex } from '../../core/bytes.js';
 import { renderSegments } from '../../core/render/sentinel.js';
 import { type SourceTier, SourceTiers, effectiveAuthority } from '../../core/trust.js';
+import { descending } from '../../core/compare.js';
 import { MemwardenError } from '../../core/errors.js';
 import type { Clock, RandomSource } from '../../ports/clock.js';
 import type { Embedder } from '../../ports/embedder.js';
@@ -338,7 +339,7 @@ export function rank(
   const byScore = (
     a: { entry: StoredEntry; score: number },
     b: { entry: StoredEntry; score: number },
-  ): number => b.score - a.score || a.entry.leafIndex - b.entry.leafIndex;
+  ): number => descending(a.score, b.score) || a.entry.leafIndex - b.entry.leafIndex;
   if (ranking === 'vector') {
     return hits
       .filter((h) => h.vectorScore !== undefined)
