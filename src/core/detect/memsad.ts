@@ -129,15 +129,15 @@ export class Memsad {
   #refSampleStale = false;
   /** JS copies of the held queries (for Assumption 9 statistics); `#words` their bits. */
   readonly #rows: Float32Array[] = [];
-  readonly #words: Uint32Array[] = [];
+  readonly #words: Int32Array[] = [];
   /** A row no slot holds any more (both views), reused by the next query: no allocation. */
   #spare: Float32Array | undefined;
-  #spareWords: Uint32Array | undefined;
+  #spareWords: Int32Array | undefined;
   /**
    * The held rows as a multiset by content: slots holding bit-identical rows form a group.
    * Per slot: its group (−1 when not held) and its neighbours in the group's slot list; per
    * group: how many slots hold it, its first slot (−1 when none), its hash, the recalibration epoch it
-   * was formed in. `#byHash` finds a held group by the FNV-1a hash of a row's 32-bit words
+   * was formed in. `#byHash` finds a held group by the hash of a row's 32-bit words (`rowHash`)
    * (full comparison on a hash match). A group whose last slot is overwritten leaves
    * `#byHash`; its id is not reused before the next recalibration (`#wasGroup` may name it).
    */
@@ -150,6 +150,8 @@ export class Memsad {
   readonly #gSeen: number[] = [];
   readonly #gHash: number[] = [];
   readonly #byHash = new Map<number, number[]>();
+  /** Row `g`: the content of group `g` (written when the group forms; read while it is held). */
+  #gM: DotMatrix | undefined;
   #gFree: number[] = [];
   #gReserved: number[] = [];
   /** Groups live (held by a slot). */
@@ -234,7 +236,7 @@ export class Memsad {
     let w = this.#spareWords;
     if (u === undefined || w === undefined) {
       u = new Float32Array(this.dimensions);
-      w = new Uint32Array(u.buffer);
+      w = new Int32Array(u.buffer);
     }
     normalizeInto(u, q);
     // Bounded bookkeeping: past half the history, the next recalibration is a full one.
@@ -302,21 +304,16 @@ export class Memsad {
 
   /** Slot `slot` (its row just written) joins the group of its content, or a new one. */
   #join(slot: number): void {
-    const w = this.#words[slot] as Uint32Array;
-    let h = 0x811c9dc5;
-    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ (w[i] as number), 0x01000193);
+    const w = this.#words[slot] as Int32Array;
+    const h = rowHash(w);
     let ids = this.#byHash.get(h);
     let g = -1;
     if (ids !== undefined)
-      for (const id of ids) {
-        const o = this.#words[this.#gHead[id] as number] as Uint32Array;
-        let same = true;
-        for (let i = 0; same && i < w.length; i++) same = o[i] === w[i];
-        if (same) {
+      for (const id of ids)
+        if (sameWords(this.#words[this.#gHead[id] as number] as Int32Array, w)) {
           g = id;
           break;
         }
-      }
     if (g < 0) {
       g = this.#gFree.pop() ?? this.#gCount.length;
       this.#gCount[g] = 0;
@@ -324,6 +321,7 @@ export class Memsad {
       this.#gBorn[g] = this.#epoch;
       this.#gSeen[g] = 0;
       this.#gHash[g] = h;
+      this.#groupRow(g, slot);
       if (ids === undefined) this.#byHash.set(h, (ids = []));
       ids.push(g);
       this.#groups++;
@@ -335,6 +333,25 @@ export class Memsad {
     this.#gHead[g] = slot;
     this.#gCount[g] = (this.#gCount[g] as number) + 1;
     this.#groupOf[slot] = g;
+  }
+
+  /** Row `g` of the distinct-rows matrix holds the row of `slot` (grown as ids are added). */
+  #groupRow(g: number, slot: number): void {
+    let gm = this.#gM;
+    if (gm === undefined || gm.capacity <= g) {
+      gm = new DotMatrix(
+        this.dimensions,
+        Math.max(8, 2 * (g + 1)),
+        this.#m.simd ? {} : { simd: false },
+      );
+      for (let id = 0; id < this.#gCount.length; id++) {
+        const head = this.#gHead[id] as number;
+        if (id !== g && (this.#gCount[id] as number) > 0)
+          gm.setRow(id, this.#rows[head] as Float32Array);
+      }
+      this.#gM = gm;
+    }
+    gm.setRow(g, this.#rows[slot] as Float32Array);
   }
 
   /** Held slot `slot` is about to be overwritten: it leaves its group. */
@@ -569,8 +586,7 @@ export class Memsad {
   #rescanMany(stale: Uint8Array, n: number): void {
     if (n === 0) return;
     const R = this.#reference.length;
-    const count = this.#count;
-    if (this.#groups * R >= n * count) {
+    if (this.#groups * R >= n * this.#gCount.length) {
       for (let i = 0; i < R; i++) if (stale[i] === 1) this.#rescan(i);
       return;
     }
@@ -606,17 +622,23 @@ export class Memsad {
     }
   }
 
-  /** Max and its slot for reference `i` against the whole history. */
+  /**
+   * Max and its slot for reference `i` against the whole history: one kernel pass over the
+   * distinct held rows (`#gM`, the same operands as a pass over the history's slots, each
+   * distinct row once; a group no slot holds is skipped).
+   */
   #rescan(i: number): void {
-    const sims = this.#m.dots(this.#reference[i] as Float32Array, this.#count);
+    const ids = this.#gCount.length;
+    const sims = (this.#gM as DotMatrix).dots(this.#reference[i] as Float32Array, ids);
     this.#work.historyPasses++;
     let max = Number.NEGATIVE_INFINITY;
     let arg = 0;
-    for (let j = 0; j < sims.length; j++) {
-      const s = sims[j] as number;
+    for (let g = 0; g < ids; g++) {
+      if ((this.#gCount[g] as number) === 0) continue;
+      const s = sims[g] as number;
       if (s > max) {
         max = s;
-        arg = j;
+        arg = this.#gHead[g] as number;
       }
     }
     this.#refMax[i] = max;
@@ -770,4 +792,49 @@ export class Memsad {
     if (sample === undefined || this.#refSampleK === 0) return 0;
     return dotProduct(sample, this.#rows[slot] as Float32Array) / this.#refSampleK;
   }
+}
+
+/**
+ * A 30-bit hash of a row's 32-bit words: FNV-1a in four interleaved lanes (words i, i+1, i+2,
+ * i+3 mod 4; four independent multiply chains instead of one), folded. 30 bits keep it a small
+ * integer, which a map stores unboxed (a wider key costs an allocation per lookup).
+ */
+export function rowHash(w: Int32Array): number {
+  const P = 0x01000193;
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  let c = 0x2b1f3c4d;
+  let d = 0x1e3779b9;
+  const n = w.length;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    a = Math.imul(a ^ (w[i] as number), P);
+    b = Math.imul(b ^ (w[i + 1] as number), P);
+    c = Math.imul(c ^ (w[i + 2] as number), P);
+    d = Math.imul(d ^ (w[i + 3] as number), P);
+  }
+  for (; i < n; i++) a = Math.imul(a ^ (w[i] as number), P);
+  const h = Math.imul(Math.imul(Math.imul(a ^ b, P) ^ c, P) ^ d, P);
+  return (h ^ (h >>> 15)) & 0x3fffffff;
+}
+
+/** Bit-identical rows (equal length), compared 8 words per test. */
+function sameWords(a: Int32Array, b: Int32Array): boolean {
+  const n = a.length;
+  if (b.length !== n) return false;
+  let i = 0;
+  for (; i + 7 < n; i += 8) {
+    const x =
+      ((a[i] as number) ^ (b[i] as number)) |
+      ((a[i + 1] as number) ^ (b[i + 1] as number)) |
+      ((a[i + 2] as number) ^ (b[i + 2] as number)) |
+      ((a[i + 3] as number) ^ (b[i + 3] as number)) |
+      ((a[i + 4] as number) ^ (b[i + 4] as number)) |
+      ((a[i + 5] as number) ^ (b[i + 5] as number)) |
+      ((a[i + 6] as number) ^ (b[i + 6] as number)) |
+      ((a[i + 7] as number) ^ (b[i + 7] as number));
+    if (x !== 0) return false;
+  }
+  for (; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -23,6 +23,7 @@ import {
   ngramKeys,
   normalized,
 } from '../../../src/core/detect/index.js';
+import { rowHash } from '../../../src/core/detect/memsad.js';
 import { mulberry32 } from '../../../src/core/prng.js';
 import { MemsadBefore } from './fixtures/memsad-before.js';
 
@@ -384,7 +385,7 @@ describe('MemSAD repeated queries (ADR 0091): the shortcuts change no value', ()
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-        fc.integer({ min: 2, max: 24 }), // capacity
+        fc.oneof(fc.integer({ min: 2, max: 24 }), fc.constantFrom(70, 130)), // capacity
         fc.integer({ min: 1, max: 6 }), // distinct pool size
         fc.constantFrom<'max' | 'mean' | 'combined'>('max', 'mean', 'combined'),
         fc.boolean(),
@@ -460,6 +461,55 @@ describe('MemSAD repeated queries (ADR 0091): the shortcuts change no value', ()
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('rows whose hashes collide are told apart by the full comparison (a collision found by search)', () => {
+    const r = rng(5);
+    const seen = new Map<number, Float32Array>();
+    let pair: [Float32Array, Float32Array] | undefined;
+    for (let k = 0; k < 400_000 && pair === undefined; k++) {
+      const v = normalized(Float32Array.from({ length: 4 }, () => r() - 0.5));
+      const h = rowHash(new Int32Array(v.buffer));
+      const other = seen.get(h);
+      if (other === undefined) seen.set(h, v);
+      else pair = [other, v];
+    }
+    expect(pair).toBeDefined();
+    const [a, b] = pair!;
+    expect(rowHash(new Int32Array(a.buffer))).toBe(rowHash(new Int32Array(b.buffer)));
+    expect(Array.from(a)).not.toEqual(Array.from(b));
+    const x = normalized(Float32Array.from([1, 2, 3, 4]));
+    const reference = [a, b, x, normalized(Float32Array.from([-1, 0.5, 0, 2]))];
+    for (const simd of [true, false]) {
+      const m = new Memsad({ dimensions: 4, capacity: 4, mode: 'max', simd });
+      const before = new MemsadBefore({ dimensions: 4, capacity: 4, mode: 'max', simd });
+      const same = (): void => {
+        expect(m.recalibrate()).toEqual(before.recalibrate());
+        const got = m.lastReferenceScores;
+        const want = before.lastReferenceScores;
+        for (let i = 0; i < want.length; i++) expect(Object.is(got[i], want[i])).toBe(true);
+      };
+      for (const q of [a, a, x, x]) {
+        m.observeQuery(q);
+        before.observeQuery(q);
+      }
+      m.calibrate(reference);
+      before.calibrate(reference);
+      // b (same hash as a, another row) is new: scored, not taken for a.
+      const w = m.work;
+      m.observeQuery(b);
+      before.observeQuery(b);
+      same();
+      expect(m.work.referencePasses - w.referencePasses).toBe(1);
+      expect(m.work.skippedQueries - w.skippedQueries).toBe(0);
+      // Every copy of a leaves while b stays: a's own max must come down.
+      for (const q of [x, x, x]) {
+        m.observeQuery(q);
+        before.observeQuery(q);
+      }
+      same();
+      expect(m.lastReferenceScores[0]).toBeLessThan(0.9999);
+    }
   });
 
   it('the shortcuts are taken: repeated queries cost no kernel pass, an overwritten max moves to a held copy, only a max whose vector left is rescanned', () => {
