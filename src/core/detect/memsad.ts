@@ -110,7 +110,7 @@ export class Memsad {
    */
   #pending: ArrayLike<number>[] = [];
   #cal: MemsadCalibration | undefined;
-  #lastScores = new Float64Array(0);
+  #lastScores: Float64Array = new Float64Array(0);
   /** The reference as rows of a kernel matrix (new queries scored against it in one pass). */
   #refM: DotMatrix | undefined;
   /** Σ of the held queries (float64), for the mean part: mean_q cos(r, q) = r · Σq / n. */
