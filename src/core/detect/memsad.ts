@@ -17,8 +17,8 @@
  *   rolling recalibration is incremental: the mean part is linear (r · Σq / n, with the
  *   history sum kept as queries arrive), the max part keeps each reference's running max and
  *   its slot, adds the new queries' similarities (one kernel pass over the reference per new
- *   query) and rescans the history only for references whose max-attaining query was
- *   evicted. It equals a full recomputation (same products in the same order); the full one
+ *   distinct query) and rescans the history only for references whose max-attaining query
+ *   left it. It equals a full recomputation (the max of the same products); the full one
  *   runs when most of the history changed or the reference was replaced.
  * - Repeated queries (ADR 0091): the held rows are kept as a multiset by content (bit-identical
  *   normalised rows form one group). A new query whose vector was held at the last
