@@ -279,6 +279,33 @@ describe('AutoDetection: query history persisted in batches, off the request pat
     await flushed(alice, 4);
   });
 
+  it('a query vector asked again is persisted again, and an array changed in place persists its new bits (the payload kept per array is checked)', async () => {
+    const { storage, alice, embedder, fresh } = await setup({ queryFlushMs: 60_000 });
+    // The detector itself: it is handed the very array (as the search's query cache does).
+    const d = fresh({ queryFlushMs: 60_000 });
+    const [v] = await embedder.embed(['where are my keys']);
+    const w = (await embedder.embed(['a second question']))[0]!;
+    const asked: Float32Array[] = [];
+    const ask = async (x: Float32Array) => {
+      asked.push(x.slice());
+      await d.observeQuery(alice, x);
+    };
+    await ask(v!);
+    await ask(w);
+    await ask(v!);
+    const k = v!.findIndex((x) => Math.abs(x) > 0.01);
+    expect(k).toBeGreaterThanOrEqual(0);
+    v![k] = -v![k]!; // the same array, other bits
+    await ask(v!);
+    v![k] = -v![k]!; // back to the first bits
+    await ask(v!);
+    await d.close();
+    const events = await storage.listAudit({ limit: 100, subject: `detect.query:${alice}` });
+    expect(events.map((e) => e.details.v)).toEqual(asked.map((x) => Buffer.from(quantize(x)).toString('base64')));
+    expect(events[0]!.details.v).toBe(events[2]!.details.v);
+    expect(events[3]!.details.v).not.toBe(events[0]!.details.v);
+  });
+
   it('a clean close persists every buffered event; a restart rebuilds exactly that history', async () => {
     const journal = join(mkdtempSync(join(tmpdir(), 'mw-autoq-')), 'store.jsonl');
     const first = await setup({ queryFlushMs: 60_000 }, journal);

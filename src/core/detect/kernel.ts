@@ -90,8 +90,15 @@ export function cosineSim(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 /** A unit-length copy (zero stays zero). */
 export function normalized(v: ArrayLike<number>): Float32Array {
+  return normalizeInto(new Float32Array(v.length), v);
+}
+
+/**
+ * `normalized(v)` written into `out` (of `v`'s length) instead of a new array: the same
+ * operations, the same values. Returns `out`.
+ */
+export function normalizeInto(out: Float32Array, v: ArrayLike<number>): Float32Array {
   // `set` copies a typed array natively (`Float32Array.from` iterates it: ~5× slower).
-  const out = new Float32Array(v.length);
   out.set(v);
   let n = 0;
   for (let i = 0; i < out.length; i++) n += (out[i] as number) ** 2;

@@ -17,9 +17,14 @@
  *   rolling recalibration is incremental: the mean part is linear (r · Σq / n, with the
  *   history sum kept as queries arrive), the max part keeps each reference's running max and
  *   its slot, adds the new queries' similarities (one kernel pass over the reference per new
- *   query) and rescans the history only for references whose max-attaining query was
- *   evicted. It equals a full recomputation (same products in the same order); the full one
+ *   distinct query) and rescans the history only for references whose max-attaining query
+ *   left it. It equals a full recomputation (the max of the same products); the full one
  *   runs when most of the history changed or the reference was replaced.
+ * - Repeated queries (ADR 0091): the held rows are kept as a multiset by content (bit-identical
+ *   normalised rows form one group). A new query whose vector was held at the last
+ *   recalibration cannot raise any max and is not scored; a reference whose max-attaining slot
+ *   was overwritten keeps its max when the same vector is still held, and only references
+ *   whose max-attaining vector left the history are rescanned — the same maxima, bit for bit.
  * - Certified radius (Lemma 8): with calibration tolerance ε = σ·√(2x/n) + κ·σ·(2√(x/n) + 2x/n),
  *   x = ln(4/δ) (Theorem 11: the mean's and the σ estimate's tolerance), a flagged entry whose margin s − τ exceeds ε is
  *   detected for every threshold within tolerance; the finding carries r = s − τ − ε > 0.
@@ -29,8 +34,11 @@
  *
  * Pure: vectors in, findings out; no clock, no randomness.
  */
-import { DotMatrix, dotProduct, normalized } from './kernel.js';
+import { DotMatrix, dotProduct, normalizeInto, normalized } from './kernel.js';
 import { type Finding, abstain, finding, meanStd } from './types.js';
+
+/** `#wasGroup` of a slot not overwritten since the last recalibration. */
+const NOT_WRITTEN = -2;
 
 export type MemsadMode = 'max' | 'mean' | 'combined';
 
@@ -102,6 +110,7 @@ export class Memsad {
    */
   #pending: ArrayLike<number>[] = [];
   #cal: MemsadCalibration | undefined;
+  #lastScores: Float64Array = new Float64Array(0);
   /** The reference as rows of a kernel matrix (new queries scored against it in one pass). */
   #refM: DotMatrix | undefined;
   /** Σ of the held queries (float64), for the mean part: mean_q cos(r, q) = r · Σq / n. */
@@ -118,8 +127,47 @@ export class Memsad {
   #refSampleK = 0;
   /** The sample is made when a flagged entry first needs it after the reference changed. */
   #refSampleStale = false;
-  /** JS copies of the held queries (for Assumption 9 statistics). */
+  /** JS copies of the held queries (for Assumption 9 statistics); `#words` their bits. */
   readonly #rows: Float32Array[] = [];
+  readonly #words: Int32Array[] = [];
+  /** A row no slot holds any more (both views), reused by the next query: no allocation. */
+  #spare: Float32Array | undefined;
+  #spareWords: Int32Array | undefined;
+  /**
+   * The held rows as a multiset by content: slots holding bit-identical rows form a group.
+   * Per slot: its group (−1 when not held) and its neighbours in the group's slot list; per
+   * group: how many slots hold it, its first slot (−1 when none), its hash, the recalibration epoch it
+   * was formed in. `#byHash` finds a held group by the hash of a row's 32-bit words (`rowHash`)
+   * (full comparison on a hash match). A group whose last slot is overwritten leaves
+   * `#byHash`; its id is not reused before the next recalibration (`#wasGroup` may name it).
+   */
+  readonly #groupOf: Int32Array;
+  readonly #slotNext: Int32Array;
+  readonly #slotPrev: Int32Array;
+  readonly #gCount: number[] = [];
+  readonly #gHead: number[] = [];
+  readonly #gBorn: number[] = [];
+  readonly #gSeen: number[] = [];
+  readonly #gHash: number[] = [];
+  readonly #byHash = new Map<number, number[]>();
+  /** Row `g`: the content of group `g` (written when the group forms; read while it is held). */
+  #gM: DotMatrix | undefined;
+  #gFree: number[] = [];
+  #gReserved: number[] = [];
+  /** Groups live (held by a slot). */
+  #groups = 0;
+  /** Recalibrations completed with a history: a group formed before the current one was held then. */
+  #epoch = 0;
+  #seenStamp = 0;
+  /**
+   * Per slot overwritten since the last recalibration (incremental state valid): the group it
+   * held at that recalibration (`NOT_WRITTEN` for the others).
+   */
+  readonly #wasGroup: Int32Array;
+  /** References from this index on were added since the last recalibration: scanned whole. */
+  #scanFrom = 0;
+  /** Kernel passes made for the maxima and shortcuts taken (tests and diagnostics). */
+  readonly #work = { referencePasses: 0, historyPasses: 0, skippedQueries: 0, movedMaxima: 0 };
   /** Scratch: per held query, mean cos(q, R), for the typical-query check of Assumption 9. */
   readonly #qMean: Float32Array;
 
@@ -139,6 +187,24 @@ export class Memsad {
     );
     this.#qMean = new Float32Array(this.capacity);
     this.#sum = new Float64Array(this.dimensions);
+    this.#groupOf = new Int32Array(this.capacity).fill(-1);
+    this.#slotNext = new Int32Array(this.capacity);
+    this.#slotPrev = new Int32Array(this.capacity);
+    this.#wasGroup = new Int32Array(this.capacity).fill(NOT_WRITTEN);
+  }
+
+  /**
+   * Kernel passes the maxima took so far — over the reference (one per new query scored) and
+   * over the history (one per reference rescanned) — and the shortcuts taken: new queries not
+   * scored because held at the last recalibration, maxima kept by moving their slot.
+   */
+  get work(): {
+    readonly referencePasses: number;
+    readonly historyPasses: number;
+    readonly skippedQueries: number;
+    readonly movedMaxima: number;
+  } {
+    return { ...this.#work };
   }
 
   /** Queries observed since τ was last computed (what a rolling scheduler looks at). */
@@ -154,6 +220,11 @@ export class Memsad {
     return this.#cal;
   }
 
+  /** Every reference's score at the last recalibration (a copy; empty without a history). */
+  get lastReferenceScores(): Float64Array {
+    return this.#lastScores.slice();
+  }
+
   get simd(): boolean {
     return this.#m.simd;
   }
@@ -161,19 +232,34 @@ export class Memsad {
   /** Add a query embedding to the FIFO history (oldest evicted at capacity). */
   observeQuery(q: ArrayLike<number>): void {
     if (q.length !== this.dimensions) return;
-    const u = normalized(q);
+    let u = this.#spare;
+    let w = this.#spareWords;
+    if (u === undefined || w === undefined) {
+      u = new Float32Array(this.dimensions);
+      w = new Int32Array(u.buffer);
+    }
+    normalizeInto(u, q);
+    // Bounded bookkeeping: past half the history, the next recalibration is a full one.
+    if (this.#incValid && this.#dirty.length >= this.capacity / 2) this.#invalidate();
     const slot = this.#next;
     const sum = this.#sum;
-    const old = this.#count === this.capacity ? this.#rows[slot] : undefined;
+    const held = this.#count === this.capacity;
+    const old = held ? this.#rows[slot] : undefined;
     for (let i = 0; i < u.length; i++)
       sum[i] = (sum[i] as number) + (u[i] as number) - (old === undefined ? 0 : (old[i] as number));
-    this.#m.setRow(slot, u);
-    this.#rows[slot] = u;
-    if (this.#incValid) {
-      // Bounded bookkeeping: past half the history, the next recalibration is a full one.
-      if (this.#dirty.length < this.capacity / 2) this.#dirty.push(slot);
-      else this.#incValid = false;
+    if (held) {
+      if (this.#incValid && this.#wasGroup[slot] === NOT_WRITTEN)
+        this.#wasGroup[slot] = this.#groupOf[slot] as number;
+      this.#leave(slot);
     }
+    this.#m.setRow(slot, u);
+    // The row this slot held (or held before a `clearHistory`) is no one's now.
+    this.#spare = this.#rows[slot];
+    this.#spareWords = this.#words[slot];
+    this.#rows[slot] = u;
+    this.#words[slot] = w;
+    this.#join(slot);
+    if (this.#incValid) this.#dirty.push(slot);
     this.#next = (slot + 1) % this.capacity;
     if (this.#count < this.capacity) this.#count++;
     this.#sinceCal++;
@@ -183,11 +269,112 @@ export class Memsad {
 
   /** Forget every held query (e.g. before a triggered calibration). */
   clearHistory(): void {
+    this.#invalidate();
     this.#count = 0;
     this.#next = 0;
     this.#sum.fill(0);
+    this.#groupOf.fill(-1);
+    this.#gCount.length = 0;
+    this.#gHead.length = 0;
+    this.#gBorn.length = 0;
+    this.#gSeen.length = 0;
+    this.#gHash.length = 0;
+    this.#byHash.clear();
+    this.#gFree = [];
+    this.#gReserved = [];
+    this.#groups = 0;
+  }
+
+  /**
+   * The incremental state no longer describes the history (the next scoring recomputes every
+   * maximum): what was kept for rolling it forward is dropped.
+   */
+  #invalidate(): void {
     this.#incValid = false;
+    this.#endInterval();
+  }
+
+  /** The slots written since the last recalibration are forgotten (valid or not). */
+  #endInterval(): void {
+    for (const slot of this.#dirty) this.#wasGroup[slot] = NOT_WRITTEN;
     this.#dirty = [];
+    for (const g of this.#gReserved) this.#gFree.push(g);
+    this.#gReserved = [];
+  }
+
+  /** Slot `slot` (its row just written) joins the group of its content, or a new one. */
+  #join(slot: number): void {
+    const w = this.#words[slot] as Int32Array;
+    const h = rowHash(w);
+    let ids = this.#byHash.get(h);
+    let g = -1;
+    if (ids !== undefined)
+      for (const id of ids)
+        if (sameWords(this.#words[this.#gHead[id] as number] as Int32Array, w)) {
+          g = id;
+          break;
+        }
+    if (g < 0) {
+      g = this.#gFree.pop() ?? this.#gCount.length;
+      this.#gCount[g] = 0;
+      this.#gHead[g] = -1;
+      this.#gBorn[g] = this.#epoch;
+      this.#gSeen[g] = 0;
+      this.#gHash[g] = h;
+      this.#groupRow(g, slot);
+      if (ids === undefined) this.#byHash.set(h, (ids = []));
+      ids.push(g);
+      this.#groups++;
+    }
+    const head = this.#gHead[g] as number;
+    this.#slotPrev[slot] = -1;
+    this.#slotNext[slot] = head;
+    if (head >= 0) this.#slotPrev[head] = slot;
+    this.#gHead[g] = slot;
+    this.#gCount[g] = (this.#gCount[g] as number) + 1;
+    this.#groupOf[slot] = g;
+  }
+
+  /** Row `g` of the distinct-rows matrix holds the row of `slot` (grown as ids are added). */
+  #groupRow(g: number, slot: number): void {
+    let gm = this.#gM;
+    if (gm === undefined || gm.capacity <= g) {
+      gm = new DotMatrix(
+        this.dimensions,
+        Math.max(8, 2 * (g + 1)),
+        this.#m.simd ? {} : { simd: false },
+      );
+      for (let id = 0; id < this.#gCount.length; id++) {
+        const head = this.#gHead[id] as number;
+        if (id !== g && (this.#gCount[id] as number) > 0)
+          gm.setRow(id, this.#rows[head] as Float32Array);
+      }
+      this.#gM = gm;
+    }
+    gm.setRow(g, this.#rows[slot] as Float32Array);
+  }
+
+  /** Held slot `slot` is about to be overwritten: it leaves its group. */
+  #leave(slot: number): void {
+    const g = this.#groupOf[slot] as number;
+    if (g < 0) return;
+    this.#groupOf[slot] = -1;
+    const prev = this.#slotPrev[slot] as number;
+    const next = this.#slotNext[slot] as number;
+    if (prev >= 0) this.#slotNext[prev] = next;
+    else this.#gHead[g] = next;
+    if (next >= 0) this.#slotPrev[next] = prev;
+    const n = (this.#gCount[g] as number) - 1;
+    this.#gCount[g] = n;
+    if (n > 0) return;
+    // No slot holds this content any more: unreachable by hash; the id is kept until the
+    // next recalibration while the incremental state may name it (`#wasGroup`).
+    const h = this.#gHash[g] as number;
+    const ids = this.#byHash.get(h) as number[];
+    if (ids.length === 1) this.#byHash.delete(h);
+    else ids.splice(ids.indexOf(g), 1);
+    this.#groups--;
+    (this.#incValid ? this.#gReserved : this.#gFree).push(g);
   }
 
   /**
@@ -203,8 +390,7 @@ export class Memsad {
     this.#pending = reference.filter((r) => r.length === this.dimensions);
     this.#refMax = new Float32Array(0);
     this.#refArg = new Int32Array(0);
-    this.#incValid = false;
-    this.#dirty = [];
+    this.#invalidate();
     this.#sampleReference();
     if (queries !== undefined) {
       this.clearHistory();
@@ -231,12 +417,11 @@ export class Memsad {
     this.#ready();
     const old = this.#reference.length;
     this.#append(added.filter((r) => r.length === this.dimensions));
-    const n = this.#reference.length;
     this.#sampleReference();
     if (this.#incValid && this.#count > 0) {
-      // The held references' maxima roll forward in `recalibrate`; the new ones start from
-      // the whole history (and rolling them over the new queries again changes nothing).
-      for (let i = old; i < n; i++) this.#rescan(i);
+      // The held references' maxima roll forward in `recalibrate`; the new ones are scanned
+      // there against the whole history (the same history: `recalibrate` follows at once).
+      this.#scanFrom = Math.min(this.#scanFrom, old);
       this.#refreshSum();
     }
     return this.recalibrate();
@@ -321,6 +506,7 @@ export class Memsad {
   recalibrate(): MemsadCalibration {
     this.#sinceCal = 0;
     const xs = this.#referenceScores();
+    this.#lastScores = xs;
     const { mean, std } = meanStd(xs);
     const n = xs.length;
     if (n === 0 && this.#fixed === undefined) {
@@ -355,8 +541,7 @@ export class Memsad {
   #referenceScores(): Float64Array {
     const n = this.#count;
     if (n === 0 || this.#referenceSize === 0) {
-      this.#incValid = false;
-      this.#dirty = [];
+      this.#invalidate();
       return new Float64Array(0);
     }
     this.#ready();
@@ -364,7 +549,10 @@ export class Memsad {
     if (this.#incValid) this.#updateMaxima();
     else this.#recomputeMaxima();
     this.#incValid = true;
-    this.#dirty = [];
+    this.#endInterval();
+    this.#scanFrom = R;
+    // Every group held now was held at this recalibration.
+    this.#epoch++;
     // Mean part: r · Σq / n for every reference in one kernel pass.
     const means = (this.#refM as DotMatrix).dots(this.#sum, R, 1 / n);
     const out = new Float64Array(R);
@@ -387,20 +575,18 @@ export class Memsad {
   /**
    * Rescan the references marked in `stale` (`n` of them) against the whole history, by the
    * cheaper of two equal computations: one kernel pass over the history per stale reference,
-   * or one pass over the reference per DISTINCT held query (a repeated query — a cached query
-   * asked again — held in many slots is scored once). Either way each max is the max of the
-   * same products (a dot product does not depend on which operand is the kernel's query row),
-   * so the maxima are identical; only the attaining slot may differ among equal copies.
+   * or one pass over the reference per DISTINCT held row (a repeated query — a cached query
+   * asked again — held in many slots is scored once: its group's first slot). Either way each
+   * max is the max of the same products: the kernel's dot product is symmetric in its two
+   * operands at scale 1 (each lane multiplies the two floats, a commutative IEEE operation,
+   * and the sums run in index order whichever operand is the query row; tested in
+   * test/core/detect/incremental-calibration.test.ts), so the maxima are identical; only the
+   * attaining slot may differ among equal values.
    */
   #rescanMany(stale: Uint8Array, n: number): void {
     if (n === 0) return;
     const R = this.#reference.length;
-    const count = this.#count;
-    const distinct = distinctSlots(
-      this.#rows,
-      Array.from({ length: count }, (_, s) => s),
-    );
-    if (distinct.length * R >= n * count) {
+    if (this.#groups * R >= n * this.#gCount.length) {
       for (let i = 0; i < R; i++) if (stale[i] === 1) this.#rescan(i);
       return;
     }
@@ -410,8 +596,11 @@ export class Memsad {
       this.#refMax[i] = Number.NEGATIVE_INFINITY;
       this.#refArg[i] = 0;
     }
-    for (const slot of distinct) {
+    for (let g = 0; g < this.#gCount.length; g++) {
+      if ((this.#gCount[g] as number) === 0) continue;
+      const slot = this.#gHead[g] as number;
       const sims = refM.dots(this.#rows[slot] as Float32Array, R);
+      this.#work.referencePasses++;
       for (let i = 0; i < R; i++) {
         if (stale[i] !== 1) continue;
         const s = sims[i] as number;
@@ -433,16 +622,23 @@ export class Memsad {
     }
   }
 
-  /** Max and its slot for reference `i` against the whole history. */
+  /**
+   * Max and its slot for reference `i` against the whole history: one kernel pass over the
+   * distinct held rows (`#gM`, the same operands as a pass over the history's slots, each
+   * distinct row once; a group no slot holds is skipped).
+   */
   #rescan(i: number): void {
-    const sims = this.#m.dots(this.#reference[i] as Float32Array, this.#count);
+    const ids = this.#gCount.length;
+    const sims = (this.#gM as DotMatrix).dots(this.#reference[i] as Float32Array, ids);
+    this.#work.historyPasses++;
     let max = Number.NEGATIVE_INFINITY;
     let arg = 0;
-    for (let j = 0; j < sims.length; j++) {
-      const s = sims[j] as number;
+    for (let g = 0; g < ids; g++) {
+      if ((this.#gCount[g] as number) === 0) continue;
+      const s = sims[g] as number;
       if (s > max) {
         max = s;
-        arg = j;
+        arg = this.#gHead[g] as number;
       }
     }
     this.#refMax[i] = max;
@@ -450,36 +646,60 @@ export class Memsad {
   }
 
   /**
-   * Roll the maxima forward over the slots written since the last recalibration: a reference
-   * whose max-attaining query was overwritten is rescanned; the others take the max with the
-   * new queries' similarities. On ties any attaining slot will do: the max value is what
-   * counts, and when that slot is overwritten the reference is rescanned.
+   * Roll the maxima forward over the slots written since the last recalibration. Each
+   * reference's max is, by induction, the max over the rows held at that recalibration, and
+   * its slot held the attaining row then. So:
+   * - a reference whose slot was not overwritten keeps its max, and takes the max with the new
+   *   rows' similarities;
+   * - one whose slot was overwritten, but whose attaining row is still held (bit-identical, in
+   *   a surviving or a newly written slot), keeps its max too — it is still attained — and its
+   *   slot moves there; it takes the new rows' similarities like the others;
+   * - one whose attaining row left the history (or added since: `#scanFrom`) is rescanned;
+   * - a new row held at the last recalibration too (its group formed before it and held ever
+   *   since) adds nothing to any max that includes its products: it is not scored. A new row
+   *   held in several new slots is scored once.
+   * On ties any attaining slot will do: the max value is what counts.
    */
   #updateMaxima(): void {
-    const dirty = this.#dirty;
-    if (dirty.length === 0) return;
     const R = this.#reference.length;
-    const refM = this.#refM as DotMatrix;
-    const written = new Uint8Array(this.capacity);
-    for (const slot of dirty) written[slot] = 1;
+    const from = Math.min(this.#scanFrom, R);
     const stale = new Uint8Array(R);
-    let nStale = 0;
-    for (let i = 0; i < R; i++)
-      if (written[this.#refArg[i] as number] === 1) {
-        stale[i] = 1;
-        nStale++;
+    let nStale = R - from;
+    stale.fill(1, from);
+    const dirty = this.#dirty;
+    if (dirty.length > 0) {
+      const refM = this.#refM as DotMatrix;
+      const was = this.#wasGroup;
+      const arg = this.#refArg;
+      for (let i = 0; i < from; i++) {
+        const g = was[arg[i] as number] as number;
+        if (g === NOT_WRITTEN) continue;
+        if (g >= 0 && (this.#gCount[g] as number) > 0) {
+          arg[i] = this.#gHead[g] as number;
+          this.#work.movedMaxima++;
+        } else {
+          stale[i] = 1;
+          nStale++;
+        }
       }
-    // One pass per distinct new query: a query asked again adds nothing to any max.
-    const slots = distinctSlots(this.#rows, [...new Set(dirty)]);
-    for (const slot of slots) {
-      const sims = refM.dots(this.#rows[slot] as Float32Array, R);
-      for (let i = 0; i < R; i++) {
-        if (stale[i] === 1) continue;
-        const s = sims[i] as number;
-        const m = this.#refMax[i] as number;
-        if (s > m) {
-          this.#refMax[i] = s;
-          this.#refArg[i] = slot;
+      const stamp = ++this.#seenStamp;
+      for (const slot of dirty) {
+        const g = this.#groupOf[slot] as number;
+        if (g < 0 || this.#gSeen[g] === stamp) continue;
+        this.#gSeen[g] = stamp;
+        if ((this.#gBorn[g] as number) < this.#epoch) {
+          this.#work.skippedQueries++;
+          continue;
+        }
+        const sims = refM.dots(this.#rows[slot] as Float32Array, R);
+        this.#work.referencePasses++;
+        for (let i = 0; i < R; i++) {
+          if (stale[i] === 1) continue;
+          const s = sims[i] as number;
+          if (s > (this.#refMax[i] as number)) {
+            this.#refMax[i] = s;
+            arg[i] = slot;
+          }
         }
       }
     }
@@ -575,42 +795,46 @@ export class Memsad {
 }
 
 /**
- * The first of each group of slots whose rows hold bit-identical vectors, in `slots` order:
- * rows are hashed (FNV-1a over their 32-bit words) and compared word by word on a match.
+ * A 30-bit hash of a row's 32-bit words: FNV-1a in four interleaved lanes (words i, i+1, i+2,
+ * i+3 mod 4; four independent multiply chains instead of one), folded. 30 bits keep it a small
+ * integer, which a map stores unboxed (a wider key costs an allocation per lookup).
  */
-function distinctSlots(
-  rows: readonly (Float32Array | undefined)[],
-  slots: readonly number[],
-): number[] {
-  const byHash = new Map<number, number[]>();
-  const out: number[] = [];
-  for (const slot of slots) {
-    const row = rows[slot];
-    if (row === undefined) continue;
-    const w = new Uint32Array(row.buffer, row.byteOffset, row.length);
-    let h = 0x811c9dc5;
-    for (let i = 0; i < w.length; i++) h = Math.imul(h ^ (w[i] as number), 0x01000193);
-    const seen = byHash.get(h);
-    if (seen === undefined) {
-      byHash.set(h, [slot]);
-      out.push(slot);
-      continue;
-    }
-    let dup = false;
-    for (const other of seen) {
-      const o = rows[other] as Float32Array;
-      const ow = new Uint32Array(o.buffer, o.byteOffset, o.length);
-      let same = ow.length === w.length;
-      for (let i = 0; same && i < w.length; i++) same = ow[i] === w[i];
-      if (same) {
-        dup = true;
-        break;
-      }
-    }
-    if (!dup) {
-      seen.push(slot);
-      out.push(slot);
-    }
+export function rowHash(w: Int32Array): number {
+  const P = 0x01000193;
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  let c = 0x2b1f3c4d;
+  let d = 0x1e3779b9;
+  const n = w.length;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    a = Math.imul(a ^ (w[i] as number), P);
+    b = Math.imul(b ^ (w[i + 1] as number), P);
+    c = Math.imul(c ^ (w[i + 2] as number), P);
+    d = Math.imul(d ^ (w[i + 3] as number), P);
   }
-  return out;
+  for (; i < n; i++) a = Math.imul(a ^ (w[i] as number), P);
+  const h = Math.imul(Math.imul(Math.imul(a ^ b, P) ^ c, P) ^ d, P);
+  return (h ^ (h >>> 15)) & 0x3fffffff;
+}
+
+/** Bit-identical rows (equal length), compared 8 words per test. */
+function sameWords(a: Int32Array, b: Int32Array): boolean {
+  const n = a.length;
+  if (b.length !== n) return false;
+  let i = 0;
+  for (; i + 7 < n; i += 8) {
+    const x =
+      ((a[i] as number) ^ (b[i] as number)) |
+      ((a[i + 1] as number) ^ (b[i + 1] as number)) |
+      ((a[i + 2] as number) ^ (b[i + 2] as number)) |
+      ((a[i + 3] as number) ^ (b[i + 3] as number)) |
+      ((a[i + 4] as number) ^ (b[i + 4] as number)) |
+      ((a[i + 5] as number) ^ (b[i + 5] as number)) |
+      ((a[i + 6] as number) ^ (b[i + 6] as number)) |
+      ((a[i + 7] as number) ^ (b[i + 7] as number));
+    if (x !== 0) return false;
+  }
+  for (; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -248,6 +248,8 @@ export class AutoDetection implements DetectionHooks {
    * collected): keyed by the very vector the write path screens and then stores.
    */
   readonly #screened = new WeakMap<Float32Array, Screened>();
+  /** Query payloads by the array they were computed from, with its bits then (`#payload`). */
+  readonly #payloads = new WeakMap<Float32Array, { readonly bits: Int32Array; readonly payload: string }>();
 
   constructor(
     private readonly ctx: MemoryContext,
@@ -317,7 +319,7 @@ export class AutoDetection implements DetectionHooks {
         actor: principal,
         action: QUERY_ACTION,
         subject: subjectOf(principal),
-        details: { v: toBase64(quantize(v)) },
+        details: { v: this.#payload(v) },
       });
     }
   }
@@ -357,6 +359,21 @@ export class AutoDetection implements DetectionHooks {
     if (this.#closed || m === undefined || m.queriesSinceCalibration === 0 || s.usingGeneric) return;
     m.recalibrate();
     s.lastRecalNs = this.ctx.clock.nowNs();
+  }
+
+  /**
+   * A query event's vector, `toBase64(quantize(v))`: kept per query array while its bits are
+   * unchanged, since an agent asks the same queries again and the server's query-embedding
+   * cache hands back the same array (quantising 384 floats and encoding them costs several
+   * times the comparison that proves the payload is still the one `v` gives).
+   */
+  #payload(v: Float32Array): string {
+    const bits = new Int32Array(v.buffer, v.byteOffset, v.length);
+    const hit = this.#payloads.get(v);
+    if (hit !== undefined && sameBits(hit.bits, bits)) return hit.payload;
+    const payload = toBase64(quantize(v));
+    this.#payloads.set(v, { bits: bits.slice(), payload });
+    return payload;
   }
 
   /** Buffer a query event; flushed within `queryFlushMs`, or now when enough are waiting. */
@@ -744,11 +761,19 @@ async function embedAll(embedder: Embedder, texts: readonly string[]): Promise<F
 /** A unit-normalised vector as int8 (cosine error ≈ 1e-3, 4× smaller than float32). */
 export function quantize(v: Float32Array): Uint8Array {
   let n = 0;
-  for (const x of v) n += x * x;
+  // Indexed, not `for…of` (the iterator costs a third of the function): the same sum.
+  for (let i = 0; i < v.length; i++) n += (v[i] as number) * (v[i] as number);
   const k = n > 0 ? 127 / Math.sqrt(n) : 0;
   const q = new Int8Array(v.length);
   for (let i = 0; i < v.length; i++) q[i] = Math.max(-127, Math.min(127, Math.round((v[i] as number) * k)));
   return new Uint8Array(q.buffer);
+}
+
+/** Bit-identical word arrays. */
+function sameBits(a: Int32Array, b: Int32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 export function dequantize(b: Uint8Array): Float32Array {

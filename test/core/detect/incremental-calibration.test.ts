@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  DotMatrix,
   type IndexedText,
   Memsad,
   NgramIndex,
@@ -22,7 +23,9 @@ import {
   ngramKeys,
   normalized,
 } from '../../../src/core/detect/index.js';
+import { rowHash } from '../../../src/core/detect/memsad.js';
 import { mulberry32 } from '../../../src/core/prng.js';
+import { MemsadBefore } from './fixtures/memsad-before.js';
 
 // Code units past 511 (Ж, 中, an emoji's surrogates, ǿ = 511, Ȁ = 512) are keyed as strings, the rest as numbers.
 const vocabulary = ['red', 'folder', 'invoice', 'supplier', 'garden', 'water', 'key', '{"a":1}', 'Über', 'note', '42', 'è', '  ', 'Жук', '中文', '🙂', 'ǿȀ', '\u0000'];
@@ -333,5 +336,245 @@ describe('incremental calibration (differential against a calibration from scrat
       ),
       { numRuns: 100 },
     );
+  });
+});
+
+/** `v` with bit `bit` of component `i` flipped (a near-repeat one float bit away). */
+function flipBit(v: Float32Array, i: number, bit: number): Float32Array {
+  const out = v.slice();
+  const w = new Uint32Array(out.buffer);
+  w[i] = ((w[i] as number) ^ (1 << bit)) >>> 0;
+  return out;
+}
+
+const sameBits = (a: number, b: number): boolean => Object.is(a, b);
+
+describe('MemSAD repeated queries (ADR 0091): the shortcuts change no value', () => {
+  it('the kernel dot product is symmetric in its operands at scale 1 (a row scored against a query equals the query scored against the row), SIMD and not', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 1, max: 41 }),
+        fc.integer({ min: 1, max: 9 }),
+        fc.boolean(),
+        (seed, dims, rows, simd) => {
+          const r = rng(seed);
+          const special = [0, -0, 1e-40, -1e-45, 3.4e38, -3.4e38, 1, -1, 2 ** -20];
+          const vec = (): Float32Array =>
+            Float32Array.from({ length: dims }, () =>
+              r() < 0.15 ? special[Math.floor(r() * special.length)]! : (r() - 0.5) * 10 ** Math.floor(r() * 6 - 3),
+            );
+          const xs = Array.from({ length: rows }, vec);
+          const ys = Array.from({ length: rows }, vec);
+          const X = new DotMatrix(dims, rows, { simd });
+          const Y = new DotMatrix(dims, rows, { simd });
+          xs.forEach((x, i) => X.setRow(i, x));
+          ys.forEach((y, i) => Y.setRow(i, y));
+          // Row j of `X.dots(y_i)` is x_j·y_i; row i of `Y.dots(x_j)` is y_i·x_j.
+          const a = ys.map((y) => X.dots(y, rows).slice());
+          const b = xs.map((x) => Y.dots(x, rows).slice());
+          for (let i = 0; i < rows; i++)
+            for (let j = 0; j < rows; j++) expect(sameBits(a[i]![j]!, b[j]![i]!)).toBe(true);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('random queries with heavy repetition, recalibrations, wrap-around, reference growth and resets: every calibration and every reference score equal the pre-ADR-0091 algorithm (Object.is), and the maxima equal a MemSAD computed from scratch', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.oneof(fc.integer({ min: 2, max: 24 }), fc.constantFrom(70, 130)), // capacity
+        fc.integer({ min: 1, max: 6 }), // distinct pool size
+        fc.constantFrom<'max' | 'mean' | 'combined'>('max', 'mean', 'combined'),
+        fc.boolean(),
+        fc.constantFrom(0, 3),
+        fc.constantFrom(0.03, 0.16), // how often a recalibration comes (rarely: long runs of writes)
+        fc.constantFrom(0.12, 0.5), // share of new vectors (the rest repeats the pool)
+        (seed, capacity, poolSize, mode, simd, recalibrateEvery, pRecal, pNew) => {
+          const r = rng(seed);
+          const dims = 12;
+          const unit = (): Float32Array => normalized(Float32Array.from({ length: dims }, () => r() - 0.5));
+          const pool = Array.from({ length: poolSize }, unit);
+          // A pool vector with a zero component, and its −0 twin (distinct bits, equal products).
+          const z = pool[0]!.slice();
+          z[3] = 0;
+          pool.push(z, Float32Array.from(z, (x, i) => (i === 3 ? -0 : x)));
+          const query = (): Float32Array => {
+            const k = r();
+            const p = pool[Math.floor(r() * pool.length)]!;
+            if (k < 0.65 * (1 - pNew)) return p; // an exact repeat (the same vector a query cache hands back)
+            if (k < 0.85 * (1 - pNew)) return flipBit(p, Math.floor(r() * dims), Math.floor(r() * 3)); // one float bit away
+            if (k < 1 - pNew) return p.map((x) => x * 3); // the same direction, another length
+            return unit(); // new
+          };
+          const opts = { dimensions: dims, capacity, mode, simd, kappa: 1.5, recalibrateEvery };
+          const now = new Memsad(opts);
+          const before = new MemsadBefore(opts);
+          let reference: Float32Array[] = Array.from({ length: 1 + Math.floor(r() * 6) }, unit);
+          let history: Float32Array[] = [];
+          const check = (got: { mean: number; std: number; threshold: number; epsilon: number; n: number }, want: typeof got): void => {
+            for (const k of ['mean', 'std', 'threshold', 'epsilon', 'n'] as const) expect(sameBits(got[k], want[k])).toBe(true);
+            const a = now.lastReferenceScores;
+            const b = before.lastReferenceScores;
+            expect(a.length).toBe(b.length);
+            for (let i = 0; i < a.length; i++) expect(sameBits(a[i]!, b[i]!)).toBe(true);
+            expect(now.calibration).toEqual(before.calibration);
+            if (mode === 'max') {
+              // Scores are the maxima alone: a MemSAD from scratch on the same history gives them.
+              const fresh = new Memsad({ ...opts, recalibrateEvery: 0 });
+              fresh.calibrate(reference, history.slice(-capacity));
+              const f = fresh.lastReferenceScores;
+              expect(f.length).toBe(a.length);
+              for (let i = 0; i < a.length; i++) expect(sameBits(a[i]!, f[i]!)).toBe(true);
+            }
+          };
+          check(now.calibrate(reference), before.calibrate(reference));
+          for (let step = 0; step < 200; step++) {
+            const k = r();
+            if (k < 0.88 - pRecal) {
+              const q = query();
+              history.push(q);
+              now.observeQuery(q);
+              before.observeQuery(q);
+              if (recalibrateEvery > 0 && now.queriesSinceCalibration === 0) check(now.calibration!, before.calibration!);
+            } else if (k < 0.88) check(now.recalibrate(), before.recalibrate());
+            else if (k < 0.94) {
+              const add = Array.from({ length: Math.floor(r() * 4) }, () => (r() < 0.5 ? query() : unit()));
+              reference = [...reference, ...add];
+              check(now.extendReference(add), before.extendReference(add));
+            } else if (k < 0.96) {
+              history = [];
+              now.clearHistory();
+              before.clearHistory();
+            } else if (k < 0.98) {
+              reference = Array.from({ length: Math.floor(r() * 6) }, unit);
+              check(now.calibrate(reference), before.calibrate(reference));
+            } else {
+              reference = Array.from({ length: 1 + Math.floor(r() * 6) }, unit);
+              history = Array.from({ length: Math.floor(r() * capacity * 1.5) }, query);
+              check(now.calibrate(reference, history), before.calibrate(reference, history));
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('rows whose hashes collide are told apart by the full comparison (a collision found by search)', () => {
+    const r = rng(5);
+    const seen = new Map<number, Float32Array>();
+    let pair: [Float32Array, Float32Array] | undefined;
+    for (let k = 0; k < 400_000 && pair === undefined; k++) {
+      const v = normalized(Float32Array.from({ length: 4 }, () => r() - 0.5));
+      const h = rowHash(new Int32Array(v.buffer));
+      const other = seen.get(h);
+      if (other === undefined) seen.set(h, v);
+      else pair = [other, v];
+    }
+    expect(pair).toBeDefined();
+    const [a, b] = pair!;
+    expect(rowHash(new Int32Array(a.buffer))).toBe(rowHash(new Int32Array(b.buffer)));
+    expect(Array.from(a)).not.toEqual(Array.from(b));
+    const x = normalized(Float32Array.from([1, 2, 3, 4]));
+    const reference = [a, b, x, normalized(Float32Array.from([-1, 0.5, 0, 2]))];
+    for (const simd of [true, false]) {
+      const m = new Memsad({ dimensions: 4, capacity: 4, mode: 'max', simd });
+      const before = new MemsadBefore({ dimensions: 4, capacity: 4, mode: 'max', simd });
+      const same = (): void => {
+        expect(m.recalibrate()).toEqual(before.recalibrate());
+        const got = m.lastReferenceScores;
+        const want = before.lastReferenceScores;
+        for (let i = 0; i < want.length; i++) expect(Object.is(got[i], want[i])).toBe(true);
+      };
+      for (const q of [a, a, x, x]) {
+        m.observeQuery(q);
+        before.observeQuery(q);
+      }
+      m.calibrate(reference);
+      before.calibrate(reference);
+      // b (same hash as a, another row) is new: scored, not taken for a.
+      const w = m.work;
+      m.observeQuery(b);
+      before.observeQuery(b);
+      same();
+      expect(m.work.referencePasses - w.referencePasses).toBe(1);
+      expect(m.work.skippedQueries - w.skippedQueries).toBe(0);
+      // Every copy of a leaves while b stays: a's own max must come down.
+      for (const q of [x, x, x]) {
+        m.observeQuery(q);
+        before.observeQuery(q);
+      }
+      same();
+      expect(m.lastReferenceScores[0]).toBeLessThan(0.9999);
+    }
+  });
+
+  it('the shortcuts are taken: repeated queries cost no kernel pass, an overwritten max moves to a held copy, only a max whose vector left is rescanned', () => {
+    const r = rng(91);
+    const dims = 16;
+    const unit = (): Float32Array => normalized(Float32Array.from({ length: dims }, () => r() - 0.5));
+    const pool = Array.from({ length: 5 }, unit);
+    const reference = Array.from({ length: 40 }, unit);
+    const m = new Memsad({ dimensions: dims, capacity: 50, mode: 'max' });
+    const before = new MemsadBefore({ dimensions: dims, capacity: 50, mode: 'max' });
+    const ask = (q: Float32Array): void => {
+      m.observeQuery(q);
+      before.observeQuery(q);
+    };
+    const same = (): void => {
+      expect(m.recalibrate()).toEqual(before.recalibrate());
+      const a = m.lastReferenceScores;
+      const b = before.lastReferenceScores;
+      expect(a.length).toBe(reference.length);
+      for (let i = 0; i < a.length; i++) expect(Object.is(a[i], b[i])).toBe(true);
+    };
+    const delta = (w: Memsad['work'], v: Memsad['work']) => ({
+      referencePasses: v.referencePasses - w.referencePasses,
+      historyPasses: v.historyPasses - w.historyPasses,
+      skippedQueries: v.skippedQueries - w.skippedQueries,
+      movedMaxima: v.movedMaxima - w.movedMaxima,
+    });
+    for (let i = 0; i < 50; i++) ask(pool[i % 5]!);
+    m.calibrate(reference);
+    before.calibrate(reference);
+    // Each max is attained by a copy in the last five slots (the newest of its vector).
+    // 25 more of the same five queries (slots 0…24), then 25 (slots 25…49): no kernel pass at
+    // all; the second time the slots of the maxima are overwritten and they move to a copy.
+    let w = m.work;
+    for (let i = 0; i < 25; i++) ask(pool[(i + 1) % 5]!);
+    same();
+    expect(delta(w, m.work)).toEqual({ referencePasses: 0, historyPasses: 0, skippedQueries: 5, movedMaxima: 0 });
+    w = m.work;
+    for (let i = 25; i < 50; i++) ask(pool[(i + 1) % 5]!);
+    same();
+    const moved = delta(w, m.work);
+    expect(moved).toMatchObject({ referencePasses: 0, historyPasses: 0, skippedQueries: 5 });
+    expect(moved.movedMaxima).toBeGreaterThan(0);
+    // One new vector: one pass over the reference, nothing else.
+    w = m.work;
+    ask(unit());
+    same();
+    expect(delta(w, m.work)).toEqual({ referencePasses: 1, historyPasses: 0, skippedQueries: 0, movedMaxima: 0 });
+    // Every copy of pool[0] leaves the ring (49 writes of the others, in two recalibrations):
+    // only the maxima it attained are recomputed — by at most one pass per distinct held
+    // vector (5) or one per such reference.
+    const attainedBy0 = reference.filter((ref) => {
+      const sims = pool.map((p) => dotProduct(normalized(ref), p));
+      return sims.indexOf(Math.max(...sims)) === 0;
+    }).length;
+    expect(attainedBy0).toBeGreaterThan(0);
+    w = m.work;
+    for (let i = 0; i < 24; i++) ask(pool[1 + (i % 4)]!);
+    same();
+    for (let i = 0; i < 25; i++) ask(pool[1 + (i % 4)]!);
+    same();
+    const gone = delta(w, m.work);
+    expect(gone.referencePasses + gone.historyPasses).toBeGreaterThan(0);
+    expect(gone.referencePasses).toBeLessThanOrEqual(5);
+    expect(gone.historyPasses).toBeLessThanOrEqual(attainedBy0);
+    expect(gone.skippedQueries).toBe(8);
   });
 });
