@@ -8,6 +8,10 @@
  * candidates, and the LoCoMo evaluation's BM25 baseline.
  */
 
+import { idf, lengthNorm, termScore } from './formula.js';
+
+export { BM25_B, BM25_K1, idf, lengthNorm, termScore } from './formula.js';
+
 /** Lucene's English stop set plus the common contractions' halves, pronouns and auxiliaries. */
 const STOP_WORDS: ReadonlySet<string> = new Set(
   (
@@ -48,9 +52,6 @@ export function termFrequencies(tokens: readonly string[]): Map<string, number> 
   return tf;
 }
 
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
-
 /** Collection statistics BM25 needs. */
 export interface Bm25Stats {
   /** Documents. */
@@ -74,21 +75,6 @@ export function bm25Stats(docs: readonly (readonly string[])[]): Bm25Stats {
     avgLen: docs.length === 0 ? 0 : total / docs.length,
     df: (t) => df.get(t) ?? 0,
   };
-}
-
-/** Inverse document frequency (never negative). */
-export function idf(n: number, df: number): number {
-  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
-}
-
-/** The length normalisation of a document of `docLen` tokens. */
-export function lengthNorm(docLen: number, avgLen: number): number {
-  return BM25_K1 * (1 - BM25_B + (BM25_B * docLen) / (avgLen > 0 ? avgLen : 1));
-}
-
-/** One term's contribution: idf · f·(k1 + 1) / (f + norm). The one formula every path uses. */
-export function termScore(termIdf: number, f: number, norm: number): number {
-  return (termIdf * f * (BM25_K1 + 1)) / (f + norm);
 }
 
 /** BM25 of one document for `terms` (distinct query terms). 0 when no term occurs. */
