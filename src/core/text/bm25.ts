@@ -8,6 +8,18 @@
  * candidates, and the LoCoMo evaluation's BM25 baseline.
  */
 
+import { idf, lengthNorm, termScore } from './formula.js';
+import {
+  LEN_TABLE,
+  MAX_PRUNED_TERMS,
+  type Postings,
+  type SearchWork,
+  maxScoreSearch,
+} from './maxscore.js';
+import { TopK } from './top-k.js';
+
+export { BM25_B, BM25_K1, idf, lengthNorm, termScore } from './formula.js';
+
 /** Lucene's English stop set plus the common contractions' halves, pronouns and auxiliaries. */
 const STOP_WORDS: ReadonlySet<string> = new Set(
   (
@@ -48,9 +60,6 @@ export function termFrequencies(tokens: readonly string[]): Map<string, number> 
   return tf;
 }
 
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
-
 /** Collection statistics BM25 needs. */
 export interface Bm25Stats {
   /** Documents. */
@@ -74,21 +83,6 @@ export function bm25Stats(docs: readonly (readonly string[])[]): Bm25Stats {
     avgLen: docs.length === 0 ? 0 : total / docs.length,
     df: (t) => df.get(t) ?? 0,
   };
-}
-
-/** Inverse document frequency (never negative). */
-export function idf(n: number, df: number): number {
-  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
-}
-
-/** The length normalisation of a document of `docLen` tokens. */
-export function lengthNorm(docLen: number, avgLen: number): number {
-  return BM25_K1 * (1 - BM25_B + (BM25_B * docLen) / (avgLen > 0 ? avgLen : 1));
-}
-
-/** One term's contribution: idf · f·(k1 + 1) / (f + norm). The one formula every path uses. */
-export function termScore(termIdf: number, f: number, norm: number): number {
-  return (termIdf * f * (BM25_K1 + 1)) / (f + norm);
 }
 
 /** BM25 of one document for `terms` (distinct query terms). 0 when no term occurs. */
@@ -123,15 +117,6 @@ export function combinedStats(parts: readonly LexicalIndex[]): Bm25Stats {
   };
 }
 
-/** A term's postings: document slots and their term frequencies, in typed arrays. */
-interface Postings {
-  slots: Int32Array;
-  tfs: Int32Array;
-  len: number;
-  /** Postings whose document was removed (compacted lazily). */
-  dead: number;
-}
-
 /** A held document: its distinct terms and their frequencies (for exact scores and removal). */
 interface Doc {
   readonly slot: number;
@@ -141,8 +126,6 @@ interface Doc {
 }
 
 const MIN_SLOTS = 64;
-/** Document lengths (tokens) below this get their per-search norm and term contribution tabled. */
-const LEN_TABLE = 256;
 /**
  * Search scratch shared by every index (a search runs to its end without yielding): length
  * norms by document length for the mean length `normsFor` — a norm depends on nothing else —
@@ -151,6 +134,10 @@ const LEN_TABLE = 256;
 const NORMS = new Float64Array(LEN_TABLE).fill(NaN);
 let normsFor = NaN;
 const ONES = new Float64Array(LEN_TABLE);
+/** Search scratch (reused): idf by query position; the positions with postings and their idfs. */
+const QUERY_IDF: number[] = [];
+const LISTS: Postings[] = [];
+const LIST_IDF: number[] = [];
 /** Documents of up to this many tokens count their terms by a scan instead of a Map. */
 const SHORT_DOC = 32;
 
@@ -165,6 +152,9 @@ const SHORT_DOC = 32;
  * enter it. The scores are the same floating-point sums, term by term in query order, as the
  * one-`Map` version this replaced (100,000 documents: ≈ 30 ms → well under 1 ms a query).
  * Removed slots are reused only by a full re-slotting, once they outnumber the live ones.
+ * A query of several terms is searched by MaxScore instead (`maxscore.ts`, ADR 0090): the same
+ * answer, bit for bit, from the postings that can still change it; each term's postings keep
+ * the bounds it needs (the largest frequency, the shortest document).
  */
 export class LexicalIndex implements Bm25Stats {
   private readonly postings = new Map<string, Postings>();
@@ -172,6 +162,8 @@ export class LexicalIndex implements Bm25Stats {
   private totalLen = 0;
   /** Slots handed out (live and removed). */
   private slots = 0;
+  /** Whether keys ascend with slots (documents added in key order, the read model's log order). */
+  private keysAscend = true;
   /** Length in tokens by slot; −1 for a removed document. */
   private docLen = new Int32Array(MIN_SLOTS);
   /** The key by slot. */
@@ -259,6 +251,7 @@ export class LexicalIndex implements Bm25Stats {
     }
     const slot = this.slots++;
     this.docLen[slot] = len;
+    if (slot > 0 && !(key > (this.slotKey[slot - 1] as number))) this.keysAscend = false;
     this.slotKey[slot] = key;
     return slot;
   }
@@ -266,7 +259,14 @@ export class LexicalIndex implements Bm25Stats {
   private post(term: string, slot: number, f: number): void {
     let p = this.postings.get(term);
     if (p === undefined) {
-      p = { slots: new Int32Array(4), tfs: new Int32Array(4), len: 0, dead: 0 };
+      p = {
+        slots: new Int32Array(4),
+        tfs: new Int32Array(4),
+        len: 0,
+        dead: 0,
+        maxTf: 0,
+        minLen: 0x7fffffff,
+      };
       this.postings.set(term, p);
     }
     if (p.len === p.slots.length) {
@@ -280,19 +280,32 @@ export class LexicalIndex implements Bm25Stats {
     p.slots[p.len] = slot;
     p.tfs[p.len] = f;
     p.len++;
+    // The bounds MaxScore prunes by (ADR 0090): kept through removals until a compaction.
+    if (f > p.maxTf) p.maxTf = f;
+    const len = this.docLen[slot] as number;
+    if (len < p.minLen) p.minLen = len;
   }
 
+  /** Drop the removed documents' postings (slot order kept) and tighten the bounds to the live ones. */
   private compact(p: Postings): void {
     let w = 0;
+    let maxTf = 0;
+    let minLen = 0x7fffffff;
     for (let i = 0; i < p.len; i++) {
       const s = p.slots[i] as number;
-      if ((this.docLen[s] as number) < 0) continue;
+      const len = this.docLen[s] as number;
+      if (len < 0) continue;
+      const f = p.tfs[i] as number;
       p.slots[w] = s;
-      p.tfs[w] = p.tfs[i] as number;
+      p.tfs[w] = f;
       w++;
+      if (f > maxTf) maxTf = f;
+      if (len < minLen) minLen = len;
     }
     p.len = w;
     p.dead = 0;
+    p.maxTf = maxTf;
+    p.minLen = minLen;
   }
 
   /** Give every held document a fresh dense slot (in slot order) and rebuild the postings. */
@@ -300,6 +313,7 @@ export class LexicalIndex implements Bm25Stats {
     const held = [...this.docs.entries()].sort((a, b) => a[1].slot - b[1].slot);
     this.postings.clear();
     this.slots = 0;
+    this.keysAscend = true;
     const cap = Math.max(MIN_SLOTS, 2 ** Math.ceil(Math.log2(held.length + 1)));
     this.docLen = new Int32Array(cap);
     this.slotKey = new Float64Array(cap);
@@ -328,8 +342,20 @@ export class LexicalIndex implements Bm25Stats {
   }
 
   /**
+   * What the last {@link search} did: postings scored, and whether it pruned. For tests and
+   * benchmarks — a pruning that silently fell back to the exhaustive walk shows here.
+   */
+  readonly lastSearch: SearchWork = { scored: 0, pruned: false };
+
+  /**
    * The `k` best documents for `terms` that `accept` admits (score > 0), best first, ties by
-   * the smaller key.
+   * the smaller key. `accept` is asked only about a document that would enter the best `k`
+   * as they stand when it is reached; it is a pure filter and must not search.
+   *
+   * Two terms or more here, and more postings than `k`: MaxScore (`maxscore.ts`, ADR 0090)
+   * walks only the postings that can still change the answer. Otherwise, or when a bound is
+   * not a positive finite number, every posting is accumulated term by term (ADR 0074). Both
+   * give the same documents, scores and order, bit for bit.
    */
   search(
     terms: readonly string[],
@@ -338,11 +364,111 @@ export class LexicalIndex implements Bm25Stats {
     stats: Bm25Stats = this,
     also?: { readonly keys: readonly number[]; readonly scores: number[] },
   ): { key: number; score: number }[] {
+    this.lastSearch.scored = 0;
+    this.lastSearch.pruned = false;
     if (k <= 0 || this.docs.size === 0) {
       if (also !== undefined)
         also.keys.forEach((key, i) => (also.scores[i] = this.score(key, terms, stats)));
       return [];
     }
+    const avgLen = stats.avgLen;
+    if (normsFor !== avgLen) {
+      NORMS.fill(NaN);
+      normsFor = avgLen;
+    }
+    // By query position, the idf (NaN: no postings here, so no document of this index holds
+    // the term); the positions with postings, in query order, and their idfs.
+    const idfs = QUERY_IDF;
+    const lists = LISTS;
+    const listIdf = LIST_IDF;
+    idfs.length = 0;
+    let m = 0;
+    let live = 0;
+    for (let q = 0; q < terms.length; q++) {
+      const t = terms[q] as string;
+      const p = this.postings.get(t);
+      if (p === undefined) {
+        idfs.push(NaN);
+        continue;
+      }
+      const termIdf = idf(stats.n, stats.df(t));
+      idfs.push(termIdf);
+      lists[m] = p;
+      listIdf[m++] = termIdf;
+      live += p.len - p.dead;
+    }
+    if (m >= 2 && m <= MAX_PRUNED_TERMS && live > k) {
+      const top = new TopK(k);
+      const scored = maxScoreSearch(
+        m,
+        lists,
+        listIdf,
+        this.docLen,
+        this.slotKey,
+        this.keysAscend,
+        avgLen,
+        NORMS,
+        top,
+        accept,
+      );
+      if (scored >= 0) {
+        this.lastSearch.scored = scored;
+        this.lastSearch.pruned = true;
+        if (also !== undefined)
+          also.keys.forEach(
+            (key, i) => (also.scores[i] = this.scoreBySlot(key, m, lists, listIdf, avgLen)),
+          );
+        return top.results();
+      }
+    }
+    return this.exhaustive(terms, idfs, k, accept, avgLen, also);
+  }
+
+  /**
+   * {@link score} of a held document from the searched postings: its slot looked up in each
+   * query position's list (sorted by slot, just walked, so in cache) instead of its term
+   * strings compared — each a separate heap object, most of the cost for a cold document.
+   * The same contributions (the posting's frequency is the document's), summed in query order,
+   * skipping one that is not > 0 as the searches do (never: idf > 0, f ≥ 1).
+   */
+  private scoreBySlot(
+    key: number,
+    m: number,
+    lists: readonly Postings[],
+    listIdf: readonly number[],
+    avgLen: number,
+  ): number {
+    const d = this.docs.get(key);
+    if (d === undefined) return 0;
+    const slot = d.slot;
+    const norm = lengthNorm(d.len, avgLen);
+    let s = 0;
+    for (let i = 0; i < m; i++) {
+      const p = lists[i] as Postings;
+      const sl = p.slots;
+      let lo = 0;
+      let hi = p.len;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((sl[mid] as number) < slot) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo === p.len || sl[lo] !== slot) continue;
+      const add = termScore(listIdf[i] as number, p.tfs[lo] as number, norm);
+      if (add > 0) s += add;
+    }
+    return s;
+  }
+
+  /** Every posting of every term accumulated by slot, then the best `k` (ADR 0074). */
+  private exhaustive(
+    terms: readonly string[],
+    idfs: readonly number[],
+    k: number,
+    accept: (key: number) => boolean,
+    avgLen: number,
+    also: { readonly keys: readonly number[]; readonly scores: number[] } | undefined,
+  ): { key: number; score: number }[] {
     if (this.acc.length < this.slots) {
       const cap = this.docLen.length;
       this.acc = new Float64Array(cap);
@@ -353,22 +479,18 @@ export class LexicalIndex implements Bm25Stats {
     const acc = this.acc;
     const touched = this.touched;
     const docLen = this.docLen;
-    const avgLen = stats.avgLen;
     // Per document length (below LEN_TABLE): its length norm, and per term the contribution of
     // one occurrence — the same calls on the same arguments as below, so the same floats, made
     // once per length instead of twice per posting (two divisions each: most of a long
     // posting list's cost). NaN: not computed yet.
     const norms = NORMS;
     const ones = ONES;
-    if (normsFor !== avgLen) {
-      norms.fill(NaN);
-      normsFor = avgLen;
-    }
     let nt = 0;
-    for (const t of terms) {
-      const p = this.postings.get(t);
-      if (p === undefined) continue;
-      const termIdf = idf(stats.n, stats.df(t));
+    let scored = 0;
+    for (let q = 0; q < terms.length; q++) {
+      const termIdf = idfs[q] as number;
+      if (termIdf !== termIdf) continue;
+      const p = this.postings.get(terms[q] as string) as Postings;
       const slots = p.slots;
       const tfs = p.tfs;
       ones.fill(NaN);
@@ -376,6 +498,7 @@ export class LexicalIndex implements Bm25Stats {
         const s = slots[i] as number;
         const len = docLen[s] as number;
         if (len < 0) continue; // removed, not compacted yet
+        scored++;
         const f = tfs[i] as number;
         let add: number;
         if (f === 1 && len < LEN_TABLE) {
@@ -394,6 +517,7 @@ export class LexicalIndex implements Bm25Stats {
         } else acc[s] = was + add;
       }
     }
+    this.lastSearch.scored = scored;
     // `also`: {@link score} of these keys, read off the accumulators — the same terms in the same
     // order, each contribution the same call on the same arguments, so the same sums (0 for a
     // key no term reached or not held).
@@ -402,33 +526,8 @@ export class LexicalIndex implements Bm25Stats {
         const d = this.docs.get(key);
         also.scores[i] = d === undefined ? 0 : (acc[d.slot] as number);
       });
-    // The best k accepted: a min-heap on (score, −key); `accept` is asked only about a
-    // document that would enter it.
-    const hs = new Float64Array(k);
-    const hk = new Float64Array(k);
-    let size = 0;
-    const worse = (i: number, j: number): boolean =>
-      (hs[i] as number) < (hs[j] as number) ||
-      ((hs[i] as number) === (hs[j] as number) && (hk[i] as number) > (hk[j] as number));
-    const swap = (i: number, j: number): void => {
-      const s = hs[i] as number;
-      hs[i] = hs[j] as number;
-      hs[j] = s;
-      const x = hk[i] as number;
-      hk[i] = hk[j] as number;
-      hk[j] = x;
-    };
-    const down = (i: number): void => {
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= size) return;
-        const r = l + 1;
-        const m = r < size && worse(r, l) ? r : l;
-        if (!worse(m, i)) return;
-        swap(m, i);
-        i = m;
-      }
-    };
+    // The best k accepted; `accept` is asked only about a document that would enter them.
+    const top = new TopK(k);
     const slotKey = this.slotKey;
     let j = 0;
     try {
@@ -437,34 +536,13 @@ export class LexicalIndex implements Bm25Stats {
         const score = acc[s] as number;
         acc[s] = 0;
         if (!(score > 0)) continue;
-        if (size === k) {
-          const ws = hs[0] as number;
-          if (score < ws || (score === ws && (slotKey[s] as number) > (hk[0] as number))) continue;
-        }
         const key = slotKey[s] as number;
-        if (!accept(key)) continue;
-        if (size < k) {
-          hs[size] = score;
-          hk[size] = key;
-          for (let i = size++; i > 0;) {
-            const up = (i - 1) >> 1;
-            if (!worse(i, up)) break;
-            swap(i, up);
-            i = up;
-          }
-        } else {
-          hs[0] = score;
-          hk[0] = key;
-          down(0);
-        }
+        if (top.wouldEnter(score, key) && accept(key)) top.push(score, key);
       }
     } finally {
       // `accept` threw: the slots not reached yet are zeroed all the same.
       for (; j < nt; j++) acc[touched[j] as number] = 0;
     }
-    const out: { key: number; score: number }[] = [];
-    for (let i = 0; i < size; i++) out.push({ key: hk[i] as number, score: hs[i] as number });
-    out.sort((a, b) => b.score - a.score || a.key - b.key);
-    return out;
+    return top.results();
   }
 }
