@@ -10,7 +10,33 @@ import {
 } from '../../../src/core/text/index.js';
 import { mulberry32 } from '../../../src/core/prng.js';
 
-/** The definition: BM25 of every held document, filtered, best first, ties by the smaller key. */
+/** A held document for the reference: its term frequencies and length. */
+interface HeldDoc {
+  readonly tf: Map<string, number>;
+  readonly len: number;
+}
+
+/**
+ * The definition, over pre-counted documents: BM25 of every held document (each score in query
+ * order), filtered, best first, ties by the smaller key.
+ */
+function exhaustive(
+  held: Map<number, HeldDoc>,
+  terms: readonly string[],
+  k: number,
+  accept: (key: number) => boolean,
+  stats: Bm25Stats,
+): { key: number; score: number }[] {
+  const out: { key: number; score: number }[] = [];
+  for (const [key, d] of held) {
+    const score = bm25(terms, d.tf, d.len, stats);
+    if (score > 0 && accept(key)) out.push({ key, score });
+  }
+  out.sort((a, b) => b.score - a.score || a.key - b.key);
+  return out.slice(0, k);
+}
+
+/** The definition over held texts: each tokenised and counted, then {@link exhaustive}. */
 function reference(
   held: Map<number, string>,
   terms: readonly string[],
@@ -18,14 +44,12 @@ function reference(
   accept: (key: number) => boolean,
   stats: Bm25Stats,
 ): { key: number; score: number }[] {
-  const out: { key: number; score: number }[] = [];
+  const docs = new Map<number, HeldDoc>();
   for (const [key, text] of held) {
     const tokens = tokenize(text);
-    const score = bm25(terms, termFrequencies(tokens), tokens.length, stats);
-    if (score > 0 && accept(key)) out.push({ key, score });
+    docs.set(key, { tf: termFrequencies(tokens), len: tokens.length });
   }
-  out.sort((a, b) => b.score - a.score || a.key - b.key);
-  return out.slice(0, k);
+  return exhaustive(docs, terms, k, accept, stats);
 }
 
 const WORDS = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu'.split(' ');
@@ -153,27 +177,6 @@ describe('LexicalIndex (ADR 0074)', () => {
   });
 
   describe('MaxScore pruning (ADR 0090)', () => {
-    /** A held document for the reference: its term frequencies and length. */
-    interface HeldDoc {
-      readonly tf: Map<string, number>;
-      readonly len: number;
-    }
-    /** The definition, over pre-counted documents: every score in query order, filtered, sorted. */
-    function exhaustive(
-      held: Map<number, HeldDoc>,
-      terms: readonly string[],
-      k: number,
-      accept: (key: number) => boolean,
-      stats: Bm25Stats,
-    ): { key: number; score: number }[] {
-      const out: { key: number; score: number }[] = [];
-      for (const [key, d] of held) {
-        const score = bm25(terms, d.tf, d.len, stats);
-        if (score > 0 && accept(key)) out.push({ key, score });
-      }
-      out.sort((a, b) => b.score - a.score || a.key - b.key);
-      return out.slice(0, k);
-    }
     /** Same keys in the same order and the same float64 scores (Object.is, not ≈). */
     function expectSame(
       got: readonly { key: number; score: number }[],
