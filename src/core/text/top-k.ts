@@ -4,6 +4,8 @@
  * min-heap on (score, −key) in two typed arrays. Shared by the lexical index's exhaustive and
  * pruned searches (ADR 0074, ADR 0090) so both keep and order documents by the same rule.
  */
+import { descending } from '../compare.js';
+
 export class TopK {
   private readonly hs: Float64Array;
   private readonly hk: Float64Array;
@@ -76,7 +78,7 @@ export class TopK {
     const out: { key: number; score: number }[] = [];
     for (let i = 0; i < this.size; i++)
       out.push({ key: this.hk[i] as number, score: this.hs[i] as number });
-    out.sort((a, b) => b.score - a.score || a.key - b.key);
+    out.sort((a, b) => descending(a.score, b.score) || a.key - b.key);
     return out;
   }
 }
